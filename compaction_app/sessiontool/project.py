@@ -1,0 +1,126 @@
+"""``sessiontool project FILE [LEAF|null]``: load a session and print its projection for a leaf."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sessions_app.domain.messages import convert_to_llm
+from sessions_app.domain.projection import project
+from sessions_app.domain.session import LoadedSession
+from sessions_app.domain.tokens import estimate_context_tokens, estimate_projected_context_tokens
+
+from .common import NotASession, estimate_view, llm_view, load_case, projection_messages
+
+__all__ = ["load_view", "projection_view", "run"]
+
+
+def load_view(session: LoadedSession) -> dict[str, Any]:
+    """Describe what loading found: header, counts, leaf, labels, name and tree shape."""
+    loaded = session.file
+    tree = session.tree
+    header = loaded.header or {}
+    view_header = {"version": header.get("version"), "id": header.get("id"), "cwd": header.get("cwd")}
+    if "parentSession" in header:
+        view_header["parentSession"] = header.get("parentSession")
+    labels, stamps = tree.labels()
+    kids = tree.sorted_children()
+    entries = tree.entries
+    out: dict[str, Any] = {
+        "header": view_header,
+        "rawHeaderVersion": 1 if loaded.raw_version is None else loaded.raw_version,
+        "fileEffect": loaded.file_effect,
+        "parsedLineCount": loaded.parsed_line_count,
+        "entryCount": len(entries),
+        "fileLeafId": tree.last_leaf_id(),
+        "labels": [[k, v] for k, v in labels.items()],
+        "labelTimestamps": [[k, v] for k, v in stamps.items()],
+        "sessionName": tree.session_name(),
+        "tree": {
+            "roots": [entries[p].id for p in tree.roots()],
+            "children": [[entries[p].id, [entries[c].id for c in cs]] for p, cs in sorted(kids.items())],
+        },
+    }
+    if loaded.migrated:
+        lines = [loaded.header_raw] + [line.raw for line in loaded.entries]
+        out["rewrittenFile"] = [_alias_generated(line, loaded.generated_ids) for line in lines]
+    return out
+
+
+def _alias_generated(line: str, generated: dict[str, int]) -> str:
+    """Write ids made up during a v1 migration as ``@N`` (N = parsed-line index), as the oracle does."""
+    for entry_id, index in generated.items():
+        line = line.replace(f'"{entry_id}"', f'"@{index}"')
+    return line
+
+
+def projection_view(session: LoadedSession, leaf_id: str | None) -> dict[str, Any]:
+    """Describe the path, context entries, messages and estimates for one leaf."""
+    tree = session.tree
+    path = tree.path(leaf_id)
+    projection = project(path)
+    estimate = estimate_context_tokens(projection.messages)
+    projected_estimate = estimate_projected_context_tokens(projection, path)
+    return {
+        "effectiveLeafId": leaf_id,
+        "path": [e.id for e in path],
+        "contextEntries": [pe.entry.id for pe in projection.entries],
+        "projected": [
+            {"id": pe.entry.id, "type": pe.entry.type, "messages": len(pe.messages)} for pe in projection.entries
+        ],
+        "messages": projection_messages(projection),
+        "llm": [llm_view(m) for m in convert_to_llm(projection.messages)],
+        "thinkingLevel": projection.thinking_level,
+        "model": projection.model,
+        "estimateContextTokens": estimate_view(estimate),
+        "estimateProjectedContextTokens": estimate_view(projected_estimate),
+    }
+
+
+def _initialized_view() -> dict[str, Any]:
+    return {
+        "load": {
+            "header": {"version": 3, "id": str(uuid.uuid4()), "cwd": os.getcwd()},
+            "rawHeaderVersion": None,
+            "fileEffect": "initialized",
+            "parsedLineCount": 1,
+            "entryCount": 0,
+            "fileLeafId": None,
+            "labels": [],
+            "labelTimestamps": [],
+            "sessionName": None,
+            "tree": {"roots": [], "children": []},
+        },
+        "leafArg": None,
+        **_empty_projection(),
+    }
+
+
+def _empty_projection() -> dict[str, Any]:
+    empty = {"tokens": 0, "usageTokens": 0, "trailingTokens": 0, "lastUsageIndex": None}
+    return {
+        "effectiveLeafId": None, "path": [], "contextEntries": [], "projected": [], "messages": [], "llm": [],
+        "thinkingLevel": "off", "model": None, "estimateContextTokens": empty,
+        "estimateProjectedContextTokens": dict(empty),
+    }
+
+
+def run(args: list[str]) -> object:
+    if not args:
+        return {"error": "usage: project FILE [LEAF|null]"}
+    path = args[0]
+    if Path(path).exists() and Path(path).stat().st_size == 0:
+        return _initialized_view()
+    try:
+        session = load_case(path)
+    except NotASession as exc:
+        return {"error": str(exc), "fileEffect": "none"}
+    explicit_null = len(args) > 1 and args[1] == "null"
+    leaf_arg = args[1] if len(args) > 1 and not explicit_null else None
+    leaf = session.tree.resolve_leaf(leaf_arg, explicit_null=explicit_null)
+    return {"load": load_view(session), "leafArg": None if explicit_null else (leaf_arg or leaf),
+            **projection_view(session, leaf)}
+
+

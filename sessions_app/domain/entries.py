@@ -1,0 +1,52 @@
+"""Session entries as plain data. Entries are append-only: an entry never changes after it is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Entry", "entry_from_value"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One appended line of a session, in append order ``seq`` (0-based, header excluded)."""
+
+    seq: int
+    id: str | None  # None for lines that cannot take part in the tree (stray headers, non-objects)
+    parent_id: str | None
+    type: str | None
+    payload: Any  # the verbatim parsed entry: unknown fields and unknown types are kept
+
+    @property
+    def timestamp(self) -> Any:
+        return self.payload.get("timestamp") if isinstance(self.payload, dict) else None
+
+    @property
+    def message(self) -> Any:
+        return self.payload.get("message") if isinstance(self.payload, dict) else None
+
+    @property
+    def role(self) -> Any:
+        message = self.message
+        return message.get("role") if isinstance(message, dict) else None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.payload.get(key, default) if isinstance(self.payload, dict) else default
+
+
+def entry_from_value(seq: int, value: Any) -> Entry:
+    """Wrap a parsed line; lines without a string id (or stray headers) stay outside the tree."""
+    if not isinstance(value, dict):
+        return Entry(seq=seq, id=None, parent_id=None, type=None, payload=value)
+    entry_type = value.get("type")
+    entry_id = value.get("id")
+    parent = value.get("parentId")
+    in_tree = isinstance(entry_id, str) and entry_type != "session"
+    return Entry(
+        seq=seq,
+        id=entry_id if in_tree else None,
+        parent_id=parent if in_tree and isinstance(parent, str) else None,
+        type=entry_type if isinstance(entry_type, str) else None,
+        payload=value,
+    )

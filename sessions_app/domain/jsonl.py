@@ -1,0 +1,219 @@
+"""Reading and writing Pi session files (JSONL, version 3), with Pi's tolerance and migrations.
+
+A file is a header line then one entry per line. Loading never fails on a bad line: the line is
+skipped and reported with its number. The verbatim text of every kept line is retained so an
+unmigrated file exports byte for byte.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Container, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsjson import INVALID, js_stringify, js_truthy, parse_json
+
+CURRENT_VERSION = 3
+
+__all__ = [
+    "CURRENT_VERSION",
+    "LoadedFile",
+    "ParsedLine",
+    "SkippedLine",
+    "generate_entry_id",
+    "iter_lines",
+    "load_text",
+    "serialize_entry",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    line_no: int  # 1-based, as an editor shows it
+    reason: str
+    text: str  # the first characters of the line, for the report
+
+
+@dataclass(slots=True)
+class ParsedLine:
+    line_no: int
+    value: Any  # the parsed JSON value; dicts are mutated only by migration
+    raw: str  # the verbatim line without its "\n"; re-serialized after a migration
+
+
+@dataclass(slots=True)
+class LoadedFile:
+    """The result of loading one session file's text."""
+
+    valid: bool
+    header: dict[str, Any] | None
+    entries: list[ParsedLine]  # every parsed line after the header, stray headers included
+    parsed_line_count: int  # parsed lines including the header (Pi's fileEntries length)
+    raw_version: Any  # header.version as written (None when absent)
+    migrated: bool
+    missing_final_newline: bool
+    skipped: list[SkippedLine] = field(default_factory=list)
+    header_raw: str = ""
+    error: str | None = None
+    generated_ids: dict[str, int] = field(default_factory=dict)  # v1 migration: new id → parsed-line index
+
+    @property
+    def file_effect(self) -> str:
+        """Name what Pi would do to the file on disk when opening it."""
+        if not self.valid:
+            return "none"
+        if self.migrated:
+            return "rewritten"
+        if self.missing_final_newline:
+            return "newline_appended"
+        return "none"
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, line) split on "\\n" only, as Pi splits."""
+    start = 0
+    line_no = 1
+    length = len(text)
+    while start < length:
+        end = text.find("\n", start)
+        if end < 0:
+            yield line_no, text[start:]
+            return
+        yield line_no, text[start:end]
+        start = end + 1
+        line_no += 1
+
+
+def _is_falsy_value(value: Any) -> bool:
+    return not js_truthy(value) and not isinstance(value, dict | list)
+
+
+def load_text(text: str) -> LoadedFile:
+    """Parse a session file's text with Pi's tolerance, then migrate it to version 3."""
+    parsed: list[ParsedLine] = []
+    skipped: list[SkippedLine] = []
+    for line_no, line in iter_lines(text):
+        if not line.strip():
+            continue
+        value = parse_json(line)
+        if value is INVALID:
+            skipped.append(SkippedLine(line_no, "not valid JSON", line[:120]))
+            continue
+        if _is_falsy_value(value):
+            skipped.append(SkippedLine(line_no, "empty JSON value", line[:120]))
+            continue
+        parsed.append(ParsedLine(line_no, value, line))
+    missing_newline = bool(text) and not text.endswith("\n")
+    if not parsed:
+        return LoadedFile(False, None, [], 0, None, False, missing_newline, skipped,
+                          error="no session header: the file has no JSON lines")
+    first = parsed[0].value
+    if not (isinstance(first, dict) and first.get("type") == "session" and isinstance(first.get("id"), str)):
+        where = f"line {parsed[0].line_no}"
+        return LoadedFile(False, None, [], len(parsed), None, False, missing_newline, skipped,
+                          error=f"invalid session header at {where}: the first JSON line must be "
+                          '{"type":"session", "id": <string>, ...}')
+    raw_version = first.get("version")
+    generated: dict[str, int] = {}
+    migrated = _migrate([p.value for p in parsed], generated)
+    if migrated:
+        for p in parsed:
+            p.raw = js_stringify(p.value)
+    return LoadedFile(
+        valid=True,
+        header=first,
+        entries=parsed[1:],
+        parsed_line_count=len(parsed),
+        raw_version=raw_version,
+        migrated=migrated,
+        missing_final_newline=missing_newline,
+        skipped=skipped,
+        header_raw=parsed[0].raw,
+        generated_ids=generated,
+    )
+
+
+def _version_number(version: Any) -> float | None:
+    """Return the header version as JavaScript's relational operators would see it."""
+    if version is None:
+        return 1.0
+    if isinstance(version, bool):
+        return float(version)
+    if isinstance(version, int | float):
+        return float(version)
+    if isinstance(version, str):
+        text = version.strip()
+        if not text:
+            return 0.0
+        try:
+            return float(text)
+        except ValueError:
+            return None  # NaN: every comparison is false
+    return None
+
+
+def _migrate(values: list[Any], generated: dict[str, int]) -> bool:
+    """Migrate parsed values in place; return whether the file would be rewritten."""
+    header = values[0]
+    version = _version_number(header.get("version", None))
+    if version is not None and version >= CURRENT_VERSION:
+        return False
+    if version is not None and version < 2:
+        _migrate_v1_to_v2(values, generated)
+    if version is not None and version < 3:
+        _migrate_v2_to_v3(values)
+    return True
+
+
+def _migrate_v1_to_v2(values: list[Any], generated: dict[str, int]) -> None:
+    previous: str | None = None
+    for index_in_file, value in enumerate(values):
+        if not isinstance(value, dict):
+            continue
+        if value.get("type") == "session":
+            value["version"] = 2
+            continue
+        value["id"] = generate_entry_id(generated)
+        generated[value["id"]] = index_in_file
+        value["parentId"] = previous
+        previous = value["id"]
+        if value.get("type") == "compaction" and "firstKeptEntryIndex" in value:
+            index = value["firstKeptEntryIndex"]
+            if isinstance(index, int | float) and not isinstance(index, bool):
+                target = values[int(index)] if float(index).is_integer() and 0 <= index < len(values) else None
+                if isinstance(target, dict) and target.get("type") != "session":
+                    if "id" in target:
+                        value["firstKeptEntryId"] = target["id"]
+                    else:
+                        # The target has no id yet (it lies later in the file): Pi stores undefined.
+                        value.pop("firstKeptEntryId", None)
+                del value["firstKeptEntryIndex"]
+
+
+def _migrate_v2_to_v3(values: list[Any]) -> None:
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        if value.get("type") == "session":
+            value["version"] = 3
+        elif value.get("type") == "message":
+            message = value.get("message")
+            if isinstance(message, dict) and message.get("role") == "hookMessage":
+                message["role"] = "custom"
+
+
+def generate_entry_id(taken: Container[str]) -> str:
+    """Return a new 8-hex-digit entry id not in ``taken``."""
+    for _ in range(100):
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+    import uuid
+
+    return str(uuid.uuid4())
+
+
+def serialize_entry(value: Any) -> str:
+    """Return the line Pi would write for ``value`` (without the newline)."""
+    return js_stringify(value)
