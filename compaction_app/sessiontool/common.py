@@ -10,7 +10,7 @@ from sessions_app.domain.projection import Projection
 from sessions_app.domain.session import LoadedSession, load_session
 from sessions_app.domain.tokens import TokenEstimate, estimate_tokens
 
-__all__ = ["NotASession", "js_value", "load_case", "message_view", "estimate_view", "split_leaf_option"]
+__all__ = ["NotASession", "estimate_view", "js_value", "load_case", "message_view", "split_leaf_option"]
 
 
 # Outputs name the input file by placeholder so they compare equal across machines and folders.
@@ -46,7 +46,13 @@ _ROLE_KEYS: dict[str, tuple[str, ...]] = {
     "system": ("content", "sections", "toolsAdded", "toolsRemoved", "timestamp"),
     "custom": ("customType", "content", "display", "timestamp"),
     "bashExecution": (
-        "command", "output", "exitCode", "cancelled", "truncated", "fullOutputPath", "excludeFromContext",
+        "command",
+        "output",
+        "exitCode",
+        "cancelled",
+        "truncated",
+        "fullOutputPath",
+        "excludeFromContext",
         "timestamp",
     ),
     "branchSummary": ("summary", "fromId", "timestamp"),
@@ -62,8 +68,13 @@ def _content_view(content: Any) -> Any:
     for block in content:
         if isinstance(block, dict) and block.get("type") == "image":
             data = block.get("data")
-            out.append({"type": "image", "mimeType": block.get("mimeType"),
-                        "dataLength": len(data) if isinstance(data, str) else 0})
+            out.append(
+                {
+                    "type": "image",
+                    "mimeType": block.get("mimeType"),
+                    "dataLength": len(data) if isinstance(data, str) else 0,
+                }
+            )
         else:
             out.append(block)
     return out

@@ -68,7 +68,8 @@ def projection_view(session: LoadedSession, leaf_id: str | None) -> dict[str, An
         "path": [e.id for e in path],
         "contextEntries": [pe.entry.id for pe in projection.entries],
         "projected": [
-            {"id": pe.entry.id, "type": pe.entry.type, "messages": len(pe.messages)} for pe in projection.entries
+            {"id": pe.entry.id, "type": pe.entry.type, "messages": len(pe.messages)}
+            for pe in projection.entries
         ],
         "messages": projection_messages(projection),
         "llm": [llm_view(m) for m in convert_to_llm(projection.messages)],
@@ -101,8 +102,15 @@ def _initialized_view() -> dict[str, Any]:
 def _empty_projection() -> dict[str, Any]:
     empty = {"tokens": 0, "usageTokens": 0, "trailingTokens": 0, "lastUsageIndex": None}
     return {
-        "effectiveLeafId": None, "path": [], "contextEntries": [], "projected": [], "messages": [], "llm": [],
-        "thinkingLevel": "off", "model": None, "estimateContextTokens": empty,
+        "effectiveLeafId": None,
+        "path": [],
+        "contextEntries": [],
+        "projected": [],
+        "messages": [],
+        "llm": [],
+        "thinkingLevel": "off",
+        "model": None,
+        "estimateContextTokens": empty,
         "estimateProjectedContextTokens": dict(empty),
     }
 
@@ -120,7 +128,8 @@ def run(args: list[str]) -> object:
     explicit_null = len(args) > 1 and args[1] == "null"
     leaf_arg = args[1] if len(args) > 1 and not explicit_null else None
     leaf = session.tree.resolve_leaf(leaf_arg, explicit_null=explicit_null)
-    return {"load": load_view(session), "leafArg": None if explicit_null else (leaf_arg or leaf),
-            **projection_view(session, leaf)}
-
-
+    return {
+        "load": load_view(session),
+        "leafArg": None if explicit_null else (leaf_arg or leaf),
+        **projection_view(session, leaf),
+    }

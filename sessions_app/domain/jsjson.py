@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "INVALID",
+    "JS_WHITESPACE",
     "is_array_index",
     "js_number",
     "js_stringify",
@@ -21,6 +22,13 @@ __all__ = [
     "parse_json",
     "utf16_len",
 ]
+
+
+# What String.prototype.trim removes.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 
 class _Invalid:

@@ -8,11 +8,11 @@ unmigrated file exports byte for byte.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsjson import INVALID, js_stringify, js_truthy, parse_json
+from .jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
 
 CURRENT_VERSION = 3
 
@@ -106,14 +106,32 @@ def load_text(text: str) -> LoadedFile:
         parsed.append(ParsedLine(line_no, value, line))
     missing_newline = bool(text) and not text.endswith("\n")
     if not parsed:
-        return LoadedFile(False, None, [], 0, None, False, missing_newline, skipped,
-                          error="no session header: the file has no JSON lines")
+        return LoadedFile(
+            False,
+            None,
+            [],
+            0,
+            None,
+            False,
+            missing_newline,
+            skipped,
+            error="no session header: the file has no JSON lines",
+        )
     first = parsed[0].value
     if not (isinstance(first, dict) and first.get("type") == "session" and isinstance(first.get("id"), str)):
         where = f"line {parsed[0].line_no}"
-        return LoadedFile(False, None, [], len(parsed), None, False, missing_newline, skipped,
-                          error=f"invalid session header at {where}: the first JSON line must be "
-                          '{"type":"session", "id": <string>, ...}')
+        return LoadedFile(
+            False,
+            None,
+            [],
+            len(parsed),
+            None,
+            False,
+            missing_newline,
+            skipped,
+            error=f"invalid session header at {where}: the first JSON line must be "
+            '{"type":"session", "id": <string>, ...}',
+        )
     raw_version = first.get("version")
     generated: dict[str, int] = {}
     migrated = _migrate([p.value for p in parsed], generated)
@@ -181,7 +199,9 @@ def _migrate_v1_to_v2(values: list[Any], generated: dict[str, int]) -> None:
         if value.get("type") == "compaction" and "firstKeptEntryIndex" in value:
             index = value["firstKeptEntryIndex"]
             if isinstance(index, int | float) and not isinstance(index, bool):
-                target = values[int(index)] if float(index).is_integer() and 0 <= index < len(values) else None
+                target = (
+                    values[int(index)] if float(index).is_integer() and 0 <= index < len(values) else None
+                )
                 if isinstance(target, dict) and target.get("type") != "session":
                     if "id" in target:
                         value["firstKeptEntryId"] = target["id"]
@@ -217,3 +237,111 @@ def generate_entry_id(taken: Container[str]) -> str:
 def serialize_entry(value: Any) -> str:
     """Return the line Pi would write for ``value`` (without the newline)."""
     return js_stringify(value)
+
+
+_LIGHT_MESSAGE_KEYS = ("role", "provider", "model")
+_LIGHT_KEYS: dict[str, tuple[str, ...]] = {
+    "label": ("targetId", "label"),
+    "session_info": ("name",),
+    "compaction": ("firstKeptEntryId",),
+    "model_change": ("provider", "modelId"),
+    "thinking_level_change": ("thinkingLevel",),
+}
+
+
+def light_payload(value: Any) -> Any:
+    """Keep only the fields the tree and its folded facts read, so a large file fits in little memory."""
+    if not isinstance(value, dict):
+        return value
+    out = {k: value[k] for k in ("type", "id", "parentId", "timestamp") if k in value}
+    for key in _LIGHT_KEYS.get(str(value.get("type")), ()):
+        if key in value:
+            out[key] = value[key]
+    message = value.get("message")
+    if isinstance(message, dict):
+        out["message"] = {k: message[k] for k in _LIGHT_MESSAGE_KEYS if k in message}
+    return out
+
+
+@dataclass(slots=True)
+class ScannedFile:
+    """A streamed scan: the load report plus, per kept line, its verbatim text and a light payload."""
+
+    loaded: LoadedFile
+    raws: list[str]
+    payloads: list[Any]
+    needs_migration: bool
+
+
+def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
+    """Scan a file line by line, keeping only what an import stores; version < 3 asks for a full load."""
+    import orjson
+
+    raws: list[str] = []
+    payloads: list[Any] = []
+    skipped: list[SkippedLine] = []
+    header: dict[str, Any] | None = None
+    header_raw = ""
+    last_ended = True
+    count = 0
+    for line_no, chunk in enumerate(lines, start=1):
+        last_ended = chunk.endswith(b"\n")
+        text = (chunk[:-1] if last_ended else chunk).decode("utf-8", errors="replace")
+        if not text.strip(JS_WHITESPACE):
+            continue
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = parse_json(text)  # the stdlib parser accepts what JSON.parse accepts beyond orjson
+        if value is INVALID:
+            skipped.append(SkippedLine(line_no, "not valid JSON", text[:120]))
+            continue
+        if _is_falsy_value(value):
+            skipped.append(SkippedLine(line_no, "empty JSON value", text[:120]))
+            continue
+        count += 1
+        if header is None:
+            if not (
+                isinstance(value, dict)
+                and value.get("type") == "session"
+                and isinstance(value.get("id"), str)
+            ):
+                loaded = LoadedFile(
+                    False,
+                    None,
+                    [],
+                    count,
+                    None,
+                    False,
+                    not last_ended,
+                    skipped,
+                    error=f"invalid session header at line {line_no}: the first JSON line must be "
+                    '{"type":"session", "id": <string>, ...}',
+                )
+                return ScannedFile(loaded, [], [], False)
+            header, header_raw = value, text
+            version = _version_number(value.get("version"))
+            if version is None or version < CURRENT_VERSION:
+                return ScannedFile(
+                    LoadedFile(True, header, [], count, value.get("version"), True, False), [], [], True
+                )
+            continue
+        raws.append(text)
+        payloads.append(light_payload(value))
+    if header is None:
+        loaded = LoadedFile(
+            False,
+            None,
+            [],
+            0,
+            None,
+            False,
+            not last_ended,
+            skipped,
+            error="no session header: the file has no JSON lines",
+        )
+        return ScannedFile(loaded, [], [], False)
+    loaded = LoadedFile(
+        True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
+    )
+    return ScannedFile(loaded, raws, payloads, False)

@@ -145,12 +145,20 @@ def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
         elif role == "branchSummary":
             text = BRANCH_SUMMARY_PREFIX + _js_str(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
             out.append(
-                {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": message.get("timestamp")}
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": message.get("timestamp"),
+                }
             )
         elif role == "compactionSummary":
             text = COMPACTION_SUMMARY_PREFIX + _js_str(message.get("summary")) + COMPACTION_SUMMARY_SUFFIX
             out.append(
-                {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": message.get("timestamp")}
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": message.get("timestamp"),
+                }
             )
         elif role in ("system", "user", "assistant", "toolResult"):
             out.append(dict(message))

@@ -17,8 +17,8 @@ from .messages import branch_summary_message, compaction_summary_message, custom
 
 __all__ = [
     "EDITABLE_ROLES",
-    "Projection",
     "ProjectedEntry",
+    "Projection",
     "SessionSettings",
     "build_context_entries",
     "entry_to_messages",
@@ -154,7 +154,11 @@ def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
         system = entry.get("systemMessage")
         if system is not None:
             out.append(system)
-        out.append(compaction_summary_message(entry.get("summary"), entry.get("tokensBefore"), entry.get("timestamp")))
+        out.append(
+            compaction_summary_message(
+                entry.get("summary"), entry.get("tokensBefore"), entry.get("timestamp")
+            )
+        )
         return out
     return []
 

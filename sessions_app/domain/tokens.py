@@ -174,7 +174,11 @@ def current_system_message(messages: Sequence[Mapping[str, Any]]) -> dict[str, A
         for ref in message.get("toolsRemoved") or []:
             name = ref.get("name") if isinstance(ref, Mapping) else ref
             tools.pop(str(name), None)
-    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(parts), "timestamp": system[0].get("timestamp")}
+    out: dict[str, Any] = {
+        "role": "system",
+        "content": "\n\n".join(parts),
+        "timestamp": system[0].get("timestamp"),
+    }
     if sections:
         out["sections"] = sections
     if tools:
@@ -186,7 +190,9 @@ def _text_of(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     return "".join(
-        b["text"] for b in content if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        b["text"]
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
     )
 
 

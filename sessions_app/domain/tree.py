@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .entries import Entry
+from .jsjson import JS_WHITESPACE
 from .timestamps import js_date_ms
 
-__all__ = ["JS_WHITESPACE", "PathFacts", "Segment", "SessionTree", "js_trim"]
-
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+__all__ = ["PathFacts", "Segment", "SessionTree", "js_trim"]
 
 
 def js_trim(text: str) -> str:

@@ -1,0 +1,120 @@
+"""Sessions and their append-only entries, with the path facts fixed at append time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from .domain.entries import Entry as DomainEntry
+from .domain.entries import entry_from_value
+from .domain.jsjson import parse_json
+
+
+class ChatSessionQuerySet(models.QuerySet["ChatSession"]):
+    def visible_to(self, user: Any) -> ChatSessionQuerySet:
+        """Return the sessions ``user`` may read."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(owner=user)
+
+    def editable_by(self, user: Any) -> ChatSessionQuerySet:
+        """Return the sessions ``user`` may change."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(owner=user)
+
+
+class ChatSession(models.Model):
+    """A Pi session: its header, its persisted leaf and counters for the list view."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions"
+    )
+    pi_id = models.TextField(help_text="The id in the Pi session header")
+    header_raw = models.TextField(help_text="The header line as imported or written, for byte-exact export")
+    version = models.IntegerField(default=3)
+    cwd = models.TextField(blank=True, default="")
+    pi_timestamp = models.TextField(blank=True, default="")
+    parent_session = models.TextField(blank=True, null=True)
+    name = models.TextField(blank=True, default="")
+    leaf_entry_id = models.TextField(null=True, blank=True)
+    leaf_seq = models.IntegerField(null=True, blank=True)
+    next_seq = models.IntegerField(default=0)
+    next_segment = models.IntegerField(default=0)
+    entry_count = models.IntegerField(default=0)
+    message_count = models.IntegerField(default=0)
+    source_filename = models.TextField(blank=True, default="")
+    forked_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    forked_from_entry = models.TextField(null=True, blank=True)
+    forked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ChatSessionQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "pi_id"], name="unique_pi_session_per_owner")]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.name or self.pi_id
+
+
+class Entry(models.Model):
+    """One appended line. ``raw`` is the verbatim JSON; the other columns are extracted or folded facts."""
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="entries")
+    seq = models.IntegerField(help_text="Append order within the session, gapless from 0")
+    entry_id = models.TextField(null=True, blank=True, help_text="Pi id; null for lines outside the tree")
+    parent_id = models.TextField(null=True, blank=True)
+    type = models.TextField(blank=True, default="")
+    role = models.TextField(blank=True, default="")
+    timestamp = models.TextField(blank=True, default="")
+    raw = models.TextField()
+    parent_seq = models.IntegerField(null=True, blank=True, help_text="Resolved parent; null for a root")
+    depth = models.IntegerField(null=True, blank=True)
+    segment = models.IntegerField(null=True, blank=True)
+    compaction_seq = models.IntegerField(null=True, blank=True, help_text="Latest compaction on the path")
+    model_seq = models.IntegerField(null=True, blank=True, help_text="Latest model change on the path")
+    thinking_seq = models.IntegerField(null=True, blank=True, help_text="Latest thinking change on the path")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="unique_entry_seq")]
+        indexes = [
+            models.Index(fields=["session", "entry_id"], name="entry_session_id_idx"),
+            models.Index(fields=["session", "segment", "depth"], name="entry_segment_depth_idx"),
+            models.Index(fields=["session", "parent_seq"], name="entry_parent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.entry_id or '-'} ({self.type})"
+
+    def payload(self) -> Any:
+        return parse_json(self.raw)
+
+    def to_domain(self) -> DomainEntry:
+        """Return the domain entry; ``seq`` keeps the append order."""
+        return entry_from_value(self.seq, self.payload())
+
+
+class Segment(models.Model):
+    """A run of entries, each the first child of the one before; a path is read segment by segment."""
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="segments")
+    index = models.IntegerField()
+    parent_index = models.IntegerField(null=True, blank=True)
+    start_depth = models.IntegerField()
+    tip_seq = models.IntegerField()
+    tip_depth = models.IntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "index"], name="unique_segment_index")]
+
+    def __str__(self) -> str:
+        return f"segment {self.index} of {self.session_id}"

@@ -1,0 +1,191 @@
+"""Read side: paths, projections and entry listings from the database, without reading whole histories.
+
+A path is read segment by segment: the small segment table gives, for each segment on the path, the
+depth range the path uses, and one indexed range scan per segment returns exactly the path rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q
+
+from .domain.entries import Entry as DomainEntry
+from .domain.projection import Projection, project, settings_from_anchors
+from .domain.tokens import TokenEstimate, estimate_projected_context_tokens
+from .domain.tree import SessionTree
+from .models import ChatSession, Entry, Segment
+
+__all__ = [
+    "ContextView",
+    "EntryNotFound",
+    "context_for_leaf",
+    "entries_since",
+    "find_entry",
+    "load_tree",
+    "path_ranges",
+    "path_rows",
+    "path_seqs",
+]
+
+
+class EntryNotFound(LookupError):
+    """No entry with that id in this session."""
+
+
+def find_entry(session: ChatSession, entry_id: str) -> Entry:
+    """Return the row Pi's id index resolves ``entry_id`` to (the latest duplicate)."""
+    row = Entry.objects.filter(session=session, entry_id=entry_id).order_by("-seq").first()
+    if row is None:
+        raise EntryNotFound(f"Entry {entry_id} not found")
+    return row
+
+
+def path_ranges(session: ChatSession, leaf: Entry, *, min_depth: int = 0) -> list[tuple[int, int, int]]:
+    """Return (segment, low depth, high depth) for the path root→leaf, deepest segment first."""
+    if leaf.segment is None or leaf.depth is None:
+        return []
+    segments = dict(Segment.objects.filter(session=session).values_list("index", "parent_index"))
+    starts = dict(Segment.objects.filter(session=session).values_list("index", "start_depth"))
+    ranges: list[tuple[int, int, int]] = []
+    segment: int | None = leaf.segment
+    high = leaf.depth
+    while segment is not None and high >= min_depth:
+        low = max(starts[segment], min_depth)
+        ranges.append((segment, low, high))
+        high = starts[segment] - 1
+        segment = segments[segment]
+    return ranges
+
+
+def path_rows(
+    session: ChatSession, leaf: Entry, *, min_depth: int = 0, fields: Sequence[str] = ()
+) -> list[Any]:
+    """Return the path rows root→leaf at depth ≥ min_depth (model instances, or value tuples with fields)."""
+    ranges = path_ranges(session, leaf, min_depth=min_depth)
+    if not ranges:
+        return []
+    if connection.vendor == "postgresql" and len(ranges) > 8:
+        seqs = _path_seqs_postgres(session, ranges)
+        query = Entry.objects.filter(session=session, seq__in=seqs)
+    else:
+        cond = Q()
+        for segment, low, high in ranges:
+            cond |= Q(segment=segment, depth__gte=low, depth__lte=high)
+        query = Entry.objects.filter(cond, session=session)
+    query = query.order_by("depth")
+    return list(query.values_list(*fields)) if fields else list(query)
+
+
+def _path_seqs_postgres(session: ChatSession, ranges: list[tuple[int, int, int]]) -> list[int]:
+    # Ids first, payloads after: joining the range list to the payload column makes a poor plan.
+    table = Entry._meta.db_table
+    sql = (
+        f"SELECT e.seq FROM {table} e JOIN unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) "
+        "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi WHERE e.session_id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [[r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges], session.pk]
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def path_seqs(session: ChatSession, leaf: Entry) -> list[int]:
+    """Return the append sequences of the whole path root→leaf."""
+    ranges = path_ranges(session, leaf)
+    if connection.vendor == "postgresql":
+        table = Entry._meta.db_table
+        sql = (
+            f"SELECT e.seq FROM {table} e JOIN unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) "
+            "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi WHERE e.session_id = %s ORDER BY e.depth"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql, [[r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges], session.pk]
+            )
+            return [row[0] for row in cursor.fetchall()]
+    return [row[0] for row in path_rows(session, leaf, fields=("seq",))]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextView:
+    """What the model would see when continuing from ``leaf``."""
+
+    leaf: Entry | None
+    path: list[DomainEntry]  # the part of the path the projection reads (from the kept range on)
+    projection: Projection
+    estimate: TokenEstimate
+    rows_read: int
+
+
+def context_for_leaf(
+    session: ChatSession, leaf_id: str | None = None, *, use_session_leaf: bool = True
+) -> ContextView:
+    """Project the path to ``leaf_id`` (default: the session's leaf), reading only the rows that matter."""
+    if leaf_id is None and use_session_leaf:
+        leaf_id = session.leaf_entry_id
+    if leaf_id is None:
+        empty = project([])
+        return ContextView(None, [], empty, estimate_projected_context_tokens(empty, []), 0)
+    leaf = find_entry(session, leaf_id)
+    min_depth = 0
+    extra: dict[int, Entry] = {}
+    if leaf.compaction_seq is not None:
+        compaction = Entry.objects.get(session=session, seq=leaf.compaction_seq)
+        extra[compaction.seq] = compaction
+        min_depth = compaction.depth or 0
+        first_kept = compaction.to_domain().get("firstKeptEntryId")
+        if isinstance(first_kept, str):
+            kept = Entry.objects.filter(session=session, entry_id=first_kept).order_by("-seq").first()
+            if kept is not None and kept.depth is not None and _is_ancestor(session, kept, compaction):
+                min_depth = kept.depth
+    rows = path_rows(session, leaf, min_depth=min_depth)
+    anchors = [s for s in (leaf.model_seq, leaf.thinking_seq) if s is not None]
+    anchor_rows = (
+        {r.seq: r for r in Entry.objects.filter(session=session, seq__in=anchors)} if anchors else {}
+    )
+    model_row = anchor_rows.get(leaf.model_seq) if leaf.model_seq is not None else None
+    thinking_row = anchor_rows.get(leaf.thinking_seq) if leaf.thinking_seq is not None else None
+    settings = settings_from_anchors(
+        model_row.to_domain() if model_row else None, thinking_row.to_domain() if thinking_row else None
+    )
+    path = [row.to_domain() for row in rows]
+    projection = project(path, settings=settings)
+    estimate = estimate_projected_context_tokens(projection, path)
+    return ContextView(leaf, path, projection, estimate, len(rows) + len(extra) + len(anchor_rows) + 1)
+
+
+def _is_ancestor(session: ChatSession, candidate: Entry, descendant: Entry) -> bool:
+    """Return whether ``candidate`` lies on the path root→``descendant``."""
+    if candidate.depth is None or descendant.depth is None or candidate.depth > descendant.depth:
+        return False
+    for segment, low, high in path_ranges(session, descendant, min_depth=candidate.depth):
+        if segment == candidate.segment and low <= candidate.depth <= high:
+            return True
+    return False
+
+
+def load_tree(session: ChatSession) -> SessionTree:
+    """Load every entry of a session into a tree index (for whole-tree operations such as fork)."""
+    rows = Entry.objects.filter(session=session).order_by("seq").values_list("seq", "raw")
+    from .domain.entries import entry_from_value
+    from .domain.jsjson import parse_json
+
+    return SessionTree(
+        [entry_from_value(seq, parse_json(raw)) for seq, raw in rows.iterator(chunk_size=5000)]
+    )
+
+
+def entries_since(session: ChatSession, since: str | None, *, limit: int = 1000) -> list[Entry]:
+    """Return entries strictly after the first entry with id ``since`` in append order (Pi RPC cursor)."""
+    query = Entry.objects.filter(session=session).order_by("seq")
+    if since is not None:
+        first = Entry.objects.filter(session=session, entry_id=since).order_by("seq").first()
+        if first is None:
+            raise EntryNotFound(f"Entry not found: {since}")
+        query = query.filter(seq__gt=first.seq)
+    return list(query[:limit])

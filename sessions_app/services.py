@@ -1,0 +1,434 @@
+"""Write use cases for sessions. Each owns its transaction and announces changes only after commit."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import IO, Any
+
+from django.db import connection, transaction
+
+from . import realtime
+from .domain.entries import Entry as DomainEntry
+from .domain.entries import entry_from_value
+from .domain.jsjson import js_stringify
+from .domain.jsonl import LoadedFile, SkippedLine, generate_entry_id, load_text, scan_lines
+from .domain.timestamps import now_iso
+from .domain.tree import SessionTree, js_trim
+from .models import ChatSession, Entry, Segment
+
+__all__ = [
+    "AppendConflict",
+    "ImportResult",
+    "InvalidEntries",
+    "InvalidSessionFile",
+    "append_entries",
+    "export_jsonl",
+    "import_jsonl",
+    "import_stream",
+    "set_leaf",
+]
+
+COLUMNS = (
+    "session_id",
+    "seq",
+    "entry_id",
+    "parent_id",
+    "type",
+    "role",
+    "timestamp",
+    "raw",
+    "parent_seq",
+    "depth",
+    "segment",
+    "compaction_seq",
+    "model_seq",
+    "thinking_seq",
+)
+
+
+class InvalidSessionFile(ValueError):
+    """The uploaded file is not a Pi session; the message names the line."""
+
+
+class InvalidEntries(ValueError):
+    """Entries offered for append break the tree's rules."""
+
+
+class AppendConflict(Exception):
+    """The session's leaf moved since the caller last looked (optimistic concurrency)."""
+
+    def __init__(self, expected: str | None, actual: str | None) -> None:
+        super().__init__(f"the leaf is {actual!r}, not the expected {expected!r}")
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    session: ChatSession
+    created: bool
+    appended: int
+    skipped: list[SkippedLine] = field(default_factory=list)
+    migrated: bool = False
+
+
+# -- import ---------------------------------------------------------------------------------------------
+
+
+def import_jsonl(*, owner: Any, data: bytes, filename: str = "") -> ImportResult:
+    """Import one session file held in memory."""
+    return import_stream(owner=owner, stream=io.BytesIO(data), filename=filename)
+
+
+def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> ImportResult:
+    """Import one session file, streaming its lines. Re-importing the same session appends only what is new.
+
+    All or nothing: one transaction; a bad file raises InvalidSessionFile and stores nothing.
+    """
+    scanned = scan_lines(stream)
+    loaded = scanned.loaded
+    if not loaded.valid:
+        raise InvalidSessionFile(loaded.error or "not a Pi session file")
+    if scanned.needs_migration:
+        stream.seek(0)
+        text = stream.read().decode("utf-8", errors="replace")
+        loaded = load_text(text)
+        raws = [line.raw for line in loaded.entries]
+        values: list[Any] = [line.value for line in loaded.entries]
+    else:
+        raws = scanned.raws
+        values = scanned.payloads
+    header = loaded.header or {}
+    with transaction.atomic():
+        existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
+        if existing is not None:
+            appended = _import_into_existing(existing, raws, values)
+            return ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
+        session = _create_session(owner=owner, loaded=loaded, filename=filename)
+        _insert_all(session, raws, values)
+    transaction.on_commit(
+        partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
+    )
+    return ImportResult(session, True, len(raws), loaded.skipped, loaded.migrated)
+
+
+def _create_session(*, owner: Any, loaded: LoadedFile, filename: str) -> ChatSession:
+    header = loaded.header or {}
+    version = header.get("version")
+    return ChatSession.objects.create(
+        owner=owner,
+        pi_id=header["id"],
+        header_raw=loaded.header_raw or js_stringify(header),
+        version=version if isinstance(version, int) and not isinstance(version, bool) else 3,
+        cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
+        pi_timestamp=header.get("timestamp") if isinstance(header.get("timestamp"), str) else "",
+        parent_session=header.get("parentSession") if isinstance(header.get("parentSession"), str) else None,
+        source_filename=filename,
+    )
+
+
+def _import_into_existing(session: ChatSession, raws: list[str], values: list[Any]) -> int:
+    """Append the lines beyond what is stored when the stored lines are a prefix of the file."""
+    stored = list(Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True))
+    if raws[: len(stored)] != stored:
+        raise InvalidSessionFile(
+            f"a different session with id {session.pi_id!r} is already stored "
+            "(its entries differ from this file)"
+        )
+    new_values = values[len(stored) :]
+    if not new_values:
+        return 0
+    payloads = [v for v in new_values]
+    _append_rows(session, [entry_from_value(0, v) for v in payloads], raws[len(stored) :], move_leaf=True)
+    return len(new_values)
+
+
+def _insert_all(session: ChatSession, raws: Sequence[str], values: Sequence[Any]) -> None:
+    """Insert every entry of a new session with its folded path facts, by COPY where available."""
+    entries = [entry_from_value(seq, value) for seq, value in enumerate(values)]
+    tree = SessionTree(entries)
+    facts, segments = tree.path_facts()
+    tip: dict[int, tuple[int, int]] = {}
+    rows = []
+    for seq, entry in enumerate(entries):
+        fact = facts[seq]
+        parent = tree.parent[seq]
+        if fact is not None:
+            tip[fact.segment] = (seq, fact.depth)
+        rows.append(
+            (
+                session.pk,
+                seq,
+                entry.id,
+                entry.parent_id,
+                entry.type or "",
+                _role(entry),
+                _timestamp(entry),
+                raws[seq],
+                None if parent == -1 else parent,
+                None if fact is None else fact.depth,
+                None if fact is None else fact.segment,
+                None if fact is None or fact.compaction < 0 else fact.compaction,
+                None if fact is None or fact.model < 0 else fact.model,
+                None if fact is None or fact.thinking < 0 else fact.thinking,
+            )
+        )
+    _copy_rows(rows)
+    Segment.objects.bulk_create(
+        [
+            Segment(
+                session=session,
+                index=s.index,
+                parent_index=s.parent_segment,
+                start_depth=s.start_depth,
+                tip_seq=tip[s.index][0],
+                tip_depth=tip[s.index][1],
+            )
+            for s in segments
+        ],
+        batch_size=2000,
+    )
+    leaf = tree.last_leaf_id()
+    session.leaf_entry_id = leaf
+    session.leaf_seq = tree.by_id[leaf] if leaf is not None else None
+    session.next_seq = len(entries)
+    session.next_segment = len(segments)
+    session.entry_count = len(entries)
+    session.message_count = sum(1 for e in entries if e.type == "message")
+    session.name = tree.session_name() or ""
+    session.save()
+
+
+def _copy_rows(rows: list[tuple[Any, ...]]) -> None:
+    if not rows:
+        return
+    table = Entry._meta.db_table
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            raw_cursor = cursor.cursor
+            with raw_cursor.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    placeholders = ", ".join(["%s"] * len(COLUMNS))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({placeholders})", rows)
+
+
+def _role(entry: DomainEntry) -> str:
+    role = entry.role
+    return role if isinstance(role, str) else ""
+
+
+def _timestamp(entry: DomainEntry) -> str:
+    stamp = entry.timestamp
+    return stamp if isinstance(stamp, str) else ""
+
+
+# -- append ---------------------------------------------------------------------------------------------
+
+
+def append_entries(
+    *,
+    session: ChatSession,
+    entries: Sequence[dict[str, Any]],
+    expected_leaf: object = ...,
+) -> list[Entry]:
+    """Append Pi entries in order. Holds SELECT FOR UPDATE on the session row.
+
+    An entry without ``parentId`` hangs under the leaf; an explicit ``parentId`` must name an entry of this
+    session (or be null for a new root). Ids must be new. The leaf moves to the last entry appended.
+    """
+    if not entries:
+        raise InvalidEntries("no entries to append")
+    with transaction.atomic():
+        locked = ChatSession.objects.select_for_update().get(pk=session.pk)
+        if expected_leaf is not ... and expected_leaf != locked.leaf_entry_id:
+            raise AppendConflict(
+                expected_leaf if isinstance(expected_leaf, str) else None, locked.leaf_entry_id
+            )
+        prepared = _prepare_new_entries(locked, entries)
+        rows = _append_rows(
+            locked,
+            [entry_from_value(0, p) for p in prepared],
+            [js_stringify(p) for p in prepared],
+            move_leaf=True,
+        )
+    session.refresh_from_db()
+    return rows
+
+
+def _prepare_new_entries(session: ChatSession, entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validate entries and fill in id, parentId and timestamp in Pi's key order."""
+    ids = [e.get("id") for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    taken = (
+        set(Entry.objects.filter(session=session, entry_id__in=ids).values_list("entry_id", flat=True))
+        if ids
+        else set()
+    )
+    leaf = session.leaf_entry_id
+    batch: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries):
+        where = f"entry {index}"
+        if not isinstance(entry, dict):
+            raise InvalidEntries(f"{where}: an entry must be a JSON object")
+        kind = entry.get("type")
+        if not isinstance(kind, str) or not kind or kind == "session":
+            raise InvalidEntries(f"{where}: 'type' must be a non-empty string other than 'session'")
+        entry_id = entry.get("id")
+        if entry_id is None:
+            entry_id = generate_entry_id(taken | batch)
+        elif not isinstance(entry_id, str) or not entry_id:
+            raise InvalidEntries(f"{where}: 'id' must be a non-empty string")
+        if entry_id in taken or entry_id in batch:
+            raise InvalidEntries(f"{where}: id {entry_id!r} already exists in this session")
+        parent = entry.get("parentId", leaf)
+        if parent is not None and not isinstance(parent, str):
+            raise InvalidEntries(f"{where}: 'parentId' must be a string or null")
+        if parent is not None and parent not in batch and not _entry_exists(session, parent):
+            raise InvalidEntries(f"{where}: parent {parent!r} is not an entry of this session")
+        stamp = entry.get("timestamp", None)
+        if stamp is None:
+            stamp = now_iso()
+        rest = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
+        out.append({"type": kind, "id": entry_id, "parentId": parent, "timestamp": stamp, **rest})
+        batch.add(entry_id)
+        leaf = entry_id
+    return out
+
+
+def _entry_exists(session: ChatSession, entry_id: str) -> bool:
+    return Entry.objects.filter(session=session, entry_id=entry_id).exists()
+
+
+def _append_rows(
+    session: ChatSession, entries: Sequence[DomainEntry], raws: Sequence[str], *, move_leaf: bool
+) -> list[Entry]:
+    """Insert entries after the last one, folding path facts from each parent row. Caller holds the lock."""
+    by_id: dict[str, Entry] = {}
+    parent_ids = {e.parent_id for e in entries if e.parent_id is not None}
+    for row in Entry.objects.filter(session=session, entry_id__in=parent_ids).order_by("seq"):
+        by_id[row.entry_id or ""] = row  # the latest duplicate wins
+    segments = {
+        s.index: s
+        for s in Segment.objects.filter(
+            session=session, index__in={r.segment for r in by_id.values() if r.segment is not None}
+        )
+    }
+    new_rows: list[Entry] = []
+    seq = session.next_seq
+    for entry, raw in zip(entries, raws, strict=True):
+        parent = by_id.get(entry.parent_id) if entry.parent_id is not None else None
+        row = Entry(
+            session=session,
+            seq=seq,
+            entry_id=entry.id,
+            parent_id=entry.parent_id,
+            type=entry.type or "",
+            role=_role(entry),
+            timestamp=_timestamp(entry),
+            raw=raw,
+        )
+        if entry.id is not None:
+            if parent is None or parent.depth is None:
+                row.depth = 0
+                row.segment = session.next_segment
+                segment = Segment(
+                    session=session,
+                    index=row.segment,
+                    parent_index=None,
+                    start_depth=0,
+                    tip_seq=seq,
+                    tip_depth=0,
+                )
+                session.next_segment += 1
+            else:
+                row.parent_seq = parent.seq
+                row.depth = parent.depth + 1
+                row.compaction_seq, row.model_seq, row.thinking_seq = (
+                    parent.compaction_seq,
+                    parent.model_seq,
+                    parent.thinking_seq,
+                )
+                current = segments.get(parent.segment)  # type: ignore[arg-type]
+                if current is not None and current.tip_seq == parent.seq:
+                    segment = current
+                    segment.tip_seq, segment.tip_depth = seq, row.depth
+                else:
+                    segment = Segment(
+                        session=session,
+                        index=session.next_segment,
+                        parent_index=parent.segment,
+                        start_depth=row.depth,
+                        tip_seq=seq,
+                        tip_depth=row.depth,
+                    )
+                    session.next_segment += 1
+                row.segment = segment.index
+            segments[segment.index] = segment
+            if entry.type == "compaction":
+                row.compaction_seq = seq
+            elif entry.type == "model_change" or (entry.type == "message" and entry.role == "assistant"):
+                row.model_seq = seq
+            elif entry.type == "thinking_level_change":
+                row.thinking_seq = seq
+            by_id[entry.id] = row
+        new_rows.append(row)
+        seq += 1
+    Entry.objects.bulk_create(new_rows)
+    for segment in segments.values():
+        segment.save()
+    session.next_seq = seq
+    session.entry_count += len(new_rows)
+    session.message_count += sum(1 for e in entries if e.type == "message")
+    for entry in entries:
+        if entry.type == "session_info":
+            name = entry.get("name")
+            session.name = (js_trim(name) if isinstance(name, str) else "") or ""
+    last = next((r for r in reversed(new_rows) if r.entry_id is not None), None)
+    if move_leaf and last is not None:
+        session.leaf_entry_id, session.leaf_seq = last.entry_id, last.seq
+    session.save()
+    transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=seq - 1))
+    return new_rows
+
+
+# -- leaf -----------------------------------------------------------------------------------------------
+
+
+def set_leaf(*, session: ChatSession, entry_id: str | None) -> ChatSession:
+    """Move the leaf to an existing entry (or to none). Holds SELECT FOR UPDATE on the session row."""
+    with transaction.atomic():
+        locked = ChatSession.objects.select_for_update().get(pk=session.pk)
+        if entry_id is None:
+            locked.leaf_entry_id, locked.leaf_seq = None, None
+        else:
+            row = Entry.objects.filter(session=locked, entry_id=entry_id).order_by("-seq").first()
+            if row is None:
+                raise InvalidEntries(f"Entry {entry_id} not found")
+            locked.leaf_entry_id, locked.leaf_seq = row.entry_id, row.seq
+        locked.save(update_fields=["leaf_entry_id", "leaf_seq", "updated_at"])
+        transaction.on_commit(
+            partial(
+                realtime.leaf_moved,
+                session_id=locked.pk,
+                leaf=locked.leaf_entry_id,
+                last_seq=locked.next_seq - 1,
+            )
+        )
+    return locked
+
+
+# -- export ---------------------------------------------------------------------------------------------
+
+
+def export_jsonl(session: ChatSession) -> Iterable[bytes]:
+    """Yield the session file: the header line, then every entry's stored line, in append order."""
+    yield (session.header_raw + "\n").encode("utf-8", errors="surrogatepass")
+    rows = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+    for raw in rows.iterator(chunk_size=2000):
+        yield (raw + "\n").encode("utf-8", errors="surrogatepass")
