@@ -1,0 +1,131 @@
+"""Entry points: stream one completion, collect one, retry transient failures."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from piweb.llm import anthropic, openai
+from piweb.llm.errors import is_transient_error
+from piweb.llm.stream import AssistantBuilder, run_stream
+from piweb.llm.types import EventSink, Message, ProviderConfig, ToolSpec
+
+DEFAULT_TIMEOUT = 120.0
+
+
+def stream_completion(
+    config: ProviderConfig,
+    *,
+    system: str | None,
+    messages: Sequence[Mapping[str, Any]],
+    on_event: EventSink | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    max_tokens: int | None = None,
+    session_id: str | None = None,
+    cache: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    abort: threading.Event | None = None,
+) -> Message:
+    """Stream one assistant turn and return it as a Pi assistant message.
+
+    Never raises for provider or network failures: they come back with stopReason "error" and the
+    provider's text in errorMessage. ``timeout`` bounds connecting and each wait for data. A missing
+    ``session_id`` gets a fresh random one so consecutive calls are not pinned to one backend. ``cache``
+    only adds Anthropic cache breakpoints; OpenAI-compatible servers cache on their own.
+    """
+    session_id = session_id or uuid.uuid4().hex
+    builder = AssistantBuilder(config, on_event)
+    if config.api == "openai-completions":
+        url, headers, body = openai.build_request(
+            config,
+            system=system,
+            messages=messages,
+            tools=tools,
+            max_tokens=max_tokens,
+            session_id=session_id,
+        )
+        decoder: openai.Decoder | anthropic.Decoder = openai.Decoder(builder)
+        label = openai.LABEL
+    elif config.api == "anthropic-messages":
+        url, headers, body = anthropic.build_request(
+            config,
+            system=system,
+            messages=messages,
+            tools=tools,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            cache=cache,
+        )
+        decoder, label = anthropic.Decoder(builder), anthropic.LABEL
+    else:
+        return builder.finish("error", f"Unsupported api: {config.api}")
+    return run_stream(
+        label=label,
+        url=url,
+        headers=headers,
+        body=body,
+        decoder=decoder,
+        builder=builder,
+        timeout=timeout,
+        abort=abort,
+    )
+
+
+def complete(
+    config: ProviderConfig,
+    *,
+    system: str | None,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[ToolSpec] | None = None,
+    max_tokens: int | None = None,
+    session_id: str | None = None,
+    cache: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    abort: threading.Event | None = None,
+) -> Message:
+    """Return the finished assistant message without watching the stream."""
+    return stream_completion(
+        config,
+        system=system,
+        messages=messages,
+        tools=tools,
+        max_tokens=max_tokens,
+        session_id=session_id,
+        cache=cache,
+        timeout=timeout,
+        abort=abort,
+    )
+
+
+def retry_transient(
+    call: Callable[[], Message],
+    *,
+    attempts: int = 3,
+    base_delay: float = 2.0,
+    sleep: Callable[[float], object] | None = None,
+    abort: threading.Event | None = None,
+    on_retry: Callable[[int, float, Message], None] | None = None,
+    retryable: Callable[[Message], bool] = is_transient_error,
+) -> Message:
+    """Call up to ``attempts`` times while the result is a transient error; return the last result.
+
+    Waits ``base_delay * 2**n`` between calls. Overflow errors are never retried: the same request
+    would fail the same way. ``on_retry(attempt, delay, failed_message)`` runs before each wait;
+    ``retryable`` lets callers substitute their own classification.
+    """
+    wait = sleep or (abort.wait if abort is not None else time.sleep)
+    message = call()
+    for attempt in range(1, attempts):
+        if not retryable(message) or (abort is not None and abort.is_set()):
+            break
+        delay = base_delay * 2 ** (attempt - 1)
+        if on_retry is not None:
+            on_retry(attempt, delay, message)
+        wait(delay)
+        if abort is not None and abort.is_set():
+            break
+        message = call()
+    return message

@@ -1,0 +1,172 @@
+"""Provider and transport failures come back as error messages with the provider's own text."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+
+from compaction_app.domain import overflow
+from piweb.llm import ProviderConfig, complete, is_transient_error, stream_completion
+from piweb.llm import testserver as ts
+from tests.llm.conftest import user
+
+
+def test_anthropic_prompt_too_long_keeps_the_exact_text(
+    server: ts.ProviderServer, anthropic_config: ProviderConfig
+) -> None:
+    server.enqueue(ts.overflow(tokens=213462, window=200000))
+    message = complete(anthropic_config, system=None, messages=[user("big")])
+    assert message["stopReason"] == "error"
+    assert (
+        message["errorMessage"]
+        == "Anthropic API error (400): prompt is too long: 213462 tokens > 200000 maximum"
+    )
+    assert message["content"] == []
+    assert overflow.is_context_overflow(message, anthropic_config.context_window)
+
+
+def test_openai_context_length_exceeded_keeps_the_exact_text(
+    server: ts.ProviderServer, openai_config: ProviderConfig
+) -> None:
+    server.enqueue(ts.overflow(tokens=130000, window=128000))
+    message = complete(openai_config, system=None, messages=[user("big")])
+    assert message["errorMessage"] == (
+        "OpenAI API error (400): This model's maximum context length is 128000 tokens. However, your "
+        "messages resulted in 130000 tokens. Please reduce the length of the messages."
+    )
+    assert overflow.is_context_overflow(message, openai_config.context_window)
+
+
+def test_openai_exceeds_the_context_window(server: ts.ProviderServer, openai_config: ProviderConfig) -> None:
+    text = "Your input exceeds the context window of this model. Please adjust your input and try again."
+    server.enqueue(ts.error(400, text, type="invalid_request_error", code="context_length_exceeded"))
+    message = complete(openai_config, system=None, messages=[user("big")])
+    assert message["errorMessage"] == f"OpenAI API error (400): {text}"
+    assert overflow.is_context_overflow(message)
+
+
+def test_request_too_large_keeps_the_body_so_overflow_is_recognised(
+    server: ts.ProviderServer, config: ProviderConfig
+) -> None:
+    server.enqueue(ts.too_large())
+    message = complete(config, system=None, messages=[user("huge")])
+    assert re.match(r"(OpenAI|Anthropic) API error \(413\): \{", message["errorMessage"])
+    assert "request_too_large" in message["errorMessage"]
+    assert overflow.is_context_overflow(message)
+    assert not is_transient_error(message)
+
+
+@pytest.mark.parametrize(
+    ("scripted", "status", "text"),
+    [
+        (ts.rate_limited(), 429, "Rate limit reached"),
+        (ts.overloaded(), 529, "Overloaded"),
+        (ts.server_error(), 500, "Internal server error"),
+    ],
+)
+def test_transient_http_errors(
+    server: ts.ProviderServer, config: ProviderConfig, scripted: ts.Spec, status: int, text: str
+) -> None:
+    server.enqueue(scripted)
+    message = complete(config, system=None, messages=[user("hi")])
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"].endswith(f"API error ({status}): {scripted['message']}")
+    assert text in message["errorMessage"]
+    assert is_transient_error(message)
+    assert overflow.is_transient_error(message)
+    assert not overflow.is_context_overflow(message)
+
+
+@pytest.mark.parametrize("after", [0, 4])
+def test_dropped_stream_is_an_error_not_a_crash(
+    server: ts.ProviderServer, config: ProviderConfig, after: int
+) -> None:
+    server.enqueue(ts.dropped(after=after, text="one two three four five six seven"))
+    message = complete(config, system=None, messages=[user("hi")])
+    assert message["stopReason"] == "error"
+    assert "connection error" in message["errorMessage"] or "ended unexpectedly" in message["errorMessage"]
+    assert is_transient_error(message)
+    assert overflow.is_transient_error(message)
+    text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
+    assert "one two three four five six seven".startswith(text)
+
+
+def test_stream_closed_cleanly_before_the_end_is_an_error(
+    server: ts.ProviderServer, openai_config: ProviderConfig
+) -> None:
+    # Complete HTTP framing but no finish_reason: the provider stopped mid-turn.
+    server.enqueue(ts.garbage('data: {"choices":[{"index":0,"delta":{"content":"Hal"}}]}\n\n'))
+    message = complete(openai_config, system=None, messages=[user("hi")])
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"] == "OpenAI stream ended unexpectedly before the response completed"
+    assert message["content"] == [{"type": "text", "text": "Hal"}]
+    assert overflow.is_transient_error(message)
+
+
+@pytest.mark.parametrize("after", [0, 3])
+def test_hang_becomes_a_timeout_error(server: ts.ProviderServer, config: ProviderConfig, after: int) -> None:
+    server.enqueue(ts.hang(30, after=after))
+    started = time.monotonic()
+    message = complete(config, system=None, messages=[user("hi")], timeout=0.5)
+    assert time.monotonic() - started < 5
+    assert message["stopReason"] == "error"
+    assert "timed out after 0.5s" in message["errorMessage"]
+    assert is_transient_error(message)
+
+
+def test_html_body_is_reported_not_parsed(server: ts.ProviderServer, config: ProviderConfig) -> None:
+    server.enqueue(ts.garbage())
+    message = complete(config, system=None, messages=[user("hi")])
+    assert message["stopReason"] == "error"
+    assert "not an event stream (HTTP 200)" in message["errorMessage"]
+    assert "502 Bad Gateway" in message["errorMessage"]
+    assert not is_transient_error(message)
+
+
+def test_invalid_json_in_the_stream_is_an_error(server: ts.ProviderServer, config: ProviderConfig) -> None:
+    server.enqueue(ts.garbage("data: {not json\n\n"))
+    message = complete(config, system=None, messages=[user("hi")])
+    assert message["stopReason"] == "error"
+    assert "stream error: invalid JSON in stream: {not json" in message["errorMessage"]
+
+
+def test_unreachable_server_is_a_connection_error(config: ProviderConfig, server: ts.ProviderServer) -> None:
+    server.stop()
+    message = complete(config, system=None, messages=[user("hi")], timeout=2)
+    assert message["stopReason"] == "error"
+    assert "connection error" in message["errorMessage"]
+
+
+@pytest.mark.parametrize("after", [0, 3])
+def test_abort_ends_a_stalled_call_promptly(
+    server: ts.ProviderServer, config: ProviderConfig, after: int
+) -> None:
+    server.enqueue(ts.hang(30, after=after, text="never finished"))
+    abort = threading.Event()
+    threading.Timer(0.3, abort.set).start()
+    started = time.monotonic()
+    message = stream_completion(config, system=None, messages=[user("hi")], abort=abort, timeout=60)
+    assert time.monotonic() - started < 3
+    assert message["stopReason"] == "aborted"
+    assert not is_transient_error(message)
+
+
+def test_abort_before_the_call_sends_nothing(server: ts.ProviderServer, config: ProviderConfig) -> None:
+    abort = threading.Event()
+    abort.set()
+    message = stream_completion(config, system=None, messages=[user("hi")], abort=abort)
+    assert message["stopReason"] == "aborted"
+    assert server.requests == []
+
+
+def test_error_event_mid_stream_keeps_partial_text(server: ts.ProviderServer, config: ProviderConfig) -> None:
+    server.enqueue(ts.stream_error("Overloaded", type="overloaded_error", after=3))
+    message = complete(config, system=None, messages=[user("hi")])
+    assert message["stopReason"] == "error"
+    assert "stream error" in message["errorMessage"] and "Overloaded" in message["errorMessage"]
+    assert message["content"] and message["content"][-1]["type"] == "text"
+    assert is_transient_error(message)
+    assert overflow.is_transient_error(message)
