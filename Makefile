@@ -1,0 +1,78 @@
+# piweb developer commands. `make run` and `make test` are all a new checkout needs.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+SHARED ?= ../shared
+# Tests use the real services unless told otherwise.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/piweb
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: venv run worker test pytest lint format bench conformance clean
+
+venv: $(STAMP)
+
+# Reinstall only when pyproject.toml changes; reuse a .venv that already has Python >= 3.12.
+$(STAMP): pyproject.toml
+	@set -e; \
+	if ! { [ -x $(PY) ] && $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; }; then \
+		py=""; \
+		for c in python3.13 python3.12 /root/.pyenv/versions/3.1[23]*/bin/python3.1[23]; do \
+			if command -v "$$c" >/dev/null 2>&1 && "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+				py="$$c"; break; \
+			fi; \
+		done; \
+		if [ -z "$$py" ]; then echo "piweb needs Python >= 3.12" >&2; exit 1; fi; \
+		echo "Creating $(VENV) with $$py"; \
+		rm -rf $(VENV); "$$py" -m venv $(VENV); \
+	fi; \
+	$(PY) -m pip install -q -e ".[dev]"; \
+	touch $@
+
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py ensure_demo
+	$(PY) manage.py collectstatic --noinput -v0
+	@set -e; \
+	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
+	echo ""; \
+	echo "  piweb is starting at http://$(HOST):$(PORT)/  (log in as demo / demo; Ctrl-C stops it)"; \
+	echo ""; \
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) piweb.asgi:application
+
+worker: venv
+	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2
+
+test: lint pytest
+
+pytest: venv
+	@set +e; \
+	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
+		$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests; that counts as a failure" >&2; fi; \
+	exit $$rc
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --cache-dir .data/import-linter
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: venv
+	$(PY) bench/run.py
+
+conformance: venv
+	@if [ -f $(SHARED)/conformance/run.py ]; then \
+		$(PY) $(SHARED)/conformance/run.py --tool "$(PY) manage.py sessiontool"; \
+	else \
+		echo "$(SHARED)/conformance not found; skipping the conformance run"; \
+	fi
+
+clean:
+	rm -rf .data staticfiles .pytest_cache .ruff_cache

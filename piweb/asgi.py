@@ -1,0 +1,26 @@
+"""ASGI entry point: Django for HTTP, Channels consumers for websockets."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "piweb.settings")
+
+# Set up Django before anything imports models (consumers do).
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from piweb.imports import import_optional  # noqa: E402
+
+_routing = import_optional("sessions_app.routing")
+websocket_urlpatterns = list(_routing.websocket_urlpatterns) if _routing else []
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

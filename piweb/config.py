@@ -1,0 +1,93 @@
+"""Turn environment variables into settings values; pure functions, so the service choice is testable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+
+MIB = 1024 * 1024
+
+
+def env_flag(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    """Read a boolean flag; "1", "true", "yes" and "on" are true, anything else set is false."""
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(env: Mapping[str, str], name: str) -> list[str]:
+    """Read a comma-separated list, dropping blanks."""
+    return [part.strip() for part in env.get(name, "").split(",") if part.strip()]
+
+
+def data_dir(base_dir: Path) -> Path:
+    """Return the folder for the embedded database and the local broker."""
+    return base_dir / ".data"
+
+
+def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
+    """Return the default DATABASES entry: DATABASE_URL if set, else a SQLite file under .data/."""
+    url = env.get("DATABASE_URL", "").strip()
+    if url:
+        return dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(data_dir(base_dir) / "piweb.sqlite3"),
+        # Importers and the worker write concurrently; wait for the lock instead of failing at once.
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+    }
+
+
+def channel_layers_config(env: Mapping[str, str]) -> dict[str, Any]:
+    """Return CHANNEL_LAYERS: Redis if REDIS_URL is set, else the in-process layer."""
+    url = env.get("REDIS_URL", "").strip()
+    if url:
+        return {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [url]},
+            }
+        }
+    return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+def celery_broker(env: Mapping[str, str]) -> str:
+    """Return the Celery broker URL: REDIS_URL if set, else kombu's filesystem transport."""
+    return env.get("REDIS_URL", "").strip() or "filesystem://"
+
+
+def celery_broker_transport_options(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
+    """Return transport options; the filesystem broker needs folders shared by web and worker processes."""
+    if celery_broker(env) != "filesystem://":
+        return {}
+    queue = data_dir(base_dir) / "celery" / "queue"
+    return {
+        "data_folder_in": str(queue),
+        "data_folder_out": str(queue),
+        "processed_folder": str(data_dir(base_dir) / "celery" / "processed"),
+        "store_processed": False,
+        # Broadcast (control) exchanges; kombu's default is a "control" folder in the working directory.
+        "control_folder": str(data_dir(base_dir) / "celery" / "control"),
+    }
+
+
+def celery_result_backend(env: Mapping[str, str], *, base_dir: Path) -> str:
+    """Return the result backend: Redis if REDIS_URL is set, else files under .data/celery/results."""
+    url = env.get("REDIS_URL", "").strip()
+    if url:
+        return url
+    return "file://" + str(data_dir(base_dir) / "celery" / "results")
+
+
+def local_folders(env: Mapping[str, str], *, base_dir: Path) -> list[Path]:
+    """Return the folders the embedded services write to, so they can be created up front."""
+    folders = [data_dir(base_dir)]
+    if celery_broker(env) == "filesystem://":
+        options = celery_broker_transport_options(env, base_dir=base_dir)
+        folders += [Path(options[key]) for key in ("data_folder_in", "processed_folder", "control_folder")]
+        folders.append(data_dir(base_dir) / "celery" / "results")
+    return folders

@@ -1,0 +1,30 @@
+"""Top-level URLs; the apps' own URL modules are included once they exist."""
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from piweb.imports import import_optional
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """Answer the root URL until the sessions app provides its pages."""
+    return HttpResponse("piweb", content_type="text/plain")
+
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+]
+
+if import_optional("sessions_app.api.urls"):
+    urlpatterns.append(path("api/", include("sessions_app.api.urls")))
+
+if import_optional("sessions_app.urls"):
+    urlpatterns.append(path("", include("sessions_app.urls")))
+else:
+    urlpatterns.append(path("", home, name="home"))

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class SessionsAppConfig(AppConfig):
+    name = "sessions_app"
+    label = "sessions_app"
+    verbose_name = "Pi sessions"
+    default_auto_field = "django.db.models.BigAutoField"
