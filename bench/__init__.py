@@ -1,0 +1,1 @@
+"""Benchmarks for the performance goals; `make bench` runs bench/run.py."""
