@@ -1,0 +1,33 @@
+"""``sessiontool context-edit FILE TARGET REPLACEMENT_JSON [--leaf=ID|null]``: edit a message's context.
+
+The ``context_edit`` entry is appended in memory under the leaf; the output shows it and the new projection.
+"""
+
+from __future__ import annotations
+
+from sessions_app.domain.jsjson import INVALID, parse_json
+from sessions_app.domain.operations import TreeOperationError, context_edit_entry
+
+from .branch_with_summary import appended_view, pick_leaf
+from .common import NotASession, load_case, split_leaf_option
+
+__all__ = ["run"]
+
+
+def run(args: list[str]) -> object:
+    positional, options = split_leaf_option(args)
+    if len(positional) < 3:
+        return {"error": "usage: context-edit FILE TARGET REPLACEMENT_JSON [--leaf=ID|null]"}
+    try:
+        session = load_case(positional[0])
+    except NotASession as exc:
+        return {"error": str(exc)}
+    replacement = parse_json(positional[2])
+    if replacement is INVALID:
+        return {"error": f"REPLACEMENT_JSON is not JSON: {positional[2][:80]}"}
+    try:
+        leaf = pick_leaf(session, options)
+        entry = context_edit_entry(session.tree, leaf, positional[1], replacement)
+    except TreeOperationError as exc:
+        return {"error": exc.message}
+    return appended_view(session, leaf, entry)
