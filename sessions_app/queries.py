@@ -29,6 +29,7 @@ __all__ = [
     "path_ranges",
     "path_rows",
     "path_seqs",
+    "segment_table",
 ]
 
 
@@ -44,28 +45,44 @@ def find_entry(session: ChatSession, entry_id: str) -> Entry:
     return row
 
 
-def path_ranges(session: ChatSession, leaf: Entry, *, min_depth: int = 0) -> list[tuple[int, int, int]]:
+SegmentTable = dict[int, tuple[int | None, int]]  # segment → (parent segment, start depth)
+
+
+def segment_table(session: ChatSession) -> SegmentTable:
+    """Return the session's segment table (one row per branch point: small even for huge trees)."""
+    rows = Segment.objects.filter(session=session).values_list("index", "parent_index", "start_depth")
+    return {index: (parent, start) for index, parent, start in rows}
+
+
+def path_ranges(
+    session: ChatSession, leaf: Entry, *, min_depth: int = 0, table: SegmentTable | None = None
+) -> list[tuple[int, int, int]]:
     """Return (segment, low depth, high depth) for the path root→leaf, deepest segment first."""
     if leaf.segment is None or leaf.depth is None:
         return []
-    segments = dict(Segment.objects.filter(session=session).values_list("index", "parent_index"))
-    starts = dict(Segment.objects.filter(session=session).values_list("index", "start_depth"))
+    if table is None:
+        table = segment_table(session)
     ranges: list[tuple[int, int, int]] = []
     segment: int | None = leaf.segment
     high = leaf.depth
     while segment is not None and high >= min_depth:
-        low = max(starts[segment], min_depth)
-        ranges.append((segment, low, high))
-        high = starts[segment] - 1
-        segment = segments[segment]
+        parent, start = table[segment]
+        ranges.append((segment, max(start, min_depth), high))
+        high = start - 1
+        segment = parent
     return ranges
 
 
 def path_rows(
-    session: ChatSession, leaf: Entry, *, min_depth: int = 0, fields: Sequence[str] = ()
+    session: ChatSession,
+    leaf: Entry,
+    *,
+    min_depth: int = 0,
+    fields: Sequence[str] = (),
+    table: SegmentTable | None = None,
 ) -> list[Any]:
     """Return the path rows root→leaf at depth ≥ min_depth (model instances, or value tuples with fields)."""
-    ranges = path_ranges(session, leaf, min_depth=min_depth)
+    ranges = path_ranges(session, leaf, min_depth=min_depth, table=table)
     if not ranges:
         return []
     if connection.vendor == "postgresql" and len(ranges) > 8:
@@ -132,6 +149,7 @@ def context_for_leaf(
         empty = project([])
         return ContextView(None, [], empty, estimate_projected_context_tokens(empty, []), 0)
     leaf = find_entry(session, leaf_id)
+    table = segment_table(session)
     min_depth = 0
     extra: dict[int, Entry] = {}
     if leaf.compaction_seq is not None:
@@ -141,9 +159,9 @@ def context_for_leaf(
         first_kept = compaction.to_domain().get("firstKeptEntryId")
         if isinstance(first_kept, str):
             kept = Entry.objects.filter(session=session, entry_id=first_kept).order_by("-seq").first()
-            if kept is not None and kept.depth is not None and _is_ancestor(session, kept, compaction):
+            if kept is not None and kept.depth is not None and _is_ancestor(session, kept, compaction, table):
                 min_depth = kept.depth
-    rows = path_rows(session, leaf, min_depth=min_depth)
+    rows = path_rows(session, leaf, min_depth=min_depth, table=table)
     anchors = [s for s in (leaf.model_seq, leaf.thinking_seq) if s is not None]
     anchor_rows = (
         {r.seq: r for r in Entry.objects.filter(session=session, seq__in=anchors)} if anchors else {}
@@ -159,11 +177,11 @@ def context_for_leaf(
     return ContextView(leaf, path, projection, estimate, len(rows) + len(extra) + len(anchor_rows) + 1)
 
 
-def _is_ancestor(session: ChatSession, candidate: Entry, descendant: Entry) -> bool:
+def _is_ancestor(session: ChatSession, candidate: Entry, descendant: Entry, table: SegmentTable) -> bool:
     """Return whether ``candidate`` lies on the path root→``descendant``."""
     if candidate.depth is None or descendant.depth is None or candidate.depth > descendant.depth:
         return False
-    for segment, low, high in path_ranges(session, descendant, min_depth=candidate.depth):
+    for segment, low, high in path_ranges(session, descendant, min_depth=candidate.depth, table=table):
         if segment == candidate.segment and low <= candidate.depth <= high:
             return True
     return False

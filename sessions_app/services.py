@@ -14,20 +14,40 @@ from . import realtime
 from .domain.entries import Entry as DomainEntry
 from .domain.entries import entry_from_value
 from .domain.jsjson import js_stringify
-from .domain.jsonl import LoadedFile, SkippedLine, generate_entry_id, load_text, scan_lines
+from .domain.jsonl import CURRENT_VERSION, LoadedFile, SkippedLine, generate_entry_id, load_text, scan_lines
+from .domain.operations import (
+    ForkMode,
+    copy_for_fork,
+    fork_plan,
+    label_entry,
+    new_session_id,
+    plan_navigation,
+    session_info_entry,
+)
 from .domain.timestamps import now_iso
 from .domain.tree import SessionTree, js_trim
 from .models import ChatSession, Entry, Segment
+from .queries import find_entry, load_tree
 
 __all__ = [
     "AppendConflict",
+    "ForkOutcome",
     "ImportResult",
     "InvalidEntries",
     "InvalidSessionFile",
+    "NavigationOutcome",
     "append_entries",
+    "clone_session",
+    "create_session",
+    "delete_session",
+    "export_filename",
     "export_jsonl",
+    "fork_session",
     "import_jsonl",
     "import_stream",
+    "navigate_without_summary",
+    "rename_session",
+    "set_label",
     "set_leaf",
 ]
 
@@ -282,6 +302,9 @@ def _prepare_new_entries(session: ChatSession, entries: Sequence[dict[str, Any]]
         entry_id = entry.get("id")
         if entry_id is None:
             entry_id = generate_entry_id(taken | batch)
+            # The batch check above only knows ids the caller sent; a generated id must also be new.
+            while _entry_exists(session, entry_id):
+                entry_id = generate_entry_id(taken | batch | {entry_id})
         elif not isinstance(entry_id, str) or not entry_id:
             raise InvalidEntries(f"{where}: 'id' must be a non-empty string")
         if entry_id in taken or entry_id in batch:
@@ -432,3 +455,152 @@ def export_jsonl(session: ChatSession) -> Iterable[bytes]:
     rows = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
     for raw in rows.iterator(chunk_size=2000):
         yield (raw + "\n").encode("utf-8", errors="surrogatepass")
+
+
+# -- session actions ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NavigationOutcome:
+    """Where the leaf went and the text a user-message target puts back into the editor."""
+
+    leaf_id: str | None
+    editor_text: str | None
+    changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ForkOutcome:
+    """The new session and the forked user message's text (forks before a user message only)."""
+
+    session: ChatSession
+    editor_text: str | None
+
+
+def export_filename(session: ChatSession) -> str:
+    """Return the file name Pi gives this session: its header timestamp (``:`` and ``.`` as ``-``), id."""
+    stamp = session.pi_timestamp.replace(":", "-").replace(".", "-")
+    return f"{stamp}_{session.pi_id}.jsonl"
+
+
+def create_session(*, owner: Any, cwd: str, name: str | None = None) -> ChatSession:
+    """Create an empty session with a fresh header; a name becomes its first ``session_info`` entry."""
+    header = {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": new_session_id(),
+        "timestamp": now_iso(),
+        "cwd": cwd,
+    }
+    # Built before anything is written, so an unusable name stores nothing.
+    info = session_info_entry(SessionTree([]), None, name) if name is not None and js_trim(name) else None
+    with transaction.atomic():
+        session = _create_session(owner=owner, loaded=_header_only(header), filename="")
+        session.save()
+        if info is not None:
+            append_entries(session=session, entries=[_under_leaf(info)])
+    return session
+
+
+def rename_session(*, session: ChatSession, name: str) -> ChatSession:
+    """Name the session by appending a ``session_info`` entry under the leaf (Pi's ``set_session_name``)."""
+    entry = session_info_entry(SessionTree([]), None, name)
+    append_entries(session=session, entries=[_under_leaf(entry)])
+    return session
+
+
+def delete_session(*, session: ChatSession) -> None:
+    """Delete the session with all its entries."""
+    session_id = session.pk
+    with transaction.atomic():
+        ChatSession.objects.filter(pk=session_id).delete()
+        transaction.on_commit(partial(realtime.broadcast, session_id, "session_deleted"))
+
+
+def set_label(*, session: ChatSession, target_id: str, label: str | None) -> list[Entry]:
+    """Label an entry (an empty label clears it) by appending a ``label`` entry under the leaf."""
+    target = find_entry(session, target_id)
+    # The label needs only to know that its target exists, so a one-entry tree is enough.
+    entry = label_entry(SessionTree([target.to_domain()]), None, target_id, label or None)
+    return append_entries(session=session, entries=[_under_leaf(entry)])
+
+
+def navigate_without_summary(*, session: ChatSession, target_id: str) -> NavigationOutcome:
+    """Move the leaf as Pi's tree navigation does: a user message target gives its parent and its text."""
+    entries = [] if target_id == session.leaf_entry_id else [find_entry(session, target_id).to_domain()]
+    plan = plan_navigation(SessionTree(entries), session.leaf_entry_id, target_id)
+    if plan.changed:
+        set_leaf(session=session, entry_id=plan.new_leaf_id)
+        session.refresh_from_db()
+    return NavigationOutcome(plan.new_leaf_id, plan.editor_text, plan.changed)
+
+
+def fork_session(
+    *,
+    session: ChatSession,
+    entry_id: str,
+    actor: Any,
+    position: str | None = None,
+    mode: ForkMode = "path",
+) -> ForkOutcome:
+    """Create a session from ``entry_id``: before a user message (its text to the editor) or at any entry.
+
+    Without a position, user messages fork before and everything else at the entry.
+    """
+    find_entry(session, entry_id)  # an unknown id is "not found", before the whole tree is read
+    tree = load_tree(session)
+    if position is None:
+        target = tree.get(entry_id)
+        is_user = target is not None and target.type == "message" and target.role == "user"
+        position = "before" if is_user else "at"
+    plan = fork_plan(tree, entry_id, "at" if position == "at" else "before")
+    branched = copy_for_fork(
+        tree, plan.target_leaf_id, mode=mode, cwd=session.cwd, parent_session=export_filename(session)
+    )
+    new = _store_branched(branched.header, branched.entries, branched.leaf_id, session, entry_id, actor)
+    return ForkOutcome(new, plan.selected_text)
+
+
+def clone_session(*, session: ChatSession, actor: Any, entry_id: str | None = None) -> ChatSession:
+    """Create a session holding the path to ``entry_id`` (default: the leaf), labels re-created."""
+    leaf = entry_id if entry_id is not None else session.leaf_entry_id
+    if leaf is None:
+        raise InvalidEntries("Cannot clone session: no current entry selected")
+    find_entry(session, leaf)
+    branched = copy_for_fork(
+        load_tree(session), leaf, mode="path", cwd=session.cwd, parent_session=export_filename(session)
+    )
+    return _store_branched(branched.header, branched.entries, branched.leaf_id, session, leaf, actor)
+
+
+def _store_branched(
+    header: dict[str, Any],
+    entries: list[dict[str, Any]],
+    leaf_id: str | None,
+    source: ChatSession,
+    entry_id: str,
+    actor: Any,
+) -> ChatSession:
+    with transaction.atomic():
+        new = _create_session(owner=actor, loaded=_header_only(header), filename="")
+        _insert_all(new, [js_stringify(e) for e in entries], entries)
+        # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
+        leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)
+        new.leaf_entry_id = leaf_id if leaf_seq is not None else None
+        new.leaf_seq = leaf_seq
+        new.forked_from = source
+        new.forked_from_entry = entry_id
+        new.forked_by = actor
+        new.save()
+    return new
+
+
+def _header_only(header: dict[str, Any]) -> LoadedFile:
+    return LoadedFile(
+        True, header, [], 1, header.get("version"), False, False, header_raw=js_stringify(header)
+    )
+
+
+def _under_leaf(entry: dict[str, Any]) -> dict[str, Any]:
+    """Drop id and parent so ``append_entries`` hangs the entry under the leaf it holds locked."""
+    return {k: v for k, v in entry.items() if k not in ("id", "parentId")}

@@ -222,7 +222,7 @@ class SessionTree:
 
 
 def _break_cycles(raw_parent: list[int]) -> tuple[list[int], list[int]]:
-    """Return parents with every cycle cut at the entry that closes it, and the cut positions."""
+    """Return parents with every cycle cut at its earliest entry, and the cut positions."""
     n = len(raw_parent)
     parent = list(raw_parent)
     state = bytearray(n)  # 0 unseen, 1 on the current walk, 2 done
@@ -237,9 +237,10 @@ def _break_cycles(raw_parent: list[int]) -> tuple[list[int], list[int]]:
             walk.append(pos)
             pos = parent[pos]
         if pos != -1 and state[pos] == 1:
-            closer = walk[-1]
-            parent[closer] = -1
-            broken.append(closer)
+            # The earliest member was an orphan when it was written (its parent came later): it is the root.
+            cut = min(walk[walk.index(pos) :])
+            parent[cut] = -1
+            broken.append(cut)
         for p in walk:
             state[p] = 2
     return parent, broken
