@@ -126,6 +126,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # One error shape everywhere: {"error": <message>, "detail": ...}.
+    "EXCEPTION_HANDLER": "sessions_app.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "piweb API",
@@ -170,3 +172,12 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": ENV.get("DJANGO_LOG_LEVEL", "INFO"), "propagate": False},
     },
 }
+
+# Compaction and branch summaries (compaction_app): the navigate API's summary starter, an optional
+# summarizer factory (dotted path, called with the session), an optional queue for the LLM-bound tasks,
+# and a shorter Redis redelivery window for tasks whose worker died (seconds; kombu's default is 1 h).
+PIWEB_BRANCH_SUMMARY_STARTER = "compaction_app.services.start_branch_summary"
+PIWEB_SUMMARIZER = ENV.get("PIWEB_SUMMARIZER") or None
+PIWEB_COMPACTION_QUEUE = ENV.get("PIWEB_COMPACTION_QUEUE") or None
+if ENV.get("PIWEB_CELERY_VISIBILITY_TIMEOUT"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = int(ENV["PIWEB_CELERY_VISIBILITY_TIMEOUT"])

@@ -1,0 +1,89 @@
+"""One error shape for the whole API: ``{"error": <message>, "detail": <what DRF or the service said>}``.
+
+Domain exceptions are mapped here, so views can call a service and let its refusal become the right
+status: unknown ids 404, tree rules 400, a moved leaf 409, an oversized body 413.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from ..domain.operations import TreeOperationError
+from ..queries import EntryNotFound
+from ..services import AppendConflict, InvalidEntries, InvalidSessionFile
+
+__all__ = ["PayloadTooLarge", "api_exception_handler", "error_response"]
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
+
+
+def error_response(message: str, status_code: int, **extra: Any) -> Response:
+    """Return the API's error body with ``status_code``."""
+    return Response({"error": message, **extra}, status=status_code)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Turn any exception a view raises into the API's error body; unknown exceptions stay 500s."""
+    if isinstance(exc, EntryNotFound):
+        return error_response(str(exc), status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, AppendConflict):
+        return error_response(
+            f"The session's leaf is {exc.actual!r}, not the expected {exc.expected!r}",
+            status.HTTP_409_CONFLICT,
+            leafId=exc.actual,
+        )
+    if isinstance(exc, TreeOperationError):
+        return error_response(exc.message, status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, InvalidSessionFile | InvalidEntries):
+        return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge(str(exc) or PayloadTooLarge.default_detail)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or "Not found.")
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or None)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    detail = response.data
+    response.data = {"error": _message(exc, detail), "detail": detail}
+    return response
+
+
+def _message(exc: Exception, detail: Any) -> str:
+    if isinstance(exc, exceptions.ParseError):
+        return f"Malformed request body: {_first_text(detail)}"
+    if isinstance(exc, exceptions.ValidationError):
+        return f"Invalid input: {_first_text(detail)}"
+    return _first_text(detail)
+
+
+def _first_text(detail: Any) -> str:
+    """Return the first message in DRF's nested error detail, prefixed by the field path."""
+    prefix: list[str] = []
+    while True:
+        if isinstance(detail, dict):
+            if not detail:
+                break
+            key, detail = next(iter(detail.items()))
+            if key not in ("detail", "non_field_errors"):
+                prefix.append(str(key))
+        elif isinstance(detail, list):
+            if not detail:
+                break
+            detail = detail[0]
+        else:
+            break
+    text = str(detail) if detail not in ({}, []) else "error"
+    return f"{'.'.join(prefix)}: {text}" if prefix else text

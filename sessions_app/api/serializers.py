@@ -1,0 +1,232 @@
+"""Input validation and output shapes. Serializers only convert data; services do the writing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ..domain.jsjson import js_stringify, parse_json
+from ..domain.messages import convert_to_llm
+from ..domain.operations import FORK_MODES
+from ..domain.tokens import estimate_tokens
+from ..models import ChatSession, Entry
+from ..queries import ContextView
+
+# -- output ---------------------------------------------------------------------------------------------
+
+
+class SessionSerializer(serializers.ModelSerializer[ChatSession]):
+    piId = serializers.CharField(source="pi_id")
+    header = serializers.SerializerMethodField()
+    timestamp = serializers.CharField(source="pi_timestamp")
+    parentSession = serializers.CharField(source="parent_session", allow_null=True)
+    leafId = serializers.CharField(source="leaf_entry_id", allow_null=True)
+    leafSeq = serializers.IntegerField(source="leaf_seq", allow_null=True)
+    lastSeq = serializers.SerializerMethodField()
+    entryCount = serializers.IntegerField(source="entry_count")
+    messageCount = serializers.IntegerField(source="message_count")
+    owner = serializers.CharField(source="owner.get_username")
+    forkedFrom = serializers.PrimaryKeyRelatedField(source="forked_from", read_only=True)
+    forkedFromEntry = serializers.CharField(source="forked_from_entry", allow_null=True)
+    forkedBy = serializers.SerializerMethodField()
+    sourceFilename = serializers.CharField(source="source_filename")
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    class Meta:
+        model = ChatSession
+        fields = [
+            "id",
+            "piId",
+            "name",
+            "cwd",
+            "version",
+            "timestamp",
+            "parentSession",
+            "header",
+            "leafId",
+            "leafSeq",
+            "lastSeq",
+            "entryCount",
+            "messageCount",
+            "owner",
+            "forkedFrom",
+            "forkedFromEntry",
+            "forkedBy",
+            "sourceFilename",
+            "createdAt",
+            "updatedAt",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_header(self, obj: ChatSession) -> Any:
+        return parse_json(obj.header_raw)
+
+    def get_lastSeq(self, obj: ChatSession) -> int | None:
+        return obj.next_seq - 1 if obj.next_seq else None
+
+    def get_forkedBy(self, obj: ChatSession) -> str | None:
+        return obj.forked_by.get_username() if obj.forked_by is not None else None
+
+
+class EntrySerializer(serializers.Serializer[Entry]):
+    seq = serializers.IntegerField()
+    id = serializers.CharField(source="entry_id", allow_null=True)
+    parentId = serializers.CharField(source="parent_id", allow_null=True)
+    type = serializers.CharField()
+    timestamp = serializers.CharField()
+    entry = serializers.SerializerMethodField(help_text="The entry exactly as stored (verbatim Pi JSON)")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_entry(self, obj: Entry) -> Any:
+        return obj.payload()
+
+
+class EntryPageSerializer(serializers.Serializer[Any]):
+    entries = EntrySerializer(many=True)
+    leafId = serializers.CharField(allow_null=True)
+    lastSeq = serializers.IntegerField(allow_null=True)
+    hasMore = serializers.BooleanField()
+
+
+class SkippedLineSerializer(serializers.Serializer[Any]):
+    line = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class ImportResultSerializer(serializers.Serializer[Any]):
+    session = SessionSerializer()
+    created = serializers.BooleanField()
+    appended = serializers.IntegerField()
+    skippedLines = SkippedLineSerializer(many=True)
+    migrated = serializers.BooleanField()
+
+
+class ForkResultSerializer(serializers.Serializer[Any]):
+    session = SessionSerializer()
+    editorText = serializers.CharField(required=False)
+
+
+class NavigateResultSerializer(serializers.Serializer[Any]):
+    leafId = serializers.CharField(allow_null=True)
+    editorText = serializers.CharField(required=False)
+
+
+class OperationSerializer(serializers.Serializer[Any]):
+    operationId = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer[Any]):
+    error = serializers.CharField()
+    detail = serializers.JSONField(required=False)
+
+
+# -- input ----------------------------------------------------------------------------------------------
+
+
+class SessionFilterSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(required=False, help_text="Part of the name, any case")
+    cwd = serializers.CharField(required=False)
+    createdAfter = serializers.DateTimeField(required=False)
+    createdBefore = serializers.DateTimeField(required=False)
+    updatedAfter = serializers.DateTimeField(required=False)
+    updatedBefore = serializers.DateTimeField(required=False)
+
+
+class SessionCreateSerializer(serializers.Serializer[Any]):
+    cwd = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
+
+
+class SessionRenameSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(allow_blank=True, trim_whitespace=False)
+
+
+class EntriesQuerySerializer(serializers.Serializer[Any]):
+    since = serializers.CharField(required=False, help_text="Return entries strictly after this entry id")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=5000, default=1000)
+
+
+class TreeQuerySerializer(serializers.Serializer[Any]):
+    around = serializers.CharField(required=False, help_text="Expand the entries near this entry")
+    segment = serializers.IntegerField(required=False, min_value=0, help_text="Expand this run's segment")
+
+
+class ContextQuerySerializer(serializers.Serializer[Any]):
+    leaf = serializers.CharField(required=False, help_text="Project the path to this entry (default: leaf)")
+    window = serializers.IntegerField(required=False, min_value=1, help_text="Context window in tokens")
+
+
+class NavigateSerializer(serializers.Serializer[Any]):
+    targetId = serializers.CharField()
+    summarize = serializers.BooleanField(required=False, default=False)
+    customInstructions = serializers.CharField(required=False, allow_blank=True)
+    replaceInstructions = serializers.BooleanField(required=False, default=False)
+
+
+class ForkSerializer(serializers.Serializer[Any]):
+    entryId = serializers.CharField()
+    position = serializers.ChoiceField(choices=["before", "at"], required=False)
+    mode = serializers.ChoiceField(choices=list(FORK_MODES), required=False, default="path")
+
+
+class CloneSerializer(serializers.Serializer[Any]):
+    entryId = serializers.CharField(required=False)
+
+
+class LabelSerializer(serializers.Serializer[Any]):
+    targetId = serializers.CharField()
+    label = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None)
+
+
+class AppendSerializer(serializers.Serializer[Any]):
+    entries = serializers.ListField(child=serializers.JSONField(), allow_empty=False, max_length=10000)
+    expectedLeaf = serializers.CharField(required=False, allow_null=True)
+
+
+class ImportSerializer(serializers.Serializer[Any]):
+    file = serializers.FileField(help_text="A Pi session file (.jsonl)")
+
+
+# -- context --------------------------------------------------------------------------------------------
+
+
+def js_value(value: Any) -> Any:
+    """Return ``value`` as JSON.stringify would send it (NaN as null, undefined fields dropped)."""
+    return json.loads(js_stringify(value))
+
+
+def context_payload(view: ContextView, window: int | None) -> dict[str, Any]:
+    """Shape a projection: messages with their source entries and token estimates, then LLM messages."""
+    projection = view.projection
+    messages = [
+        {"entryId": pe.entry.id, "tokens": estimate_tokens(m), "message": m}
+        for pe in projection.entries
+        for m in pe.messages
+    ]
+    estimate = view.estimate
+    tokens = estimate.tokens
+    return js_value(
+        {
+            "leafId": view.leaf.entry_id if view.leaf is not None else None,
+            "model": projection.model,
+            "thinkingLevel": projection.thinking_level,
+            "contextEntries": [pe.entry.id for pe in projection.entries],
+            "messages": messages,
+            "llmMessages": convert_to_llm(projection.messages),
+            "estimate": {
+                "tokens": tokens,
+                "usageTokens": estimate.usage_tokens,
+                "trailingTokens": estimate.trailing_tokens,
+                "lastUsageIndex": estimate.last_usage_index,
+            },
+            "contextWindow": (
+                {"window": window, "used": tokens, "fraction": tokens / window} if window else None
+            ),
+        }
+    )

@@ -1,0 +1,28 @@
+"""Session API routes, included under ``api/``."""
+
+from __future__ import annotations
+
+from django.urls import path
+from rest_framework.authtoken.views import obtain_auth_token
+
+from . import sync, views
+
+app_name = "sessions_api"
+
+urlpatterns = [
+    path("sessions/", views.SessionListView.as_view(), name="session-list"),
+    path("sync/", sync.SyncView.as_view(), name="sync"),
+    path("token/", obtain_auth_token, name="token"),
+    path("sessions/import/", views.ImportView.as_view(), name="session-import"),
+    path("sessions/<int:pk>/", views.SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<int:pk>/entries/", views.EntryListView.as_view(), name="entry-list"),
+    path("sessions/<int:pk>/entries/<str:entry_id>/", views.EntryDetailView.as_view(), name="entry-detail"),
+    path("sessions/<int:pk>/tree/", views.TreeView.as_view(), name="session-tree"),
+    path("sessions/<int:pk>/context/", views.ContextView.as_view(), name="session-context"),
+    path("sessions/<int:pk>/navigate/", views.NavigateView.as_view(), name="session-navigate"),
+    path("sessions/<int:pk>/fork/", views.ForkView.as_view(), name="session-fork"),
+    path("sessions/<int:pk>/clone/", views.CloneView.as_view(), name="session-clone"),
+    path("sessions/<int:pk>/labels/", views.LabelView.as_view(), name="session-labels"),
+    path("sessions/<int:pk>/append/", views.AppendView.as_view(), name="session-append"),
+    path("sessions/<int:pk>/export/", views.ExportView.as_view(), name="session-export"),
+]

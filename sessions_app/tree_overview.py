@@ -1,0 +1,250 @@
+"""A flat, render-ready overview of a session tree, built from the segment table and a few entry rows.
+
+Segments already are the tree's linear runs (each entry the first child of the one before), so the
+shape comes from the segment table alone. Entries are read only where drawing needs them: branch
+points, tree leaves, the session leaf, labeled, compaction, branch-summary and context-edited entries,
+and the two ends of each folded run between them. Payloads are read only for label and context_edit
+entries, so a 100k-entry session with a few hundred branches answers with a small payload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q
+
+from .domain.jsjson import parse_json
+from .models import ChatSession, Entry, Segment
+from .queries import find_entry
+
+__all__ = ["AROUND", "SEGMENT_PAGE", "build_tree_overview"]
+
+AROUND = 50  # entries expanded on each side of ?around=
+SEGMENT_PAGE = 1000  # entries expanded from the start of ?segment=
+_FIELDS = ("seq", "entry_id", "parent_id", "type", "role", "timestamp", "depth", "segment")
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    seq: int
+    entry_id: str
+    parent_id: str | None
+    type: str
+    role: str
+    timestamp: str
+    depth: int
+    segment: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Seg:
+    index: int
+    parent: int | None
+    start: int
+    tip_depth: int
+
+
+def build_tree_overview(
+    session: ChatSession, *, around: str | None = None, segment: int | None = None
+) -> dict[str, Any]:
+    """Return the overview: folded runs and the nodes between them, in drawing order (no nesting)."""
+    segs = {
+        s[0]: _Seg(s[0], s[1], s[2], s[3])
+        for s in Segment.objects.filter(session=session).values_list(
+            "index", "parent_index", "start_depth", "tip_depth"
+        )
+    }
+    depths: dict[int, set[int]] = {i: {s.tip_depth} for i, s in segs.items()}
+    children_at: dict[tuple[int, int], list[int]] = {}
+    for index in sorted(segs):
+        s = segs[index]
+        if s.parent is not None and s.parent in segs:
+            depths[s.parent].add(s.start - 1)
+            children_at.setdefault((s.parent, s.start - 1), []).append(index)
+
+    rows: dict[tuple[int, int], _Row] = {}
+
+    def keep(found: Iterable[_Row], *, shown: bool = True) -> list[_Row]:
+        kept = []
+        for row in found:
+            if row.segment in segs:
+                rows[(row.segment, row.depth)] = row
+                if shown:
+                    depths[row.segment].add(row.depth)
+                kept.append(row)
+        return kept
+
+    base = Entry.objects.filter(session=session, segment__isnull=False)
+    keep(_rows(base.filter(type__in=("compaction", "branch_summary"))))
+    labels, edits = _labels_and_edits(session)
+    targets = {r.entry_id: r for r in _rows(base.filter(entry_id__in=[*labels, *edits]).order_by("seq"))}
+    keep(targets.values())
+    leaf = (
+        next(iter(keep(_rows(base.filter(seq=session.leaf_seq)))), None)
+        if session.leaf_seq is not None
+        else None
+    )
+
+    expanded: list[tuple[int, int, int]] = []
+    if around is not None:
+        row = find_entry(session, around)
+        if row.segment is not None and row.depth is not None and row.segment in segs:
+            s = segs[row.segment]
+            expanded.append((s.index, max(s.start, row.depth - AROUND), min(s.tip_depth, row.depth + AROUND)))
+    if segment is not None and segment in segs:
+        s = segs[segment]
+        expanded.append((s.index, s.start, min(s.tip_depth, s.start + SEGMENT_PAGE - 1)))
+    for index, low, high in expanded:
+        keep(_rows(base.filter(segment=index, depth__gte=low, depth__lte=high)))
+
+    # The two ends of every gap between interesting depths are the ends of a folded run.
+    wanted: set[tuple[int, int]] = set()
+    for index, s in segs.items():
+        previous = s.start - 1
+        for depth in sorted(depths[index]):
+            if depth > previous + 1:
+                wanted.update({(index, previous + 1), (index, depth - 1)})
+            previous = depth
+        wanted.update((index, d) for d in depths[index])
+    keep(_rows_at(session, [w for w in wanted if w not in rows]), shown=False)
+
+    on_path: dict[int, int] = {}  # segment → deepest depth of the current path in it
+    if leaf is not None:
+        index: int | None = leaf.segment
+        high = leaf.depth
+        while index is not None and index in segs:
+            on_path[index] = high
+            high = segs[index].start - 1
+            index = segs[index].parent
+
+    columns: dict[int, int] = {}
+    for index in sorted(segs):
+        parent = segs[index].parent
+        columns[index] = columns.get(parent, -1) + 1 if parent is not None else 0
+
+    def pieces(index: int) -> list[dict[str, Any]]:
+        s = segs[index]
+        out: list[dict[str, Any]] = []
+        previous = s.start - 1
+        column = columns[index]
+        path_high = on_path.get(index, -1)
+        for depth in sorted(depths[index]):
+            if depth < s.start or depth > s.tip_depth:
+                continue
+            if depth > previous + 1:
+                first, last = rows[(index, previous + 1)], rows[(index, depth - 1)]
+                run: dict[str, Any] = {
+                    "kind": "run",
+                    "firstId": first.entry_id,
+                    "lastId": last.entry_id,
+                    "parentId": first.parent_id,
+                    "length": depth - previous - 1,
+                    "depthFrom": first.depth,
+                    "depthTo": last.depth,
+                    "segment": index,
+                    "column": column,
+                }
+                if last.depth <= path_high:
+                    run["onPath"] = True
+                out.append(run)
+            row = rows[(index, depth)]
+            node: dict[str, Any] = {
+                "kind": "node",
+                "id": row.entry_id,
+                "parentId": row.parent_id,
+                "type": row.type,
+                "depth": depth,
+                "segment": index,
+                "column": column,
+                "timestamp": row.timestamp,
+            }
+            if row.role:
+                node["role"] = row.role
+            branches = children_at.get((index, depth), [])
+            if branches:
+                node["children"] = len(branches) + (1 if depth < s.tip_depth else 0)
+            if depth == s.tip_depth:
+                node["treeLeaf"] = True
+            if depth <= path_high:
+                node["onPath"] = True
+            if leaf is not None and row.seq == leaf.seq:
+                node["current"] = True
+            if row.entry_id in labels:
+                node["label"] = labels[row.entry_id]
+            if row.entry_id in edits:
+                node[edits[row.entry_id]] = True
+            out.append(node)
+            previous = depth
+        return out
+
+    # Depth-first drawing order without recursion: a branch's segments follow its branch point.
+    items: list[dict[str, Any]] = []
+    roots = sorted(i for i, s in segs.items() if s.parent is None or s.parent not in segs)
+    stack: list[tuple[int, list[dict[str, Any]], int]] = [(r, pieces(r), 0) for r in reversed(roots)]
+    while stack:
+        index, parts, at = stack.pop()
+        if at >= len(parts):
+            continue
+        part = parts[at]
+        items.append(part)
+        stack.append((index, parts, at + 1))
+        if part["kind"] == "node":
+            for child in reversed(children_at.get((index, part["depth"]), [])):
+                stack.append((child, pieces(child), 0))
+    return {
+        "leafId": session.leaf_entry_id,
+        "entryCount": session.entry_count,
+        "segmentCount": len(segs),
+        "items": items,
+    }
+
+
+def _rows(query: Any) -> list[_Row]:
+    return [_Row(*values) for values in query.values_list(*_FIELDS)]
+
+
+def _rows_at(session: ChatSession, positions: list[tuple[int, int]]) -> list[_Row]:
+    """Return the entries at the given (segment, depth) positions, in one indexed query where possible."""
+    if not positions:
+        return []
+    if connection.vendor == "postgresql":
+        table = Entry._meta.db_table
+        sql = (
+            f"SELECT {', '.join('e.' + f for f in _FIELDS)} FROM {table} e "
+            "JOIN unnest(%s::int[], %s::int[]) AS r(seg, d) ON e.segment = r.seg AND e.depth = r.d "
+            "WHERE e.session_id = %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [[p[0] for p in positions], [p[1] for p in positions], session.pk])
+            return [_Row(*values) for values in cursor.fetchall()]
+    found: list[_Row] = []
+    for start in range(0, len(positions), 200):
+        cond = Q()
+        for index, depth in positions[start : start + 200]:
+            cond |= Q(segment=index, depth=depth)
+        found.extend(_rows(Entry.objects.filter(cond, session=session)))
+    return found
+
+
+def _labels_and_edits(session: ChatSession) -> tuple[dict[str, str], dict[str, str]]:
+    """Return the resolved label per target and, per context-edited target, "omitted" or "edited"."""
+    labels: dict[str, str] = {}
+    edits: dict[str, str] = {}
+    query = Entry.objects.filter(session=session, type__in=("label", "context_edit")).order_by("seq")
+    for kind, raw in query.values_list("type", "raw").iterator(chunk_size=2000):
+        payload = parse_json(raw)
+        if not isinstance(payload, dict) or not isinstance(payload.get("targetId"), str):
+            continue
+        target = payload["targetId"]
+        if kind == "label":
+            label = payload.get("label")
+            if isinstance(label, str) and label:
+                labels[target] = label
+            else:
+                labels.pop(target, None)
+        else:
+            edits[target] = "omitted" if payload.get("replacement") is None else "edited"
+    return labels, edits
