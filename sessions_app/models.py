@@ -13,17 +13,25 @@ from .domain.jsjson import parse_json
 
 
 class ChatSessionQuerySet(models.QuerySet["ChatSession"]):
+    """The one place that says who may see and change a session (share links are checked in ``access``)."""
+
     def visible_to(self, user: Any) -> ChatSessionQuerySet:
-        """Return the sessions ``user`` may read."""
+        """Return the sessions ``user`` may read: their own and those shared with a team they belong to."""
         if not getattr(user, "is_authenticated", False):
             return self.none()
-        return self.filter(owner=user)
+        shared = SessionShare.objects.filter(team__memberships__user=user).values("session_id")
+        return self.filter(models.Q(owner=user) | models.Q(pk__in=shared))
 
     def editable_by(self, user: Any) -> ChatSessionQuerySet:
-        """Return the sessions ``user`` may change."""
+        """Return the sessions ``user`` may change: their own, and editor shares unless a team viewer."""
         if not getattr(user, "is_authenticated", False):
             return self.none()
-        return self.filter(owner=user)
+        shared = SessionShare.objects.filter(
+            access=SessionShare.Access.EDITOR,
+            team__memberships__user=user,
+            team__memberships__role__in=[TeamMembership.Role.OWNER, TeamMembership.Role.EDITOR],
+        ).values("session_id")
+        return self.filter(models.Q(owner=user) | models.Q(pk__in=shared))
 
 
 class ChatSession(models.Model):
@@ -118,3 +126,117 @@ class Segment(models.Model):
 
     def __str__(self) -> str:
         return f"segment {self.index} of {self.session_id}"
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TeamMembership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        EDITOR = "editor"
+        VIEWER = "viewer"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_member")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class SessionShare(models.Model):
+    """A session shared with a team; team viewers read even an editor share."""
+
+    class Access(models.TextChoices):
+        VIEWER = "viewer"
+        EDITOR = "editor"
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="shares")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="shares")
+    access = models.CharField(max_length=10, choices=Access.choices, default=Access.VIEWER)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "team"], name="unique_session_team_share")]
+
+    def __str__(self) -> str:
+        return f"{self.session} → {self.team} ({self.access})"
+
+
+class ShareLink(models.Model):
+    """A read-only link to the whole tree or one path, live or frozen, revocable, optionally expiring."""
+
+    class Scope(models.TextChoices):
+        TREE = "tree"
+        PATH = "path"
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="links")
+    token = models.CharField(max_length=64, unique=True)
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.TREE)
+    entry_id = models.TextField(null=True, blank=True, help_text="Path scope: the path root → this entry")
+    frozen_seq = models.IntegerField(null=True, blank=True, help_text="Frozen: only entries up to this seq")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"link to {self.session} ({self.scope})"
+
+
+class ActionLog(models.Model):
+    """Append-only record of who did what to which session."""
+
+    class Action(models.TextChoices):
+        IMPORT = "import"
+        EXPORT = "export"
+        NAVIGATE = "navigate"
+        FORK = "fork"
+        CLONE = "clone"
+        COMPACT = "compact"
+        SHARE = "share"
+        REVOKE = "revoke"
+        LABEL = "label"
+        APPEND = "append"
+        RENAME = "rename"
+        DELETE = "delete"
+        RUN = "run"
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    session = models.ForeignKey(ChatSession, null=True, on_delete=models.SET_NULL, related_name="+")
+    session_label = models.TextField(blank=True, default="", help_text="Kept when the session is deleted")
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action} {self.session_label}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise ValueError("the action log is append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("the action log is append-only")
