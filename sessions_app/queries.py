@@ -102,7 +102,7 @@ def _path_seqs_postgres(session: ChatSession, ranges: list[tuple[int, int, int]]
     table = Entry._meta.db_table
     sql = (
         f"SELECT e.seq FROM {table} e JOIN unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) "
-        "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi WHERE e.session_id = %s"
+        "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi WHERE e.session_id = %s ORDER BY e.depth"
     )
     with connection.cursor() as cursor:
         cursor.execute(
@@ -113,18 +113,8 @@ def _path_seqs_postgres(session: ChatSession, ranges: list[tuple[int, int, int]]
 
 def path_seqs(session: ChatSession, leaf: Entry) -> list[int]:
     """Return the append sequences of the whole path root→leaf."""
-    ranges = path_ranges(session, leaf)
     if connection.vendor == "postgresql":
-        table = Entry._meta.db_table
-        sql = (
-            f"SELECT e.seq FROM {table} e JOIN unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) "
-            "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi WHERE e.session_id = %s ORDER BY e.depth"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(
-                sql, [[r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges], session.pk]
-            )
-            return [row[0] for row in cursor.fetchall()]
+        return _path_seqs_postgres(session, path_ranges(session, leaf))
     return [row[0] for row in path_rows(session, leaf, fields=("seq",))]
 
 

@@ -14,7 +14,7 @@ from . import realtime
 from .domain.entries import Entry as DomainEntry
 from .domain.entries import entry_from_value
 from .domain.jsjson import js_stringify
-from .domain.jsonl import CURRENT_VERSION, LoadedFile, SkippedLine, generate_entry_id, load_text, scan_lines
+from .domain.jsonl import CURRENT_VERSION, SkippedLine, generate_entry_id, load_text, scan_lines
 from .domain.operations import (
     ForkMode,
     copy_for_fork,
@@ -127,7 +127,9 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
         if existing is not None:
             appended = _import_into_existing(existing, raws, values)
             return ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
-        session = _create_session(owner=owner, loaded=loaded, filename=filename)
+        session = _create_session(
+            owner=owner, header=loaded.header or {}, header_raw=loaded.header_raw, filename=filename
+        )
         _insert_all(session, raws, values)
     transaction.on_commit(
         partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
@@ -135,17 +137,24 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     return ImportResult(session, True, len(raws), loaded.skipped, loaded.migrated)
 
 
-def _create_session(*, owner: Any, loaded: LoadedFile, filename: str) -> ChatSession:
-    header = loaded.header or {}
+def _create_session(
+    *, owner: Any, header: dict[str, Any], header_raw: str = "", filename: str
+) -> ChatSession:
+    """Create the session row for a Pi header (written as Pi writes it unless the verbatim line is given)."""
     version = header.get("version")
+
+    def text(key: str) -> str | None:
+        value = header.get(key)
+        return value if isinstance(value, str) else None
+
     return ChatSession.objects.create(
         owner=owner,
         pi_id=header["id"],
-        header_raw=loaded.header_raw or js_stringify(header),
+        header_raw=header_raw or js_stringify(header),
         version=version if isinstance(version, int) and not isinstance(version, bool) else 3,
-        cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
-        pi_timestamp=header.get("timestamp") if isinstance(header.get("timestamp"), str) else "",
-        parent_session=header.get("parentSession") if isinstance(header.get("parentSession"), str) else None,
+        cwd=text("cwd") or "",
+        pi_timestamp=text("timestamp") or "",
+        parent_session=text("parentSession"),
         source_filename=filename,
     )
 
@@ -495,7 +504,7 @@ def create_session(*, owner: Any, cwd: str, name: str | None = None) -> ChatSess
     # Built before anything is written, so an unusable name stores nothing.
     info = session_info_entry(SessionTree([]), None, name) if name is not None and js_trim(name) else None
     with transaction.atomic():
-        session = _create_session(owner=owner, loaded=_header_only(header), filename="")
+        session = _create_session(owner=owner, header=header, filename="")
         session.save()
         if info is not None:
             append_entries(session=session, entries=[_under_leaf(info)])
@@ -582,7 +591,7 @@ def _store_branched(
     actor: Any,
 ) -> ChatSession:
     with transaction.atomic():
-        new = _create_session(owner=actor, loaded=_header_only(header), filename="")
+        new = _create_session(owner=actor, header=header, filename="")
         _insert_all(new, [js_stringify(e) for e in entries], entries)
         # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
         leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)
@@ -593,12 +602,6 @@ def _store_branched(
         new.forked_by = actor
         new.save()
     return new
-
-
-def _header_only(header: dict[str, Any]) -> LoadedFile:
-    return LoadedFile(
-        True, header, [], 1, header.get("version"), False, False, header_raw=js_stringify(header)
-    )
 
 
 def _under_leaf(entry: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from .domain.entries import entry_from_value
 from .domain.jsjson import INVALID, js_truthy, parse_json
 from .domain.jsonl import SkippedLine
 from .models import ChatSession, Entry
-from .services import InvalidSessionFile, _append_rows
+from .services import InvalidSessionFile, _append_rows, _create_session
 
 __all__ = ["SyncConflict", "SyncResult", "last_entry_id", "sync_lines"]
 
@@ -84,16 +84,8 @@ def sync_lines(*, owner: Any, header_line: str, after: str | None, lines: Sequen
         session = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         created = session is None
         if session is None:
-            session = ChatSession.objects.create(
-                owner=owner,
-                pi_id=header["id"],
-                header_raw=header_line.rstrip("\r\n"),
-                cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
-                pi_timestamp=header.get("timestamp") if isinstance(header.get("timestamp"), str) else "",
-                parent_session=header.get("parentSession")
-                if isinstance(header.get("parentSession"), str)
-                else None,
-                source_filename="live sync",
+            session = _create_session(
+                owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename="live sync"
             )
         current = last_entry_id(session)
         if current != after:
