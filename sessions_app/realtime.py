@@ -2,11 +2,17 @@
 
 Events carry the session id and its latest append sequence, nothing more: the database is the
 truth and a client that misses an event catches up through ``entries?since=``.
+
+Broadcasts are handed to one long-lived event loop thread per process, so a writer never waits for
+Redis and the channel layer keeps its connections instead of opening one per event.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import queue
+import threading
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -14,7 +20,7 @@ from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["broadcast", "group_name", "leaf_moved", "session_changed"]
+__all__ = ["broadcast", "flush", "group_name", "leaf_moved", "session_changed"]
 
 
 def group_name(session_id: int) -> str:
@@ -22,16 +28,68 @@ def group_name(session_id: int) -> str:
     return f"session-{session_id}"
 
 
+class _Sender:
+    """A daemon thread whose event loop owns the channel-layer connections and sends events in order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue: queue.SimpleQueue[tuple[Any, str, dict[str, Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._in_flight = 0
+
+    def send(self, group: str, message: dict[str, Any]) -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        if type(layer).__name__ == "InMemoryChannelLayer":
+            # The in-memory layer lives on the caller's loop; another loop would never reach its readers.
+            async_to_sync(layer.group_send)(group, message)
+            return
+        with self._lock:
+            self._in_flight += 1
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="piweb-broadcast", daemon=True)
+                self._thread.start()
+        self._queue.put((layer, group, message))
+
+    def _run(self) -> None:
+        asyncio.run(self._drain())
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            layer, group, message = await loop.run_in_executor(None, self._queue.get)
+            try:
+                await layer.group_send(group, message)
+            except Exception:
+                # The write is committed; viewers resync from the database on their next event.
+                log.warning("live event %s was not delivered", message.get("event"), exc_info=True)
+            with self._lock:
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self._idle.notify_all()
+
+    def flush(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+
+_sender = _Sender()
+
+
 def broadcast(session_id: int, event: str, **fields: Any) -> None:
-    """Send one event to the session's group; a layer failure is logged, never raised to the writer."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    """Send one event to the session's group without blocking the caller; failures are logged."""
     message = {"type": "session.event", "event": event, "session": session_id, **fields}
     try:
-        async_to_sync(layer.group_send)(group_name(session_id), message)
-    except Exception:  # the write is committed; viewers resync from the database on their next event
+        _sender.send(group_name(session_id), message)
+    except Exception:
         log.warning("live event %s for session %s was not delivered", event, session_id, exc_info=True)
+
+
+def flush(timeout: float = 5.0) -> None:
+    """Wait for broadcasts in flight (tests and short-lived commands call this before exiting)."""
+    _sender.flush(timeout)
 
 
 def session_changed(*, session_id: int, last_seq: int) -> None:

@@ -260,6 +260,19 @@ def _timestamp(entry: DomainEntry) -> str:
 # -- append ---------------------------------------------------------------------------------------------
 
 
+# What an append changes on the session row, copied back to the caller's instance without a re-read.
+_COUNTERS = (
+    "leaf_entry_id",
+    "leaf_seq",
+    "next_seq",
+    "next_segment",
+    "entry_count",
+    "message_count",
+    "name",
+    "updated_at",
+)
+
+
 def append_entries(
     *,
     session: ChatSession,
@@ -286,42 +299,42 @@ def append_entries(
             [js_stringify(p) for p in prepared],
             move_leaf=True,
         )
-    session.refresh_from_db()
+    for name in _COUNTERS:
+        setattr(session, name, getattr(locked, name))
     return rows
 
 
 def _prepare_new_entries(session: ChatSession, entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Validate entries and fill in id, parentId and timestamp in Pi's key order."""
-    ids = [e.get("id") for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
-    taken = (
-        set(Entry.objects.filter(session=session, entry_id__in=ids).values_list("entry_id", flat=True))
-        if ids
-        else set()
-    )
+    """Validate entries and fill in id, parentId and timestamp in Pi's key order. Caller holds the lock."""
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise InvalidEntries(f"entry {index}: an entry must be a JSON object")
+    wanted = {e["id"] for e in entries if isinstance(e.get("id"), str)}
+    wanted |= {e["parentId"] for e in entries if isinstance(e.get("parentId"), str)}
+    if session.leaf_entry_id is not None:
+        wanted.add(session.leaf_entry_id)
+    # One query answers every "does this id exist here?" question of the batch.
+    known = set(_existing_ids(session, wanted))
+    generated = _new_ids(session, sum(1 for e in entries if e.get("id") is None), avoid=known | wanted)
     leaf = session.leaf_entry_id
     batch: set[str] = set()
     out: list[dict[str, Any]] = []
     for index, entry in enumerate(entries):
         where = f"entry {index}"
-        if not isinstance(entry, dict):
-            raise InvalidEntries(f"{where}: an entry must be a JSON object")
         kind = entry.get("type")
         if not isinstance(kind, str) or not kind or kind == "session":
             raise InvalidEntries(f"{where}: 'type' must be a non-empty string other than 'session'")
         entry_id = entry.get("id")
         if entry_id is None:
-            entry_id = generate_entry_id(taken | batch)
-            # The batch check above only knows ids the caller sent; a generated id must also be new.
-            while _entry_exists(session, entry_id):
-                entry_id = generate_entry_id(taken | batch | {entry_id})
+            entry_id = generated.pop()
         elif not isinstance(entry_id, str) or not entry_id:
             raise InvalidEntries(f"{where}: 'id' must be a non-empty string")
-        if entry_id in taken or entry_id in batch:
+        elif entry_id in known or entry_id in batch:
             raise InvalidEntries(f"{where}: id {entry_id!r} already exists in this session")
         parent = entry.get("parentId", leaf)
         if parent is not None and not isinstance(parent, str):
             raise InvalidEntries(f"{where}: 'parentId' must be a string or null")
-        if parent is not None and parent not in batch and not _entry_exists(session, parent):
+        if parent is not None and parent not in batch and parent not in known:
             raise InvalidEntries(f"{where}: parent {parent!r} is not an entry of this session")
         stamp = entry.get("timestamp", None)
         if stamp is None:
@@ -333,8 +346,23 @@ def _prepare_new_entries(session: ChatSession, entries: Sequence[dict[str, Any]]
     return out
 
 
-def _entry_exists(session: ChatSession, entry_id: str) -> bool:
-    return Entry.objects.filter(session=session, entry_id=entry_id).exists()
+def _existing_ids(session: ChatSession, ids: set[str]) -> list[str]:
+    if not ids:
+        return []
+    return list(Entry.objects.filter(session=session, entry_id__in=ids).values_list("entry_id", flat=True))
+
+
+def _new_ids(session: ChatSession, count: int, *, avoid: set[str]) -> list[str]:
+    """Return ``count`` fresh 8-hex ids that no entry of the session has."""
+    fresh: list[str] = []
+    while len(fresh) < count:
+        candidates = set()
+        while len(candidates) < count - len(fresh):
+            candidates.add(generate_entry_id(avoid | candidates | set(fresh)))
+        taken = set(_existing_ids(session, candidates))
+        fresh += [c for c in candidates if c not in taken]
+        avoid |= taken
+    return fresh
 
 
 def _append_rows(

@@ -36,7 +36,8 @@ def test_navigate_unknown_target_is_404(api_client: Any, stored: Any) -> None:
 
 def test_navigate_with_summary_without_a_starter_is_501(api_client: Any, stored: Any) -> None:
     url = f"/api/sessions/{stored.pk}/navigate/"
-    response = api_client.post(url, {"targetId": "a2", "summarize": True}, format="json")
+    with override_settings(PIWEB_BRANCH_SUMMARY_STARTER=None):
+        response = api_client.post(url, {"targetId": "a2", "summarize": True}, format="json")
     assert response.status_code == 501 and "not available" in response.json()["error"]
     assert api_client.get(f"/api/sessions/{stored.pk}/").json()["leafId"] == "a3"
 
