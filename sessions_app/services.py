@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any
@@ -13,8 +13,15 @@ from django.db import connection, transaction
 from . import realtime
 from .domain.entries import Entry as DomainEntry
 from .domain.entries import entry_from_value
-from .domain.jsjson import js_stringify
-from .domain.jsonl import CURRENT_VERSION, SkippedLine, generate_entry_id, load_text, scan_lines
+from .domain.jsjson import js_stringify, parse_json
+from .domain.jsonl import (
+    CURRENT_VERSION,
+    SkippedLine,
+    generate_entry_id,
+    iter_kept_lines,
+    load_text,
+    scan_lines,
+)
 from .domain.operations import (
     ForkMode,
     copy_for_fork,
@@ -104,37 +111,41 @@ def import_jsonl(*, owner: Any, data: bytes, filename: str = "") -> ImportResult
 
 
 def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> ImportResult:
-    """Import one session file, streaming its lines. Re-importing the same session appends only what is new.
+    """Import one session file, reading it twice: once for the tree, once to COPY the verbatim lines.
 
-    All or nothing: one transaction; a bad file raises InvalidSessionFile and stores nothing.
+    Re-importing the same session appends only what is new. All or nothing: one transaction; a bad
+    file raises InvalidSessionFile and stores nothing.
     """
     scanned = scan_lines(stream)
     loaded = scanned.loaded
     if not loaded.valid:
         raise InvalidSessionFile(loaded.error or "not a Pi session file")
+    entries: Sequence[DomainEntry]
     if scanned.needs_migration:
         stream.seek(0)
-        text = stream.read().decode("utf-8", errors="replace")
-        loaded = load_text(text)
-        raws = [line.raw for line in loaded.entries]
-        values: list[Any] = [line.value for line in loaded.entries]
+        loaded = load_text(stream.read().decode("utf-8", errors="replace"))
+        entries = [entry_from_value(seq, line.value) for seq, line in enumerate(loaded.entries)]
+        lines: Iterable[tuple[str, Any]] = [
+            (line.raw, entries[i].timestamp) for i, line in enumerate(loaded.entries)
+        ]
     else:
-        raws = scanned.raws
-        values = scanned.payloads
+        entries = scanned.entries
+        stream.seek(0)
+        lines = iter_kept_lines(stream, scanned.line_numbers)
     header = loaded.header or {}
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
-            appended = _import_into_existing(existing, raws, values)
+            appended = _import_into_existing(existing, entries, [raw for raw, _ in lines])
             return ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
         session = _create_session(
             owner=owner, header=loaded.header or {}, header_raw=loaded.header_raw, filename=filename
         )
-        _insert_all(session, raws, values)
+        _insert_all(session, entries, lines)
     transaction.on_commit(
         partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
     )
-    return ImportResult(session, True, len(raws), loaded.skipped, loaded.migrated)
+    return ImportResult(session, True, len(entries), loaded.skipped, loaded.migrated)
 
 
 def _create_session(
@@ -159,7 +170,7 @@ def _create_session(
     )
 
 
-def _import_into_existing(session: ChatSession, raws: list[str], values: list[Any]) -> int:
+def _import_into_existing(session: ChatSession, entries: Sequence[DomainEntry], raws: list[str]) -> int:
     """Append the lines beyond what is stored when the stored lines are a prefix of the file."""
     stored = list(Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True))
     if raws[: len(stored)] != stored:
@@ -167,36 +178,42 @@ def _import_into_existing(session: ChatSession, raws: list[str], values: list[An
             f"a different session with id {session.pi_id!r} is already stored "
             "(its entries differ from this file)"
         )
-    new_values = values[len(stored) :]
-    if not new_values:
+    new_raws = raws[len(stored) :]
+    if not new_raws:
         return 0
-    payloads = [v for v in new_values]
-    _append_rows(session, [entry_from_value(0, v) for v in payloads], raws[len(stored) :], move_leaf=True)
-    return len(new_values)
+    _append_rows(
+        session, [entry_from_value(0, parse_json(raw)) for raw in new_raws], new_raws, move_leaf=True
+    )
+    return len(new_raws)
 
 
-def _insert_all(session: ChatSession, raws: Sequence[str], values: Sequence[Any]) -> None:
-    """Insert every entry of a new session with its folded path facts, by COPY where available."""
-    entries = [entry_from_value(seq, value) for seq, value in enumerate(values)]
+def _insert_all(
+    session: ChatSession, entries: Sequence[DomainEntry], lines: Iterable[tuple[str, Any]]
+) -> None:
+    """Insert every entry of a new session with its folded path facts, by COPY where available.
+
+    ``lines`` gives each entry's verbatim text and timestamp, in order; it is consumed once.
+    """
     tree = SessionTree(entries)
     facts, segments = tree.path_facts()
     tip: dict[int, tuple[int, int]] = {}
-    rows = []
-    for seq, entry in enumerate(entries):
-        fact = facts[seq]
-        parent = tree.parent[seq]
+    for seq, fact in enumerate(facts):
         if fact is not None:
             tip[fact.segment] = (seq, fact.depth)
-        rows.append(
-            (
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for seq, (entry, (raw, stamp)) in enumerate(zip(entries, lines, strict=True)):
+            fact = facts[seq]
+            parent = tree.parent[seq]
+            yield (
                 session.pk,
                 seq,
                 entry.id,
                 entry.parent_id,
                 entry.type or "",
                 _role(entry),
-                _timestamp(entry),
-                raws[seq],
+                stamp if isinstance(stamp, str) else "",
+                raw,
                 None if parent == -1 else parent,
                 None if fact is None else fact.depth,
                 None if fact is None else fact.segment,
@@ -204,8 +221,8 @@ def _insert_all(session: ChatSession, raws: Sequence[str], values: Sequence[Any]
                 None if fact is None or fact.model < 0 else fact.model,
                 None if fact is None or fact.thinking < 0 else fact.thinking,
             )
-        )
-    _copy_rows(rows)
+
+    _copy_rows(rows())
     Segment.objects.bulk_create(
         [
             Segment(
@@ -231,9 +248,7 @@ def _insert_all(session: ChatSession, raws: Sequence[str], values: Sequence[Any]
     session.save()
 
 
-def _copy_rows(rows: list[tuple[Any, ...]]) -> None:
-    if not rows:
-        return
+def _copy_rows(rows: Iterable[tuple[Any, ...]]) -> None:
     table = Entry._meta.db_table
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -244,7 +259,7 @@ def _copy_rows(rows: list[tuple[Any, ...]]) -> None:
         return
     placeholders = ", ".join(["%s"] * len(COLUMNS))
     with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({placeholders})", rows)
+        cursor.executemany(f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({placeholders})", list(rows))
 
 
 def _role(entry: DomainEntry) -> str:
@@ -620,7 +635,11 @@ def _store_branched(
 ) -> ChatSession:
     with transaction.atomic():
         new = _create_session(owner=actor, header=header, filename="")
-        _insert_all(new, [js_stringify(e) for e in entries], entries)
+        _insert_all(
+            new,
+            [entry_from_value(seq, e) for seq, e in enumerate(entries)],
+            [(js_stringify(e), e.get("timestamp")) for e in entries],
+        )
         # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
         leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)
         new.leaf_entry_id = leaf_id if leaf_seq is not None else None

@@ -8,10 +8,11 @@ unmigrated file exports byte for byte.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .entries import Entry, entry_from_value
 from .jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
 
 CURRENT_VERSION = 3
@@ -249,36 +250,48 @@ _LIGHT_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def light_payload(value: Any) -> Any:
-    """Keep only the fields the tree and its folded facts read, so a large file fits in little memory."""
-    if not isinstance(value, dict):
-        return value
-    out = {k: value[k] for k in ("type", "id", "parentId", "timestamp") if k in value}
-    for key in _LIGHT_KEYS.get(str(value.get("type")), ()):
-        if key in value:
-            out[key] = value[key]
-    message = value.get("message")
-    if isinstance(message, dict):
-        out["message"] = {k: message[k] for k in _LIGHT_MESSAGE_KEYS if k in message}
-    return out
+class _LightPayloads:
+    """Build the small payloads an import keeps; identical ones are shared, so 100k messages cost little."""
+
+    def __init__(self) -> None:
+        self._shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def __call__(self, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        kind = value.get("type")
+        out = {k: value[k] for k in _LIGHT_KEYS.get(str(kind), ()) if k in value}
+        message = value.get("message")
+        if isinstance(message, dict):
+            out["message"] = {k: message[k] for k in _LIGHT_MESSAGE_KEYS if k in message}
+        if kind == "message" and len(out) == 1:
+            key = (kind, *(out["message"].get(k) for k in _LIGHT_MESSAGE_KEYS), len(out["message"]))
+            if all(isinstance(k, str | int | type(None)) for k in key):
+                return self._shared.setdefault(key, out)
+        return out
 
 
 @dataclass(slots=True)
 class ScannedFile:
-    """A streamed scan: the load report plus, per kept line, its verbatim text and a light payload."""
+    """A streamed scan: the load report, each kept line's entry (with a light payload) and line number."""
 
     loaded: LoadedFile
-    raws: list[str]
-    payloads: list[Any]
+    entries: list[Entry]
+    line_numbers: list[int]
     needs_migration: bool
 
 
 def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
-    """Scan a file line by line, keeping only what an import stores; version < 3 asks for a full load."""
+    """Scan a file line by line, keeping only what the tree needs; version < 3 asks for a full load.
+
+    The verbatim lines are not kept: an importer reads the file a second time (``iter_kept_lines``), so
+    memory stays well below the file's size.
+    """
     import orjson
 
-    raws: list[str] = []
-    payloads: list[Any] = []
+    light = _LightPayloads()
+    entries: list[Entry] = []
+    line_numbers: list[int] = []
     skipped: list[SkippedLine] = []
     header: dict[str, Any] | None = None
     header_raw = ""
@@ -286,18 +299,12 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     count = 0
     for line_no, chunk in enumerate(lines, start=1):
         last_ended = chunk.endswith(b"\n")
-        text = (chunk[:-1] if last_ended else chunk).decode("utf-8", errors="replace")
-        if not text.strip(JS_WHITESPACE):
+        value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
+        if value is None:
             continue
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            value = parse_json(text)  # the stdlib parser accepts what JSON.parse accepts beyond orjson
-        if value is INVALID:
-            skipped.append(SkippedLine(line_no, "not valid JSON", text[:120]))
-            continue
-        if _is_falsy_value(value):
-            skipped.append(SkippedLine(line_no, "empty JSON value", text[:120]))
+        if value is INVALID or _is_falsy_value(value):
+            reason = "not valid JSON" if value is INVALID else "empty JSON value"
+            skipped.append(SkippedLine(line_no, reason, text[:120]))
             continue
         count += 1
         if header is None:
@@ -326,8 +333,13 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
                     LoadedFile(True, header, [], count, value.get("version"), True, False), [], [], True
                 )
             continue
-        raws.append(text)
-        payloads.append(light_payload(value))
+        entry = entry_from_value(len(entries), value)
+        entries.append(
+            Entry(
+                seq=entry.seq, id=entry.id, parent_id=entry.parent_id, type=entry.type, payload=light(value)
+            )
+        )
+        line_numbers.append(line_no)
     if header is None:
         loaded = LoadedFile(
             False,
@@ -344,4 +356,32 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     loaded = LoadedFile(
         True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
     )
-    return ScannedFile(loaded, raws, payloads, False)
+    return ScannedFile(loaded, entries, line_numbers, False)
+
+
+def _parse_chunk(chunk: bytes, fast: Any, fast_error: type[Exception]) -> tuple[Any, str]:
+    """Return (value, text) for one raw line; value None for a blank line, INVALID for bad JSON."""
+    text = (chunk[:-1] if chunk.endswith(b"\n") else chunk).decode("utf-8", errors="replace")
+    if not text.strip(JS_WHITESPACE):
+        return None, text
+    try:
+        return fast(text), text
+    except fast_error:
+        return parse_json(text), text  # the stdlib parser accepts what JSON.parse accepts beyond orjson
+
+
+def iter_kept_lines(lines: Iterable[bytes], line_numbers: Sequence[int]) -> Iterator[tuple[str, Any]]:
+    """Yield (verbatim text, timestamp) of the kept lines on a second read of the same file."""
+    import orjson
+
+    wanted = iter(line_numbers)
+    target = next(wanted, None)
+    for line_no, chunk in enumerate(lines, start=1):
+        if target is None:
+            return
+        if line_no != target:
+            continue
+        value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
+        stamp = value.get("timestamp") if isinstance(value, dict) else None
+        yield text, stamp
+        target = next(wanted, None)
