@@ -96,7 +96,10 @@ class Entry(models.Model):
         constraints = [models.UniqueConstraint(fields=["session", "seq"], name="unique_entry_seq")]
         indexes = [
             models.Index(fields=["session", "entry_id"], name="entry_session_id_idx"),
-            models.Index(fields=["session", "segment", "depth"], name="entry_segment_depth_idx"),
+            # Covers path reads: a path's ids come from an index-only scan, one range per segment.
+            models.Index(
+                fields=["session", "segment", "depth"], include=["seq"], name="entry_segment_depth_idx"
+            ),
             models.Index(fields=["session", "parent_seq"], name="entry_parent_idx"),
         ]
 
