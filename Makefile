@@ -11,7 +11,7 @@ SHARED ?= ../shared
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/piweb
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: venv run worker test pytest lint format bench conformance clean
+.PHONY: venv browser run worker test pytest lint format bench conformance clean
 
 venv: $(STAMP)
 
@@ -49,7 +49,18 @@ worker: venv
 
 test: lint pytest
 
-pytest: venv
+# Browser tests drive Debian's Chromium; install it once, only when it is missing.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; \
+		else echo "/usr/bin/chromium is missing and cannot be installed without root; browser tests will skip" >&2; exit 0; fi; \
+		echo "Installing chromium for the browser tests"; \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q chromium || \
+		echo "chromium could not be installed; browser tests will skip" >&2; \
+	fi
+
+pytest: venv browser
 	@set +e; \
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
 		$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \

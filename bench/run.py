@@ -17,6 +17,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))  # so `bench` and the project's apps import from a plain checkout
 
 from bench import generate  # noqa: E402
+from bench.django_env import configure_environment, setup_django  # noqa: E402
 from bench.metrics import Context, Result, load_metrics  # noqa: E402
 from bench.report import format_table, write_json  # noqa: E402
 
@@ -69,6 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     for size in ctx.sizes:
         ctx.session(size)  # generate up front so no metric's timing includes it
+    if not args.quick:
+        for spec in generate.equal_context_specs():
+            ctx.session(spec)
+
+    # Database metrics share one setup: DATABASE_URL (default: the piweb_bench database, created and
+    # migrated here) and REDIS_URL; without a database they report error rows and the rest still runs.
+    configure_environment()
+    ctx.db_problem = setup_django()
+    if ctx.db_problem:
+        print(f"bench: {ctx.db_problem}", file=sys.stderr)
 
     rows: list[Result] = []
     for name, fn in registry.items():

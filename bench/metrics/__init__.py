@@ -14,7 +14,7 @@ from pathlib import Path
 from bench import generate
 
 # Modules whose import registers metrics; add new ones here (baselines first).
-METRIC_MODULES = ("bench.metrics.pi", "bench.metrics.inmemory")
+METRIC_MODULES = ("bench.metrics.pi", "bench.metrics.inmemory", "bench.metrics.db", "bench.metrics.serve")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +40,11 @@ class Context:
     data_dir: Path
     node: str | None  # path of a Node binary able to run Pi, or None when unavailable
     node_problem: str = ""
+    # None until the database is set up; "" when ready, else why the database metrics cannot run.
+    db_problem: str | None = None
     baselines: dict[str, float] = field(default_factory=dict)
+    # Objects metrics share within a run, such as the primary keys of imported sessions.
+    state: dict[str, object] = field(default_factory=dict)
     _sessions: dict[generate.SessionSpec, generate.SessionFile] = field(default_factory=dict)
 
     @property

@@ -1,0 +1,491 @@
+"""piweb's database-backed goals: import, open, context, path ids, tree overview and concurrent appends.
+
+Every metric here uses the bench database (see bench/django_env.py) and the owner user "bench", whose
+sessions are deleted once at the start of a run. The 100k session is imported once per run (by the import
+metric, in a child process) and reused by the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import orjson
+
+from bench import generate
+from bench.django_env import bench_user, setup_django
+from bench.metrics import Context, Result, at_most, metric, ratio_at_most, speedup_at_least
+from bench.metrics.inmemory import median_ms
+
+IMPORT_TIMEOUT_S = 300
+OPEN_NEWEST = 200  # entries of the branch on the first screen
+SCRATCH_TABLE = "bench_copy_scratch"
+
+
+# -- shared setup ---------------------------------------------------------------------------------------
+
+
+def require_db(ctx: Context) -> None:
+    """Set Django up once per run and delete the previous run's bench sessions; raise when unavailable."""
+    if ctx.db_problem is None:
+        ctx.db_problem = setup_django()
+    if ctx.db_problem:
+        raise RuntimeError(ctx.db_problem)
+    if not ctx.state.get("db_cleaned"):
+        from sessions_app.models import ChatSession
+
+        ChatSession.objects.filter(owner=bench_user()).delete()
+        ctx.state["db_cleaned"] = True
+
+
+def big_size(ctx: Context) -> str:
+    """Return the largest standard size of this run."""
+    return ctx.sizes[-1]
+
+
+class _RenamedLines:
+    """A session file's lines with the header id made unique to the spec.
+
+    Generated files share their header id per seed, so without this a second file would be taken as a
+    re-import of the first one.
+    """
+
+    def __init__(self, path: Path, tag: str) -> None:
+        self.path = path
+        self.tag = tag
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as fh:
+            header = orjson.loads(next(fh))
+            suffix = hashlib.sha1(self.tag.encode()).hexdigest()[:12]
+            header["id"] = f"{str(header['id'])[:-12]}{suffix}"
+            yield orjson.dumps(header) + b"\n"
+            yield from fh
+
+
+def session_pk(ctx: Context, spec: generate.SessionSpec | str) -> int:
+    """Return the primary key of the imported session for spec, importing it in this process if needed."""
+    require_db(ctx)
+    session = ctx.session(spec)
+    key = f"pk:{session.path.name}"
+    if key not in ctx.state:
+        from sessions_app.services import import_stream
+
+        lines = _RenamedLines(session.path, session.path.name)
+        result = import_stream(owner=bench_user(), stream=cast(Any, lines), filename=session.path.name)
+        ctx.state[key] = result.session.pk
+    return cast(int, ctx.state[key])
+
+
+def load_session(pk: int) -> Any:
+    from sessions_app.models import ChatSession
+
+    return ChatSession.objects.get(pk=pk)
+
+
+# -- import ---------------------------------------------------------------------------------------------
+
+
+def run_import_child(path: Path) -> tuple[dict[str, Any], float, float]:
+    """Import path in a child process; return (its JSON result, its peak RSS in bytes, wall seconds)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve().parent.parent / "import_child.py"), str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    # wait4 gives this child's own rusage; RUSAGE_CHILDREN would also count earlier children (Node).
+    # Linux carries ru_maxrss across exec, so it also includes this (large) process at fork time; the
+    # child therefore reports its own VmHWM too, and that is preferred when present.
+    deadline = time.monotonic() + IMPORT_TIMEOUT_S
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            raise RuntimeError("import timed out")
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+    if proc.returncode != 0:
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
+        raise RuntimeError(f"import failed: {tail[0]}")
+    return orjson.loads(out.strip().splitlines()[-1]), usage.ru_maxrss * 1024.0, time.perf_counter() - started
+
+
+def copy_baseline_seconds(pk: int) -> tuple[float, int]:
+    """Time a COPY FROM STDIN of the session's stored rows into a table shaped like the entry table."""
+    from django.db import connection
+
+    from sessions_app.models import Entry
+    from sessions_app.services import COLUMNS
+
+    table = Entry._meta.db_table
+    columns = ", ".join(COLUMNS)
+    # Django runs in autocommit here, so each statement (the timed COPY included) commits on its own.
+    with tempfile.TemporaryFile() as dump, connection.cursor() as cursor:
+        raw = cursor.cursor
+        with raw.copy(
+            f"COPY (SELECT {columns} FROM {table} WHERE session_id = %s ORDER BY seq) TO STDOUT", [pk]
+        ) as copy:
+            for block in copy:
+                dump.write(block)
+        size = dump.tell()
+        cursor.execute(f"DROP TABLE IF EXISTS {SCRATCH_TABLE}")
+        # Same columns, defaults, constraints and indexes as the entry table; a committed, logged table.
+        cursor.execute(f"CREATE TABLE {SCRATCH_TABLE} (LIKE {table} INCLUDING ALL)")
+        dump.seek(0)
+        t0 = time.perf_counter()
+        with raw.copy(f"COPY {SCRATCH_TABLE} ({columns}) FROM STDIN") as copy:
+            while block := dump.read(1 << 20):
+                copy.write(block)
+        seconds = time.perf_counter() - t0
+        cursor.execute(f"DROP TABLE {SCRATCH_TABLE}")
+    return seconds, size
+
+
+@metric("db_import")
+def db_import(ctx: Context) -> list[Result]:
+    """Import the biggest session end to end in a child process, next to a plain COPY of the same rows."""
+    require_db(ctx)
+    size = big_size(ctx)
+    session = ctx.session(size)
+    out, rss, wall = run_import_child(session.path)
+    ctx.state[f"pk:{session.path.name}"] = int(out["session"])
+    copy_s, copy_bytes = copy_baseline_seconds(int(out["session"]))
+    file_mb = int(session.meta["bytes"]) / 1e6
+    import_s = float(out["seconds"])
+    peak = out.get("peak_rss")
+    rss_note = (
+        f"VmHWM of the import process (Python + Django included); ru_maxrss via wait4 {rss / 1e6:.0f} MB "
+        "counts the bench process at fork time"
+        if isinstance(peak, int)
+        else "ru_maxrss of the import process via os.wait4 (includes the bench process at fork time)"
+    )
+    rss = float(peak) if isinstance(peak, int) else rss
+    return [
+        ratio_at_most(
+            f"import {size} JSONL (import_stream)",
+            import_s,
+            "s",
+            baseline=copy_s,
+            limit=3,
+            against="COPY of the same rows",
+            note=(
+                f"{out['entries']} entries, {file_mb:.0f} MB; child process wall {wall:.1f} s incl. Django "
+                f"start; baseline COPY FROM STDIN of {copy_bytes / 1e6:.0f} MB precomputed rows into a "
+                "table LIKE the entry table INCLUDING ALL"
+            ),
+        ),
+        ratio_at_most(
+            f"import {size} peak RSS",
+            rss / 1e6,
+            "MB",
+            baseline=file_mb,
+            limit=2,
+            against="file size",
+            note=rss_note,
+        ),
+    ]
+
+
+# -- open -----------------------------------------------------------------------------------------------
+
+
+def tree_overview_fn() -> tuple[Any, str]:
+    """Return the API's tree overview builder, or a segment-table fallback, and which one it is."""
+    try:
+        from sessions_app.tree_overview import build_tree_overview
+    except ImportError:
+        from sessions_app.models import Segment
+
+        def segments(session: Any) -> dict[str, Any]:
+            rows = Segment.objects.filter(session=session).values_list(
+                "index", "parent_index", "start_depth", "tip_depth"
+            )
+            return {"segments": [list(r) for r in rows]}
+
+        return segments, "segment rows (sessions_app.tree_overview missing)"
+    return build_tree_overview, "sessions_app.tree_overview.build_tree_overview"
+
+
+def open_first_screen(pk: int) -> bytes:
+    """Build what opening a session shows first: header, leaf, tree overview, newest entries of the branch."""
+    from sessions_app import queries
+
+    overview, _ = tree_overview_fn()
+    session = load_session(pk)
+    leaf = queries.find_entry(session, session.leaf_entry_id)
+    rows = queries.path_rows(session, leaf, min_depth=max(0, (leaf.depth or 0) - OPEN_NEWEST + 1))
+    return orjson.dumps(
+        {
+            "header": session.header_raw,
+            "leaf": leaf.raw,
+            "tree": overview(session),
+            "entries": [row.raw for row in rows],
+        }
+    )
+
+
+@metric("db_open")
+def db_open(ctx: Context) -> list[Result]:
+    """Time opening the small and the biggest session (first screen) against Pi's open + context."""
+    require_db(ctx)
+    size = big_size(ctx)
+    small_pk, big_pk = session_pk(ctx, "1k"), session_pk(ctx, size)
+    small = median_ms(lambda: open_first_screen(small_pk), repeat=20)
+    big = median_ms(lambda: open_first_screen(big_pk), repeat=10)
+    payload = len(open_first_screen(big_pk))
+    _, which = tree_overview_fn()
+    return [
+        Result(metric="open session 1k (first screen)", value=small, unit="ms", goal="reference"),
+        speedup_at_least(
+            f"open session {size} (first screen)",
+            big,
+            "ms",
+            baseline=ctx.baselines.get(f"pi.open_context.{size}"),
+            limit=10,
+            against=f"Pi open+context {size}",
+            note=(
+                f"session row, find_entry(leaf), tree via {which}, newest {OPEN_NEWEST}; "
+                f"{payload / 1e3:.0f} KB"
+            ),
+        ),
+        ratio_at_most(
+            f"open session {size} vs 1k",
+            big,
+            "ms",
+            baseline=small,
+            limit=1.5,
+            against="piweb open 1k",
+        ),
+    ]
+
+
+# -- context --------------------------------------------------------------------------------------------
+
+
+def context_ms(pk: int, repeat: int) -> tuple[float, int]:
+    """Return the median time of context_for_leaf on the session's leaf and its message count."""
+    from sessions_app.queries import context_for_leaf
+
+    session = load_session(pk)
+    value = median_ms(lambda: context_for_leaf(session), repeat=repeat)
+    return value, len(context_for_leaf(session).projection.messages)
+
+
+@metric("db_context")
+def db_context(ctx: Context) -> list[Result]:
+    """Time context_for_leaf against Pi's buildSessionContext, and a long vs a short equal-context history."""
+    require_db(ctx)
+    size = big_size(ctx)
+    rows: list[Result] = []
+    value, messages = context_ms(session_pk(ctx, size), repeat=10)
+    pi_messages = ctx.baselines.get(f"pi.messages.{size}")
+    rows.append(
+        ratio_at_most(
+            f"context projection {size} (DB)",
+            value,
+            "ms",
+            baseline=ctx.baselines.get(f"pi.context.{size}"),
+            limit=1.5,
+            against=f"Pi context {size}",
+            note=f"{messages} messages" + ("" if pi_messages is None else f" (Pi {int(pi_messages)})"),
+        )
+    )
+    short, long = generate.equal_context_specs()
+    if ctx.quick:
+        return rows
+    short_ms, short_messages = context_ms(session_pk(ctx, short), repeat=20)
+    long_ms, long_messages = context_ms(session_pk(ctx, long), repeat=20)
+    rows.append(
+        ratio_at_most(
+            "context projection, equal context, 100k vs 1k history",
+            long_ms,
+            "ms",
+            baseline=short_ms,
+            limit=1.5,
+            against="1k history",
+            note=f"{long_messages} vs {short_messages} messages; Pi: "
+            f"{ctx.baselines.get('pi.context.equal.100k', float('nan')):.1f} vs "
+            f"{ctx.baselines.get('pi.context.equal.1k', float('nan')):.1f} ms",
+        )
+    )
+    return rows
+
+
+# -- path ids -------------------------------------------------------------------------------------------
+
+
+@metric("db_path_seqs")
+def db_path_seqs(ctx: Context) -> list[Result]:
+    """Time queries.path_seqs at depth 10k and at the leaf of the biggest session."""
+    require_db(ctx)
+    from sessions_app import queries
+
+    size = big_size(ctx)
+    session_file = ctx.session(size)
+    session = load_session(session_pk(ctx, size))
+    # (label, entry id, absolute limit in ms)
+    targets = [("10k", str(session_file.meta["probe_ids_by_depth"]["10000"]), 10.0)] if size == "100k" else []
+    targets.append(("100k" if size == "100k" else "10k", str(session_file.meta["leaf_id"]), 60.0))
+    rows: list[Result] = []
+    for label, entry_id, limit in targets:
+        leaf = queries.find_entry(session, entry_id)
+        found = len(queries.path_seqs(session, leaf))
+        if found != (leaf.depth or 0) + 1:
+            raise RuntimeError(f"path_seqs returned {found} ids for depth {leaf.depth}")
+        value = median_ms(lambda s=session, r=leaf: queries.path_seqs(s, r), repeat=10)
+        note = f"depth {leaf.depth}; {len(queries.path_ranges(session, leaf))} segments on the path"
+        rows.append(at_most(f"path ids (DB), depth {label}", value, "ms", limit, note=note))
+        rows.append(
+            ratio_at_most(
+                f"path ids (DB) vs dict walk, depth {label}",
+                value,
+                "ms",
+                baseline=ctx.baselines.get(f"dict_walk.{label}"),
+                limit=25,
+                against="dict walk",
+            )
+        )
+    return rows
+
+
+# -- tree overview --------------------------------------------------------------------------------------
+
+
+@metric("db_tree_overview")
+def db_tree_overview(ctx: Context) -> list[Result]:
+    """Measure the tree overview payload and build time for the biggest session."""
+    require_db(ctx)
+    size = big_size(ctx)
+    session = load_session(session_pk(ctx, size))
+    overview, which = tree_overview_fn()
+    value = median_ms(lambda: orjson.dumps(overview(session)), repeat=10)
+    built = overview(session)
+    payload = len(orjson.dumps(built))
+    items = len(built.get("items", [])) if isinstance(built, dict) else 0
+    note = f"via {which}; {items} items, {built.get('segmentCount', '?')} segments"
+    return [
+        at_most(f"tree overview payload {size}", payload / 1e3, "KB", 200, note=note),
+        at_most(f"tree overview time {size}", value, "ms", 10, note="build + JSON encoding"),
+    ]
+
+
+# -- appends --------------------------------------------------------------------------------------------
+
+
+def _append_worker(pk: int, count: int, start: Any, out: Any) -> None:
+    """Append count user messages one by one and report each call's latency in ms."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()  # never reuse the parent's Redis connections after fork
+    from sessions_app.services import append_entries
+
+    session = load_session(pk)
+    samples: list[float] = []
+    start.wait()
+    for i in range(count):
+        entry = {
+            "type": "message",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": f"bench append {os.getpid()} {i}"}],
+                "timestamp": int(time.time() * 1000),
+            },
+        }
+        t0 = time.perf_counter()
+        append_entries(session=session, entries=[entry])
+        samples.append((time.perf_counter() - t0) * 1000)
+    out.put(samples)
+
+
+def run_writers(pk: int, writers: int, per_writer: int) -> list[float]:
+    """Run writers processes, each with its own connection, appending to one session; return latencies."""
+    from django.db import connections
+
+    connections.close_all()  # children must open their own connections
+    fork = multiprocessing.get_context("fork")
+    start, out = fork.Event(), fork.Queue()
+    procs = [fork.Process(target=_append_worker, args=(pk, per_writer, start, out)) for _ in range(writers)]
+    for proc in procs:
+        proc.start()
+    start.set()
+    samples: list[float] = []
+    for _ in procs:
+        samples.extend(out.get(timeout=120))
+    for proc in procs:
+        proc.join(timeout=10)
+    return samples
+
+
+def check_integrity(pk: int) -> tuple[int, int, int]:
+    """Return (gaps in seq, duplicated entry ids, rows) for a session."""
+    from django.db import connection
+
+    from sessions_app.models import Entry
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*), coalesce(max(seq), -1), count(entry_id), count(DISTINCT entry_id) "
+            f"FROM {Entry._meta.db_table} WHERE session_id = %s",
+            [pk],
+        )
+        rows, top, with_id, distinct = cursor.fetchone()
+    next_seq = load_session(pk).next_seq
+    gaps = (top + 1 - rows) + abs(next_seq - rows)
+    return gaps, with_id - distinct, rows
+
+
+def p99(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=100, method="inclusive")[98]
+
+
+@metric("db_append")
+def db_append(ctx: Context) -> list[Result]:
+    """Append with 1 and with 8 concurrent writers on one session; check seq is gapless and ids unique."""
+    require_db(ctx)
+    pk = session_pk(ctx, big_size(ctx))
+    before = load_session(pk).entry_count
+    per = 50 if ctx.quick else 200
+    rows: list[Result] = []
+    total = 0
+    for writers, limit in ((1, 20.0), (8, 50.0)):
+        count = per if writers == 1 else max(per // 4, 10)
+        samples = run_writers(pk, writers, count)
+        total += len(samples)
+        rows.append(
+            at_most(
+                f"append p99, {writers} writer{'s' if writers > 1 else ''}",
+                p99(samples),
+                "ms",
+                limit,
+                note=(
+                    f"{len(samples)} appends of one entry, p50 {statistics.median(samples):.1f} ms, "
+                    f"max {max(samples):.1f} ms; separate processes and connections"
+                ),
+            )
+        )
+    gaps, duplicates, stored = check_integrity(pk)
+    lost = before + total - stored
+    rows.append(
+        at_most(
+            "append gaps + duplicate ids",
+            float(gaps + duplicates + abs(lost)),
+            "",
+            0,
+            note=f"{gaps} seq gaps, {duplicates} duplicate ids, {lost} appends missing; {stored} rows",
+        )
+    )
+    return rows

@@ -1,0 +1,262 @@
+"""Goals measured against running servers on loopback: REST reads and live events to subscribers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.django_env import bench_user
+from bench.metrics import Context, Result, at_most, metric
+from bench.metrics.db import big_size, load_session, require_db, session_pk
+
+REPO_DIR = Path(__file__).resolve().parent.parent.parent
+CONNECTIONS = 16
+LOAD_SECONDS = 5.0
+WARMUP_SECONDS = 1.0
+SUBSCRIBERS = 50
+EVENTS = 40
+
+
+def free_port() -> int:
+    """Return a loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env() -> dict[str, str]:
+    """Return a production-like environment for the app server, on the bench database."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_DEBUG": "0",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_SECURE_SSL_REDIRECT": "0",
+            "PIWEB_LOG_LEVEL": "WARNING",
+            "DJANGO_LOG_LEVEL": "WARNING",
+        }
+    )
+    return env
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start listening")
+
+
+async def _client(request: bytes, port: int, stop_at: float, counts: dict[str, int]) -> None:
+    """Send request over one keep-alive connection until stop_at, counting 200s and others."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        while time.perf_counter() < stop_at:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = head[9:12]
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            await reader.readexactly(length)
+            counts["ok" if status == b"200" else "other"] += 1
+            if b"connection: close" in head.lower():
+                writer.close()
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    finally:
+        writer.close()
+
+
+async def _load(request: bytes, port: int, seconds: float) -> dict[str, int]:
+    counts = {"ok": 0, "other": 0}
+    stop_at = time.perf_counter() + seconds
+    await asyncio.gather(*(_client(request, port, stop_at, counts) for _ in range(CONNECTIONS)))
+    return counts
+
+
+@metric("rest_read")
+def rest_read(ctx: Context) -> list[Result]:
+    """Serve the app with gunicorn and load GET /api/sessions/<pk>/ over 16 keep-alive connections."""
+    require_db(ctx)
+    from rest_framework.authtoken.models import Token
+
+    pk = session_pk(ctx, "1k")
+    token, _ = Token.objects.get_or_create(user=bench_user())
+    port = free_port()
+    workers, threads = 2, 8
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "piweb.wsgi:application",
+            "-k",
+            "gthread",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO_DIR,
+        env=server_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, proc)
+        request = (
+            f"GET /api/sessions/{pk}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
+            f"Authorization: Token {token.key}\r\n\r\n"
+        ).encode()
+        asyncio.run(_load(request, port, WARMUP_SECONDS))
+        started = time.perf_counter()
+        counts = asyncio.run(_load(request, port, LOAD_SECONDS))
+        elapsed = time.perf_counter() - started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    rate = counts["ok"] / elapsed
+    note = (
+        f"gunicorn gthread {workers}×{threads}, DEBUG off, DRF token auth; {CONNECTIONS} keep-alive "
+        f"connections from one asyncio client for {LOAD_SECONDS:.0f} s; {counts['ok']} ok, "
+        f"{counts['other']} other responses"
+    )
+    ok = counts["other"] == 0
+    return [
+        Result(
+            metric=f"REST read GET /api/sessions/<pk>/, {CONNECTIONS} connections",
+            value=rate,
+            unit="req/s",
+            goal="≥ 1000 req/s, no errors",
+            met=rate >= 1000 and ok,
+            note=note,
+        )
+    ]
+
+
+# -- live events ----------------------------------------------------------------------------------------
+
+
+def _append_and_stamp(pk: int, text: str) -> tuple[float, int]:
+    """Append one entry and return (the moment its transaction committed, the session's last seq)."""
+    from django.db import transaction
+
+    from sessions_app.services import append_entries
+
+    stamp: list[float] = []
+    session = load_session(pk)
+    with transaction.atomic():
+        # Registered before the service's own hook, so it runs first: right after COMMIT returns.
+        transaction.on_commit(lambda: stamp.append(time.perf_counter()))
+        rows = append_entries(
+            session=session, entries=[{"type": "custom", "customType": "bench", "data": text}]
+        )
+    return stamp[0], rows[-1].seq
+
+
+async def _live(pk: int) -> tuple[list[float], int]:
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+    from django.db import connections
+
+    from sessions_app.realtime import group_name
+
+    layer: Any = get_channel_layer()
+    group = group_name(pk)
+    channels = [await layer.new_channel() for _ in range(SUBSCRIBERS)]
+    for channel in channels:
+        await layer.group_add(group, channel)
+    received: dict[int, list[float]] = {}
+    arrived: dict[int, asyncio.Event] = {}
+
+    async def receive(channel: str) -> None:
+        while True:
+            message = await layer.receive(channel)
+            now = time.perf_counter()
+            seq = message.get("seq")
+            if isinstance(seq, int):
+                received.setdefault(seq, []).append(now)
+                if len(received[seq]) >= SUBSCRIBERS and seq in arrived:
+                    arrived[seq].set()
+
+    tasks = [asyncio.create_task(receive(c)) for c in channels]
+    latencies: list[float] = []
+    missing = 0
+    append = sync_to_async(_append_and_stamp, thread_sensitive=True)
+    try:
+        for i in range(EVENTS):
+            committed, seq = await append(pk, f"live {i}")
+            arrived.setdefault(seq, asyncio.Event())
+            if len(received.get(seq, [])) < SUBSCRIBERS:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(arrived[seq].wait(), timeout=2.0)
+            got = received.get(seq, [])
+            missing += SUBSCRIBERS - len(got)
+            latencies.extend((t - committed) * 1000 for t in got)
+            await asyncio.sleep(0.02)
+    finally:
+        for task in tasks:
+            task.cancel()
+        for channel in channels:
+            await layer.group_discard(group, channel)
+        await sync_to_async(connections.close_all, thread_sensitive=True)()
+    return latencies, missing
+
+
+@metric("live_events")
+def live_events(ctx: Context) -> list[Result]:
+    """Measure commit → receive latency of live events to 50 subscribers of one session."""
+    require_db(ctx)
+    from django.conf import settings
+
+    pk = session_pk(ctx, big_size(ctx))
+    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    latencies, missing = asyncio.run(_live(pk))
+    if not latencies:
+        raise RuntimeError("no event reached a subscriber")
+    p95 = statistics.quantiles(latencies, n=20, method="inclusive")[18]
+    routing = (REPO_DIR / "sessions_app" / "routing.py").exists()
+    how = f"{backend} group, {SUBSCRIBERS} channel receivers in one process (no websocket hop" + (
+        "; sessions_app/routing.py exists but the websocket path is not measured yet)" if routing else ")"
+    )
+    row = at_most(
+        f"live event commit → subscriber, {SUBSCRIBERS} subscribers, p95",
+        p95,
+        "ms",
+        150,
+        note=(
+            f"{EVENTS} appends via services (on_commit → group_send); p50 {statistics.median(latencies):.1f} "
+            f"ms, max {max(latencies):.1f} ms; {missing} deliveries missing; {how}"
+        ),
+    )
+    if missing:
+        return [Result(**{**_as_dict(row), "met": False})]
+    return [row]
+
+
+def _as_dict(row: Result) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in Result.__slots__}
