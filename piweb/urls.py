@@ -21,6 +21,8 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
 ]
 
+urlpatterns.append(path("api/", include("compaction_app.api.urls")))
+urlpatterns.append(path("api/", include("piweb.agent.urls")))
 if import_optional("sessions_app.api.urls"):
     urlpatterns.append(path("api/", include("sessions_app.api.urls")))
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
 from typing import Any
 
@@ -34,8 +33,8 @@ class _Sender:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._queue: queue.SimpleQueue[tuple[Any, str, dict[str, Any]]] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[tuple[Any, str, dict[str, Any]]] | None = None
         self._in_flight = 0
 
     def send(self, group: str, message: dict[str, Any]) -> None:
@@ -48,18 +47,24 @@ class _Sender:
             return
         with self._lock:
             self._in_flight += 1
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="piweb-broadcast", daemon=True)
-                self._thread.start()
-        self._queue.put((layer, group, message))
+            if self._loop is None:
+                ready = threading.Event()
+                threading.Thread(target=self._run, args=(ready,), name="piweb-broadcast", daemon=True).start()
+                ready.wait()
+            loop, events = self._loop, self._queue
+        assert loop is not None and events is not None
+        loop.call_soon_threadsafe(events.put_nowait, (layer, group, message))
 
-    def _run(self) -> None:
-        asyncio.run(self._drain())
+    def _run(self, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop, self._queue = loop, asyncio.Queue()
+        ready.set()
+        loop.run_until_complete(self._drain())
 
     async def _drain(self) -> None:
-        loop = asyncio.get_running_loop()
+        assert self._queue is not None
         while True:
-            layer, group, message = await loop.run_in_executor(None, self._queue.get)
+            layer, group, message = await self._queue.get()
             try:
                 await layer.group_send(group, message)
             except Exception:

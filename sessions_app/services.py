@@ -133,6 +133,9 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
         stream.seek(0)
         lines = iter_kept_lines(stream, scanned.line_numbers)
     header = loaded.header or {}
+    _check_storable(
+        [header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header"
+    )
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
@@ -181,10 +184,35 @@ def _import_into_existing(session: ChatSession, entries: Sequence[DomainEntry], 
     new_raws = raws[len(stored) :]
     if not new_raws:
         return 0
-    _append_rows(
-        session, [entry_from_value(0, parse_json(raw)) for raw in new_raws], new_raws, move_leaf=True
-    )
+    new_entries = [entry_from_value(0, parse_json(raw)) for raw in new_raws]
+    for seq, entry in enumerate(new_entries, start=len(stored)):
+        _check_storable_entry(entry, entry.timestamp, seq)
+    _append_rows(session, new_entries, new_raws, move_leaf=True)
     return len(new_raws)
+
+
+def _check_storable(values: Iterable[Any], where: str) -> None:
+    """Refuse strings PostgreSQL text cannot hold: NUL characters and lone surrogates (JSON allows both)."""
+    for value in values:
+        if isinstance(value, str) and ("\x00" in value or not _encodes(value)):
+            raise InvalidSessionFile(
+                f"{where}: a string holds a NUL character or a lone surrogate, which cannot be stored"
+            )
+
+
+def _encodes(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_storable_entry(entry: DomainEntry, stamp: Any, seq: int) -> None:
+    name = entry.get("name") if entry.type == "session_info" else None
+    _check_storable((entry.id, entry.parent_id, entry.type, _role(entry), stamp, name), f"entry {seq + 1}")
 
 
 def _insert_all(
@@ -203,6 +231,7 @@ def _insert_all(
 
     def rows() -> Iterator[tuple[Any, ...]]:
         for seq, (entry, (raw, stamp)) in enumerate(zip(entries, lines, strict=True)):
+            _check_storable_entry(entry, stamp, seq)
             fact = facts[seq]
             parent = tree.parent[seq]
             yield (

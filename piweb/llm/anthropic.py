@@ -63,12 +63,9 @@ def build_request(
         last_user = next((m for m in reversed(wire) if m["role"] == "user"), None)
         if last_user is not None and last_user["content"]:
             last_user["content"][-1]["cache_control"] = _CACHE
-    headers = {
-        "x-api-key": config.api_key,
-        "anthropic-version": API_VERSION,
-        "accept": "text/event-stream",
-        "x-session-id": session_id,
-    }
+    headers = {"anthropic-version": API_VERSION, "accept": "text/event-stream", "x-session-id": session_id}
+    if config.api_key:
+        headers["x-api-key"] = config.api_key
     return f"{config.base_url.rstrip('/')}/v1/messages", headers, body
 
 

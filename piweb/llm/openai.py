@@ -50,11 +50,9 @@ def build_request(
             }
             for t in tools
         ]
-    headers = {
-        "authorization": f"Bearer {config.api_key}",
-        "accept": "text/event-stream",
-        "x-session-id": session_id,
-    }
+    headers = {"accept": "text/event-stream", "x-session-id": session_id}
+    if config.api_key:  # keyless local servers reject a bare "Bearer "
+        headers["authorization"] = f"Bearer {config.api_key}"
     return f"{config.base_url.rstrip('/')}/chat/completions", headers, body
 
 

@@ -95,7 +95,7 @@ def load_text(text: str) -> LoadedFile:
     parsed: list[ParsedLine] = []
     skipped: list[SkippedLine] = []
     for line_no, line in iter_lines(text):
-        if not line.strip():
+        if not line.strip(JS_WHITESPACE):
             continue
         value = parse_json(line)
         if value is INVALID:
@@ -300,7 +300,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     for line_no, chunk in enumerate(lines, start=1):
         last_ended = chunk.endswith(b"\n")
         value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
-        if value is None:
+        if value is _BLANK:
             continue
         if value is INVALID or _is_falsy_value(value):
             reason = "not valid JSON" if value is INVALID else "empty JSON value"
@@ -359,11 +359,14 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     return ScannedFile(loaded, entries, line_numbers, False)
 
 
+_BLANK: Any = object()  # a blank line; distinct from a "null" line, which is reported as skipped
+
+
 def _parse_chunk(chunk: bytes, fast: Any, fast_error: type[Exception]) -> tuple[Any, str]:
-    """Return (value, text) for one raw line; value None for a blank line, INVALID for bad JSON."""
+    """Return (value, text) for one raw line; value _BLANK for a blank line, INVALID for bad JSON."""
     text = (chunk[:-1] if chunk.endswith(b"\n") else chunk).decode("utf-8", errors="replace")
     if not text.strip(JS_WHITESPACE):
-        return None, text
+        return _BLANK, text
     try:
         return fast(text), text
     except fast_error:

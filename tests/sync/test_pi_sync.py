@@ -16,14 +16,33 @@ from sessions_app.sync_client import SyncClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-HEADER = {"type": "session", "version": 3, "id": "sync-demo", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w"}
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "sync-demo",
+    "timestamp": "2026-03-01T10:00:00.000Z",
+    "cwd": "/w",
+}
 
 
 def _entry(i: int, parent: str | None) -> str:
     role = "assistant" if i % 2 else "user"
-    message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": f"line {i} ✓"}], "timestamp": i}
-    return json.dumps({"type": "message", "id": f"e{i}", "parentId": parent, "timestamp": "2026-03-01T10:00:01Z",
-                       "message": message}, ensure_ascii=False, separators=(",", ":"))
+    message: dict[str, Any] = {
+        "role": role,
+        "content": [{"type": "text", "text": f"line {i} ✓"}],
+        "timestamp": i,
+    }
+    return json.dumps(
+        {
+            "type": "message",
+            "id": f"e{i}",
+            "parentId": parent,
+            "timestamp": "2026-03-01T10:00:01Z",
+            "message": message,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
 
 
 def _server_file(owner: Any) -> bytes:
@@ -44,7 +63,9 @@ def test_sync_follows_a_growing_file_across_a_torn_line_and_a_restart(
     def client() -> SyncClient:
         return SyncClient(server=live_server.url, token=token, root=tmp_path / "sessions", state_path=state)
 
-    lines = [json.dumps(HEADER, separators=(",", ":"))] + [_entry(i, f"e{i - 1}" if i else None) for i in range(5)]
+    lines = [json.dumps(HEADER, separators=(",", ":"))] + [
+        _entry(i, f"e{i - 1}" if i else None) for i in range(5)
+    ]
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     first = client()
     assert first.sync_once() == 5
@@ -64,15 +85,22 @@ def test_sync_follows_a_growing_file_across_a_torn_line_and_a_restart(
     assert _server_file(owner) == file.read_bytes()
 
 
-def test_lost_state_resumes_from_the_server_cursor(live_server: Any, user: Callable[..., Any], tmp_path: Path) -> None:
+def test_lost_state_resumes_from_the_server_cursor(
+    live_server: Any, user: Callable[..., Any], tmp_path: Path
+) -> None:
     owner = user()
     token = Token.objects.create(user=owner).key
     root = tmp_path / "sessions"
     root.mkdir()
     file = root / "s.jsonl"
-    lines = [json.dumps(HEADER, separators=(",", ":"))] + [_entry(i, f"e{i - 1}" if i else None) for i in range(3)]
+    lines = [json.dumps(HEADER, separators=(",", ":"))] + [
+        _entry(i, f"e{i - 1}" if i else None) for i in range(3)
+    ]
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert SyncClient(server=live_server.url, token=token, root=root, state_path=tmp_path / "a.json").sync_once() == 3
+    assert (
+        SyncClient(server=live_server.url, token=token, root=root, state_path=tmp_path / "a.json").sync_once()
+        == 3
+    )
     with file.open("a", encoding="utf-8") as handle:
         handle.write(_entry(3, "e2") + "\n")
     # A client with no state starts at the top, is told the server's cursor, and sends only the new line.

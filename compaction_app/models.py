@@ -1,0 +1,152 @@
+"""Summarizer providers and the history of compaction and branch-summary runs."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from piweb.llm import ProviderConfig
+from sessions_app.models import ChatSession
+
+
+class LLMProvider(models.Model):
+    """One model at one provider that can write summaries. The key is write-only everywhere."""
+
+    class Api(models.TextChoices):
+        OPENAI = "openai-completions", "OpenAI-compatible chat completions"
+        ANTHROPIC = "anthropic-messages", "Anthropic messages"
+
+    name = models.CharField(max_length=100, unique=True)
+    api = models.CharField(max_length=32, choices=Api.choices, default=Api.OPENAI)
+    base_url = models.CharField(
+        max_length=500, help_text="OpenAI-compatible URLs include /v1; Anthropic's do not"
+    )
+    model_id = models.CharField(max_length=200)
+    provider = models.CharField(max_length=100, help_text="Provider label recorded in summaries, e.g. openai")
+    context_window = models.PositiveIntegerField(default=128000)
+    max_output_tokens = models.PositiveIntegerField(default=4096)
+    api_key = models.TextField(blank=True, default="")
+    is_summarizer_default = models.BooleanField(default=False)
+    reasoning = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "LLM provider"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_summarizer_default"],
+                condition=Q(is_summarizer_default=True),
+                name="one_default_summarizer",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.provider}/{self.model_id})"
+
+    @property
+    def masked_key(self) -> str:
+        """Return the key with all but its last four characters hidden."""
+        if not self.api_key:
+            return ""
+        return "•" * 8 + self.api_key[-4:] if len(self.api_key) > 8 else "•" * 8
+
+    def config(self) -> ProviderConfig:
+        """Return the client configuration for this model."""
+        return ProviderConfig(
+            api=self.api,  # type: ignore[arg-type]
+            provider=self.provider,
+            base_url=self.base_url,
+            model_id=self.model_id,
+            api_key=self.api_key,
+            context_window=self.context_window,
+            max_output_tokens=self.max_output_tokens,
+        )
+
+
+class CompactionRunQuerySet(models.QuerySet["CompactionRun"]):
+    def visible_to(self, user: Any) -> CompactionRunQuerySet:
+        """Return the runs of sessions ``user`` may read."""
+        return self.filter(session__in=ChatSession.objects.visible_to(user))
+
+    def active(self) -> CompactionRunQuerySet:
+        return self.filter(status__in=(CompactionRun.Status.QUEUED, CompactionRun.Status.RUNNING))
+
+
+class CompactionRun(models.Model):
+    """One requested compaction or branch summary: what was planned, what it cost and what it wrote.
+
+    The row is the unit of idempotency: whatever delivers its task, at most one entry is ever written
+    for it, because ``result_entry_id`` is set in the same transaction as the append.
+    """
+
+    class Kind(models.TextChoices):
+        COMPACTION = "compaction"
+        BRANCH_SUMMARY = "branch_summary"
+
+    class Reason(models.TextChoices):
+        MANUAL = "manual"
+        THRESHOLD = "threshold"
+        OVERFLOW = "overflow"
+        NAVIGATE = "navigate"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    TERMINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.CANCELLED})
+
+    operation_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    idempotency_key = models.CharField(max_length=255, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="compaction_runs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    planned_leaf = models.TextField(null=True, blank=True, help_text="The leaf the run was planned for")
+    target_id = models.TextField(null=True, blank=True, help_text="Navigation target (branch summaries)")
+    label = models.TextField(null=True, blank=True)
+    custom_instructions = models.TextField(null=True, blank=True)
+    replace_instructions = models.BooleanField(default=False)
+    will_retry = models.BooleanField(default=False)
+    first_kept_entry_id = models.TextField(null=True, blank=True)
+    tokens_before = models.BigIntegerField(null=True, blank=True)
+    tokens_after = models.BigIntegerField(null=True, blank=True, help_text="Estimated, from the new context")
+    summarizer = models.CharField(max_length=100, blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    usage = models.JSONField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)
+    summary = models.TextField(blank=True, default="")
+    result_entry_id = models.TextField(null=True, blank=True)
+    result_leaf_id = models.TextField(null=True, blank=True)
+    editor_text = models.TextField(null=True, blank=True)
+    replaced_first_seq = models.IntegerField(null=True, blank=True)
+    replaced_last_seq = models.IntegerField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.IntegerField(null=True, blank=True)
+
+    objects = CompactionRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "-created_at"], name="run_session_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.operation_id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.TERMINAL

@@ -1,0 +1,43 @@
+"""Celery tasks for compaction and branch summaries: fetch the run, call its service.
+
+Tasks are acknowledged late and may run more than once (a redelivery after a worker died, a broker
+hiccup). That is safe by construction: the run row is locked and re-checked before anything is
+written, and its status changes in the same transaction as the entry it records.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from .models import CompactionRun
+from .services import compact_session, summarize_and_navigate
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_compaction(run_id: int) -> str:
+    """Run a queued compaction; return its final status."""
+    run = CompactionRun.objects.select_related("session").filter(pk=run_id).first()
+    if run is None:  # the session was deleted meanwhile
+        return "missing"
+    if run.is_finished:
+        return run.status
+    outcome = compact_session(
+        session=run.session,
+        reason=run.reason,
+        custom_instructions=run.custom_instructions,
+        will_retry=run.will_retry,
+        requested_by=run.requested_by,
+        run=run,
+    )
+    return outcome.status
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_branch_summary(run_id: int) -> str:
+    """Run a queued navigation with branch summary; return its final status."""
+    run = CompactionRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return "missing"
+    if run.is_finished:
+        return run.status
+    return summarize_and_navigate(run).status

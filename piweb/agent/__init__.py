@@ -1,0 +1,1 @@
+"""Agent runs: a prompt answered by a model in a worker, streamed to viewers, with Pi's context management."""

@@ -1,0 +1,164 @@
+"""REST adapters for agent runs: start one, read its state, abort it."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from compaction_app.models import LLMProvider
+from sessions_app.api.errors import api_exception_handler, error_response
+from sessions_app.models import ChatSession
+
+from . import services
+from .models import AgentRun
+
+
+class StartRunSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
+    providerId = serializers.IntegerField(required=False, allow_null=True)
+    thinkingLevel = serializers.ChoiceField(
+        choices=services.THINKING_LEVELS, required=False, allow_blank=True
+    )
+
+
+RUN_SCHEMA = inline_serializer(
+    "AgentRun",
+    {
+        "runId": serializers.UUIDField(),
+        "session": serializers.IntegerField(),
+        "status": serializers.CharField(),
+        "prompt": serializers.CharField(),
+        "provider": serializers.DictField(allow_null=True),
+        "thinkingLevel": serializers.CharField(allow_null=True),
+        "error": serializers.CharField(allow_null=True),
+        "abortRequested": serializers.BooleanField(),
+        "userEntryId": serializers.CharField(allow_null=True),
+        "finalEntryId": serializers.CharField(allow_null=True),
+        "stopReason": serializers.CharField(allow_null=True),
+        "retryAttempts": serializers.IntegerField(),
+        "recoveryEvents": serializers.ListField(child=serializers.DictField()),
+        "createdAt": serializers.DateTimeField(),
+        "startedAt": serializers.DateTimeField(allow_null=True),
+        "finishedAt": serializers.DateTimeField(allow_null=True),
+    },
+)
+ERROR = OpenApiResponse(description='{"error": <message>}')
+
+
+def run_payload(run: AgentRun) -> dict[str, Any]:
+    """Return the public shape of a run."""
+    provider = run.provider
+    return {
+        "runId": str(run.public_id),
+        "session": run.session_id,
+        "status": run.status,
+        "prompt": run.prompt,
+        "provider": None
+        if provider is None
+        else {"id": provider.pk, "provider": provider.provider, "modelId": provider.model_id},
+        "thinkingLevel": run.thinking_level or None,
+        "error": run.error or None,
+        "abortRequested": run.abort_requested,
+        "userEntryId": run.user_entry_id,
+        "finalEntryId": run.final_entry_id,
+        "stopReason": run.stop_reason or None,
+        "retryAttempts": run.retry_attempts,
+        "recoveryEvents": run.recovery_events,
+        "createdAt": run.created_at.isoformat(),
+        "startedAt": run.started_at.isoformat() if run.started_at else None,
+        "finishedAt": run.finished_at.isoformat() if run.finished_at else None,
+    }
+
+
+class _RunAPIView(APIView):
+    def get_exception_handler(self) -> Any:
+        return api_exception_handler
+
+    def readable_run(self, run_id: UUID) -> AgentRun:
+        run = (
+            AgentRun.objects.visible_to(self.request.user)
+            .select_related("provider")
+            .filter(public_id=run_id)
+            .first()
+        )
+        if run is None:
+            raise NotFound(f"Run not found: {run_id}")
+        return run
+
+
+class SessionRunsView(_RunAPIView):
+    """POST a prompt: 202 with the run id; 409 while another run of the session is active."""
+
+    @extend_schema(
+        request=StartRunSerializer,
+        responses={
+            202: inline_serializer("RunStarted", {"runId": serializers.UUIDField()}),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+            409: ERROR,
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        session = ChatSession.objects.visible_to(request.user).filter(pk=pk).first()
+        if session is None:
+            raise NotFound(f"Session not found: {pk}")
+        if not ChatSession.objects.editable_by(request.user).filter(pk=pk).exists():
+            raise PermissionDenied("You may read this session but not change it.")
+        serializer = StartRunSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            provider = services.resolve_provider(session, data.get("providerId"))
+            run = services.start_run(
+                session=session,
+                user=request.user,
+                prompt=data["prompt"],
+                provider=provider,
+                thinking_level=data.get("thinkingLevel") or "",
+            )
+        except services.RunConflict as exc:
+            active = str(exc.active.public_id) if exc.active is not None else None
+            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
+        except (services.NoProvider, ValueError) as exc:
+            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "RunList", {"results": serializers.ListField(child=serializers.DictField())}
+            ),
+            404: ERROR,
+        }
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        if not ChatSession.objects.visible_to(request.user).filter(pk=pk).exists():
+            raise NotFound(f"Session not found: {pk}")
+        runs = AgentRun.objects.filter(session_id=pk).select_related("provider")[:50]
+        return Response({"results": [run_payload(r) for r in runs]})
+
+
+class RunDetailView(_RunAPIView):
+    @extend_schema(responses={200: RUN_SCHEMA, 404: ERROR})
+    def get(self, request: Request, run_id: UUID) -> Response:
+        return Response(run_payload(self.readable_run(run_id)))
+
+
+class RunAbortView(_RunAPIView):
+    @extend_schema(request=None, responses={202: RUN_SCHEMA, 403: ERROR, 404: ERROR})
+    def post(self, request: Request, run_id: UUID) -> Response:
+        run = self.readable_run(run_id)
+        if not ChatSession.objects.editable_by(request.user).filter(pk=run.session_id).exists():
+            raise PermissionDenied("You may read this session but not change it.")
+        return Response(run_payload(services.abort_run(run=run)), status=status.HTTP_202_ACCEPTED)
+
+
+__all__ = ["LLMProvider", "RunAbortView", "RunDetailView", "SessionRunsView"]

@@ -1,0 +1,49 @@
+"""The run's side of compaction: resolve settings for the run's model and call the compaction service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+
+from compaction_app.domain.settings import CompactionSettings, resolve_settings
+from compaction_app.services import compact_session
+
+if TYPE_CHECKING:
+    from .loop import RunLoop
+
+__all__ = ["MOVED", "Compacted", "compact", "settings_for"]
+
+MOVED = "The session moved to another branch while the run was in progress; nothing was compacted."
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    success: bool
+    reference: str | None  # the compaction entry id, else the compaction operation id
+    error_message: str | None
+
+
+def settings_for(provider: str, model_id: str) -> CompactionSettings:
+    """Return the compaction settings with the model's overrides applied."""
+    return resolve_settings(getattr(settings, "PIWEB_COMPACTION", None), provider=provider, model_id=model_id)
+
+
+def compact(loop: RunLoop, *, reason: str, will_retry: bool) -> Compacted:
+    """Compact the run's branch now; the service announces compaction_start/compaction_end itself."""
+    session = loop.session
+    session.refresh_from_db()
+    if session.leaf_entry_id != loop.leaf:
+        # The service compacts the session's leaf; another branch must not be compacted for this run.
+        return Compacted(False, None, MOVED)
+    outcome: Any = compact_session(
+        session=session, reason=reason, will_retry=will_retry, requested_by=loop.run.requested_by
+    )
+    if outcome.status == "succeeded" and outcome.entry_id:
+        loop.leaf = outcome.entry_id
+        return Compacted(True, outcome.entry_id, None)
+    if outcome.status == "skipped":
+        message = f"Context overflow recovery failed: {outcome.error or 'nothing to compact'}"
+        return Compacted(False, None, message if reason == "overflow" else None)
+    return Compacted(False, outcome.operation_id or None, outcome.error_message or outcome.error)

@@ -1,0 +1,212 @@
+"""Start, execute and abort agent runs. Each function owns its transaction; events go out after commit."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from compaction_app.models import LLMProvider
+from sessions_app import realtime
+from sessions_app.models import ChatSession
+from sessions_app.queries import context_for_leaf
+from sessions_app.services import append_entries
+
+from . import compaction
+from .loop import RunLoop, interrupted_message
+from .models import AgentRun
+from .policy import RetrySettings
+
+log = logging.getLogger(__name__)
+
+__all__ = ["NoProvider", "RunConflict", "abort_run", "execute_run", "resolve_provider", "start_run"]
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+class RunConflict(Exception):
+    """The session already has a queued or running run."""
+
+    def __init__(self, active: AgentRun | None) -> None:
+        super().__init__("A run is already active for this session")
+        self.active = active
+
+
+class NoProvider(ValueError):
+    """No model is configured to answer the prompt."""
+
+
+def resolve_provider(session: ChatSession, provider_id: int | None) -> LLMProvider:
+    """Return the requested provider, else the session's current model if configured, else the first one."""
+    if provider_id is not None:
+        found = LLMProvider.objects.filter(pk=provider_id).first()
+        if found is None:
+            raise NoProvider(f"LLM provider not found: {provider_id}")
+        return found
+    model = context_for_leaf(session).projection.model or {}
+    current = LLMProvider.objects.filter(
+        provider=model.get("provider"), model_id=model.get("modelId")
+    ).first()
+    fallback = current or LLMProvider.objects.order_by("-is_summarizer_default", "pk").first()
+    if fallback is None:
+        raise NoProvider("No LLM provider is configured; add one in the admin")
+    return fallback
+
+
+def start_run(
+    *,
+    session: ChatSession,
+    user: Any,
+    prompt: str,
+    provider: LLMProvider | None = None,
+    thinking_level: str = "",
+) -> AgentRun:
+    """Queue a run for ``prompt``; raise RunConflict when the session already has an active run."""
+    if not prompt.strip():
+        raise ValueError("The prompt is empty")
+    if thinking_level and thinking_level not in THINKING_LEVELS:
+        raise ValueError(f"Unknown thinking level: {thinking_level}")
+    chosen = provider or resolve_provider(session, None)
+    try:
+        with transaction.atomic():
+            # The partial unique index is the guard; the lock makes the common case a clean 409.
+            locked = ChatSession.objects.select_for_update().get(pk=session.pk)
+            active = AgentRun.objects.filter(session=locked).active().first()
+            if active is not None:
+                raise RunConflict(active)
+            run = AgentRun.objects.create(
+                session=locked,
+                requested_by=user if getattr(user, "is_authenticated", False) else None,
+                provider=chosen,
+                prompt=prompt,
+                thinking_level=thinking_level,
+            )
+            transaction.on_commit(partial(_enqueue, run.pk))
+    except IntegrityError as exc:
+        raise RunConflict(AgentRun.objects.filter(session=session).active().first()) from exc
+    return run
+
+
+def _enqueue(run_pk: int) -> None:
+    from .tasks import run_agent
+
+    try:
+        run_agent.delay(run_pk)
+    except Exception:
+        log.exception("could not queue agent run %s", run_pk)
+        AgentRun.objects.filter(pk=run_pk, status=AgentRun.Status.QUEUED).update(
+            status=AgentRun.Status.FAILED, error="The run could not be queued", finished_at=timezone.now()
+        )
+
+
+def abort_run(*, run: AgentRun) -> AgentRun:
+    """Abort a run: a queued one ends at once, a running one stops at its next read of the stream."""
+    with transaction.atomic():
+        locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished:
+            return locked
+        locked.abort_requested = True
+        if locked.status == AgentRun.Status.QUEUED:
+            locked.status = AgentRun.Status.ABORTED
+            locked.finished_at = timezone.now()
+            transaction.on_commit(
+                partial(
+                    realtime.broadcast,
+                    locked.session_id,
+                    "run_ended",
+                    run=str(locked.public_id),
+                    status=locked.status,
+                    error=None,
+                )
+            )
+        locked.save(update_fields=["abort_requested", "status", "finished_at"])
+    return locked
+
+
+def _claim(run_pk: int) -> tuple[AgentRun | None, bool]:
+    """Mark a queued run running. Return (run, interrupted); run is None when there is nothing to do."""
+    with transaction.atomic():
+        run = (
+            AgentRun.objects.select_for_update(of=("self",))
+            .select_related("session", "provider")
+            .filter(pk=run_pk)
+            .first()
+        )
+        if run is None or run.is_finished:
+            return None, False
+        if run.status == AgentRun.Status.RUNNING:
+            return run, True  # redelivered after the worker that held it died
+        run.status = AgentRun.Status.RUNNING
+        run.started_at = timezone.now()
+        run.save(update_fields=["status", "started_at"])
+        return run, False
+
+
+def execute_run(run_pk: int, *, sleep: Callable[[float], object] | None = None) -> AgentRun | None:
+    """Run a queued run to its end; skip a finished one and close an interrupted one with an error."""
+    run, interrupted = _claim(run_pk)
+    if run is None:
+        return None
+    if interrupted:
+        return _close_interrupted(run)
+    if run.provider is None:
+        return _fail(run, "The run's LLM provider was deleted")
+    config = run.provider.config()
+    loop = RunLoop(
+        run=run,
+        config=config,
+        settings=compaction.settings_for(config.provider, config.model_id),
+        retry=RetrySettings.from_mapping(getattr(settings, "PIWEB_AGENT_RETRY", None)),
+        sleep=sleep,
+        fuse=_inherited_fuse(run),
+    )
+    loop.execute()
+    return run
+
+
+def _inherited_fuse(run: AgentRun) -> bool:
+    """Return the session's recovery fuse as the previous run left it (Pi keeps it until a user message)."""
+    previous = (
+        AgentRun.objects.filter(session_id=run.session_id, created_at__lte=run.created_at)
+        .exclude(pk=run.pk)
+        .order_by("-created_at")
+        .values_list("recovery_attempted", flat=True)
+        .first()
+    )
+    return bool(previous)
+
+
+def _close_interrupted(run: AgentRun) -> AgentRun:
+    """End a run whose worker died: one error entry if the prompt was recorded, nothing half-written."""
+    if run.user_entry_id is not None:
+        config = run.provider.config() if run.provider is not None else None
+        rows = append_entries(
+            session=run.session, entries=[{"type": "message", "message": interrupted_message(config)}]
+        )
+        run.final_entry_id = rows[-1].entry_id
+        run.stop_reason = "error"
+        run.save(update_fields=["final_entry_id", "stop_reason"])
+    return _fail(run, interrupted_message(None)["errorMessage"])
+
+
+def _fail(run: AgentRun, error: str) -> AgentRun:
+    run.status = AgentRun.Status.FAILED
+    run.error = error
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "finished_at"])
+    transaction.on_commit(
+        partial(
+            realtime.broadcast,
+            run.session_id,
+            "run_ended",
+            run=str(run.public_id),
+            status=run.status,
+            error=error,
+        )
+    )
+    return run

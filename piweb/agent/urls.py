@@ -1,0 +1,15 @@
+"""Agent run routes, included under ``api/``."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import api
+
+app_name = "agent_api"
+
+urlpatterns = [
+    path("sessions/<int:pk>/runs/", api.SessionRunsView.as_view(), name="session-runs"),
+    path("runs/<uuid:run_id>/", api.RunDetailView.as_view(), name="run-detail"),
+    path("runs/<uuid:run_id>/abort/", api.RunAbortView.as_view(), name="run-abort"),
+]

@@ -1,0 +1,133 @@
+"""A scripted provider on loopback, a configured model pointing at it, and a listener on the session group."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from compaction_app.models import LLMProvider
+from piweb.celery import app as celery_app
+from piweb.llm.testserver import ProviderServer
+from sessions_app import realtime, services
+from sessions_app.models import ChatSession, Entry
+
+
+@pytest.fixture
+def server() -> Iterator[ProviderServer]:
+    with ProviderServer() as running:
+        yield running
+
+
+@pytest.fixture
+def make_provider(server: ProviderServer, db: None) -> Callable[..., LLMProvider]:
+    def make(
+        *, context_window: int = 200000, max_output_tokens: int = 32000, name: str = "claude"
+    ) -> LLMProvider:
+        return LLMProvider.objects.create(
+            name=name,
+            api="anthropic-messages",
+            base_url=server.url,
+            model_id="claude-test",
+            provider="anthropic",
+            context_window=context_window,
+            max_output_tokens=max_output_tokens,
+            api_key="sk-ant-test",
+        )
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _agent_settings(settings: Any) -> Iterator[None]:
+    """Run tasks in-process, keep retry waits short, and give events an in-process layer with room."""
+    settings.PIWEB_AGENT_RETRY = {"enabled": True, "maxRetries": 3, "baseDelayMs": 1}
+    settings.PIWEB_SUMMARIZER = None
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 10000}}
+    }
+    eager, propagates = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = eager, propagates
+
+
+class Listener:
+    """A viewer of one session: joins its group and collects every event."""
+
+    def __init__(self, session_id: int) -> None:
+        self.layer = get_channel_layer()
+        self.channel = async_to_sync(self.layer.new_channel)()
+        async_to_sync(self.layer.group_add)(realtime.group_name(session_id), self.channel)
+        self.received: list[dict[str, Any]] = []
+
+    def events(self) -> list[dict[str, Any]]:
+        async def drain() -> list[dict[str, Any]]:
+            out = []
+            while True:
+                try:
+                    out.append(await asyncio.wait_for(self.layer.receive(self.channel), 0.05))
+                except TimeoutError:
+                    return out
+
+        self.received += async_to_sync(drain)()
+        return self.received
+
+    def names(self, *, deltas: bool = False) -> list[str]:
+        return [e["event"] for e in self.events() if deltas or e["event"] != "run_delta"]
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.events() if e["event"] == name]
+
+
+@pytest.fixture
+def listen() -> Callable[[ChatSession], Listener]:
+    return Listener
+
+
+def entries(session: ChatSession) -> list[dict[str, Any]]:
+    """Return every entry of the session in append order."""
+    return [
+        json.loads(raw)
+        for raw in Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+    ]
+
+
+def seeded_session(owner: Any, turns: int = 6, *, words: int = 60) -> ChatSession:
+    """Return a session with ``turns`` user/assistant exchanges of some length."""
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "seeded",
+            "timestamp": "2026-07-29T09:00:00.000Z",
+            "cwd": "/repo",
+        }
+    ]
+    parent = None
+    for i in range(turns):
+        for role, text in (
+            ("user", f"Question {i}: " + "word " * words),
+            ("assistant", f"Answer {i}: " + "fact " * words),
+        ):
+            entry_id = f"{role[0]}{i}"
+            content: Any = text if role == "user" else [{"type": "text", "text": text}]
+            message = {"role": role, "content": content, "timestamp": 1_785_000_000_000 + i}
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": f"2026-07-29T09:{i:02d}:{0 if role == 'user' else 1:02d}.000Z",
+                    "message": message,
+                }
+            )
+            parent = entry_id
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    return services.import_jsonl(owner=owner, data=data).session

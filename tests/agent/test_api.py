@@ -1,0 +1,144 @@
+"""The run endpoints, abort while streaming, and redelivery of a task."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from piweb.agent import services
+from piweb.agent.loop import INTERRUPTED
+from piweb.agent.models import AgentRun
+from piweb.agent.tasks import run_agent
+from piweb.llm import testserver as script
+from sessions_app import services as session_services
+
+from .conftest import entries
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_post_prompt_runs_and_reports_the_run(api_client, make_provider, server) -> None:
+    provider = make_provider()
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    server.enqueue(script.reply("Hi there."))
+
+    response = api_client.post(
+        f"/api/sessions/{session.pk}/runs/", {"prompt": "Hello", "providerId": provider.pk}, format="json"
+    )
+
+    assert response.status_code == 202
+    detail = api_client.get(f"/api/runs/{response.json()['runId']}/").json()
+    assert detail["status"] == "succeeded" and detail["stopReason"] == "stop"
+    assert detail["provider"]["modelId"] == "claude-test"
+    assert entries(session)[-1]["id"] == detail["finalEntryId"]
+
+
+def test_a_second_prompt_while_one_is_active_is_a_conflict(api_client, make_provider) -> None:
+    provider = make_provider()
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    active = AgentRun.objects.create(session=session, provider=provider, prompt="first", status="running")
+
+    response = api_client.post(f"/api/sessions/{session.pk}/runs/", {"prompt": "second"}, format="json")
+
+    assert response.status_code == 409 and response.json()["activeRunId"] == str(active.public_id)
+
+
+def test_runs_of_other_users_sessions_are_not_found(api_client, user, make_provider) -> None:
+    other = session_services.create_session(owner=user(), cwd="/repo")
+    run = AgentRun.objects.create(session=other, provider=make_provider(), prompt="x", status="queued")
+
+    assert (
+        api_client.post(f"/api/sessions/{other.pk}/runs/", {"prompt": "hi"}, format="json").status_code == 404
+    )
+    assert api_client.get(f"/api/runs/{run.public_id}/").status_code == 404
+    assert api_client.post(f"/api/runs/{run.public_id}/abort/").status_code == 404
+
+
+def test_prompt_without_any_configured_model_is_refused(api_client) -> None:
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    response = api_client.post(f"/api/sessions/{session.pk}/runs/", {"prompt": "hi"}, format="json")
+    assert response.status_code == 400 and "No LLM provider" in response.json()["error"]
+
+
+def test_aborting_a_queued_run_ends_it_and_the_task_does_nothing(api_client, make_provider, server) -> None:
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    run = AgentRun.objects.create(session=session, provider=make_provider(), prompt="x")
+
+    response = api_client.post(f"/api/runs/{run.public_id}/abort/")
+
+    assert response.status_code == 202 and response.json()["status"] == "aborted"
+    assert run_agent(run.pk) is None
+    assert server.requests == [] and entries(session) == []
+
+
+def test_abort_stops_a_streaming_run_and_keeps_the_aborted_message(
+    user, make_provider, server, listen
+) -> None:
+    owner = user()
+    session = session_services.create_session(owner=owner, cwd="/repo")
+    server.enqueue(script.hang(30, after=3))
+    run = AgentRun.objects.create(session=session, provider=make_provider(), prompt="Write a long essay")
+
+    def work() -> None:
+        try:
+            services.execute_run(run.pk)
+        finally:
+            connection.close()  # the worker thread's own connection
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    services.abort_run(run=run)
+    worker.join(10)
+
+    assert not worker.is_alive()
+    run.refresh_from_db()
+    assert run.status == "aborted" and run.stop_reason == "aborted"
+    last = entries(session)[-1]["message"]
+    assert last["role"] == "assistant" and last["stopReason"] == "aborted"
+    assert len(server.requests) == 1
+
+
+def test_redelivered_task_of_a_finished_run_does_nothing(user, make_provider, server) -> None:
+    owner = user()
+    session = session_services.create_session(owner=owner, cwd="/repo")
+    server.enqueue(script.reply("Once."))
+    run = services.start_run(session=session, user=owner, prompt="hi", provider=make_provider())
+    before = entries(session)
+
+    assert run_agent(run.pk) is None
+    assert entries(session) == before and len(server.requests) == 1
+
+
+def test_redelivered_task_of_an_interrupted_run_closes_it_with_an_error_entry(
+    user, make_provider, server
+) -> None:
+    owner = user()
+    session = session_services.create_session(owner=owner, cwd="/repo")
+    prompt = session_services.append_entries(
+        session=session,
+        entries=[{"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}],
+    )[0]
+    run = AgentRun.objects.create(
+        session=session,
+        provider=make_provider(),
+        prompt="hi",
+        status="running",
+        user_entry_id=prompt.entry_id,
+    )
+
+    assert run_agent(run.pk) == "failed"
+
+    run.refresh_from_db()
+    assert run.error == INTERRUPTED
+    last = entries(session)[-1]
+    assert last["parentId"] == prompt.entry_id
+    assert last["message"]["stopReason"] == "error" and last["message"]["errorMessage"] == INTERRUPTED
+    assert server.requests == []
+    assert run_agent(run.pk) is None and len(entries(session)) == 2
