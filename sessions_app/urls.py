@@ -1,0 +1,15 @@
+"""HTML page routes, included at the site root."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "sessions"
+
+urlpatterns = [
+    path("", views.session_list, name="list"),
+    path("import/", views.import_page, name="import"),
+    path("sessions/<int:pk>/", views.session_detail, name="detail"),
+]

@@ -1,0 +1,176 @@
+"""Browser-test fixtures: a real ASGI server on 127.0.0.1 and Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+PASSWORD = "pw-for-browser-tests"
+
+
+def ensure_chromium() -> None:
+    """Install Debian's Chromium when it is missing; skip only if that cannot be done."""
+    if os.access(CHROMIUM, os.X_OK):
+        return
+    apt = shutil.which("apt-get")
+    if apt is not None and os.geteuid() == 0:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run([apt, "update", "-q"], env=env, check=False, capture_output=True)
+        subprocess.run([apt, "install", "-y", "-q", "chromium"], env=env, check=False, capture_output=True)
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} is missing and could not be installed (needs root and apt-get)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def database_url() -> str:
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("browser tests serve the app from a second process, which needs PostgreSQL")
+    auth = quote(db.get("USER") or "postgres")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"])
+    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def server_url(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
+    """Serve piweb with daphne on a free port, against the test database and the test Redis."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DJANGO_DEBUG": "1",
+        # Branch summaries and compactions run inside the request, with the offline summarizer.
+        "PIWEB_CELERY_EAGER": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = tempfile.NamedTemporaryFile(prefix="piweb-daphne-", suffix=".log", delete=False)  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "piweb.asgi:application"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited early; see {log.name}:\n{Path(log.name).read_text()[-3000:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.2)
+    else:
+        process.kill()
+        raise RuntimeError(f"daphne did not start; see {log.name}")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        # The server's pooled connections may outlive it for a moment; the test database is dropped next.
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+
+
+@pytest.fixture
+def playwright(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    ensure_chromium()
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread; the test's own ORM calls are still
+    # plain synchronous code, so Django's guard against ORM use inside a loop does not apply here.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture
+def open_browser(playwright: Any) -> Iterator[Callable[[], Any]]:
+    """Return a factory of fresh browsers (each its own profile), all closed after the test."""
+    contexts: list[Any] = []
+    folders: list[str] = []
+
+    def launch() -> Any:
+        folder = tempfile.mkdtemp(prefix="piweb-chromium-")
+        folders.append(folder)
+        context = playwright.chromium.launch_persistent_context(
+            folder,
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 850},
+        )
+        context.set_default_timeout(15000)
+        contexts.append(context)
+        return context
+
+    yield launch
+    for context in contexts:
+        context.close()
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def sign_in(server_url: str) -> Callable[[Any, str], Any]:
+    """Return ``sign_in(context, username)``: a page signed in through the login form."""
+
+    def go(context: Any, username: str) -> Any:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(f"{server_url}/accounts/login/")
+        page.fill("input[name=username]", username)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{server_url}/")
+        return page
+
+    return go
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Any, str], None]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def take(page: Any, name: str) -> None:
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+
+    return take

@@ -1,0 +1,104 @@
+"""The HTML pages through Django's test client: access, search, sort and the session page shell."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from sessions_app import services
+from sessions_app.models import SessionShare, Team, TeamMembership
+
+from .helpers import HEADER, session_file, small_tree, user_msg
+
+pytestmark = pytest.mark.django_db
+
+
+def signed_in(account: Any) -> Client:
+    client = Client()
+    client.force_login(account)
+    return client
+
+
+def store(owner: Any, pi_id: str, *, cwd: str = "/w", entries: list[dict[str, Any]] | None = None) -> Any:
+    header = {**HEADER, "id": pi_id, "cwd": cwd}
+    data = session_file(entries if entries is not None else small_tree(), header)
+    return services.import_jsonl(owner=owner, data=data, filename=f"{pi_id}.jsonl").session
+
+
+def listed(client: Client, **params: str) -> list[str]:
+    response = client.get("/", params)
+    assert response.status_code == 200
+    return [s.pi_id for s in response.context["page"].object_list]
+
+
+def test_pages_need_a_signed_in_user(user: Callable[..., Any]) -> None:
+    session = store(user("ann"), "s1")
+    for url in ("/", "/import/", f"/sessions/{session.pk}/"):
+        response = Client().get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_list_shows_my_sessions_with_counts_and_not_others(user: Callable[..., Any]) -> None:
+    me, other = user("me"), user("other")
+    store(me, "mine")
+    store(other, "theirs")
+    client = signed_in(me)
+    assert listed(client) == ["mine"]
+    page = client.get("/").content.decode()
+    assert ">6<" in page  # entry count column
+
+
+def test_search_matches_name_cwd_and_message_text(user: Callable[..., Any]) -> None:
+    me = user()
+    store(me, "alpha", cwd="/projects/alpha")
+    beta = store(me, "beta", cwd="/projects/beta", entries=[user_msg("b1", None, "refactor the parser")])
+    services.rename_session(session=beta, name="Parser work")
+    store(me, "gamma", cwd="/srv", entries=[user_msg("g1", None, "tune the Zeppelin cache")])
+    client = signed_in(me)
+    assert listed(client, q="parser work") == ["beta"]  # name
+    assert listed(client, q="projects/alpha") == ["alpha"]  # cwd
+    assert listed(client, q="zeppelin") == ["gamma"]  # message text, any case
+    assert listed(client, q="no such text anywhere") == []
+
+
+def test_sort_by_entries_and_name(user: Callable[..., Any]) -> None:
+    me = user()
+    store(me, "small", entries=[user_msg("s1", None, "one")])
+    store(me, "big")
+    client = signed_in(me)
+    assert listed(client, sort="entries") == ["big", "small"]
+    assert set(listed(client, sort="name")) == {"big", "small"}
+
+
+def test_shared_sessions_are_listed_and_open_read_only(user: Callable[..., Any]) -> None:
+    owner, reader = user("owner"), user("reader")
+    session = store(owner, "shared")
+    team = Team.objects.create(name="crew")
+    TeamMembership.objects.create(team=team, user=reader, role=TeamMembership.Role.VIEWER)
+    SessionShare.objects.create(session=session, team=team, access=SessionShare.Access.VIEWER)
+    client = signed_in(reader)
+    assert listed(client, scope="shared") == ["shared"]
+    assert listed(client, scope="mine") == []
+    response = client.get(f"/sessions/{session.pk}/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    config = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
+    assert config["canEdit"] is False
+    assert "shared by owner" in page
+
+
+def test_another_users_session_page_is_not_found(user: Callable[..., Any]) -> None:
+    session = store(user("owner"), "private")
+    assert signed_in(user("stranger")).get(f"/sessions/{session.pk}/").status_code == 404
+
+
+def test_session_page_carries_its_config_as_json_data(user: Callable[..., Any]) -> None:
+    me = user()
+    session = store(me, "s")
+    page = signed_in(me).get(f"/sessions/{session.pk}/").content.decode()
+    assert '<script id="session-config" type="application/json">' in page
+    assert "Content-Security-Policy" in page and "script-src 'self'" in page
