@@ -55,7 +55,12 @@ def segment_table(session: ChatSession) -> SegmentTable:
 
 
 def path_ranges(
-    session: ChatSession, leaf: Entry, *, min_depth: int = 0, table: SegmentTable | None = None
+    session: ChatSession,
+    leaf: Entry,
+    *,
+    min_depth: int = 0,
+    max_depth: int | None = None,
+    table: SegmentTable | None = None,
 ) -> list[tuple[int, int, int]]:
     """Return (segment, low depth, high depth) for the path root→leaf, deepest segment first."""
     if leaf.segment is None or leaf.depth is None:
@@ -65,6 +70,11 @@ def path_ranges(
     ranges: list[tuple[int, int, int]] = []
     segment: int | None = leaf.segment
     high = leaf.depth
+    while segment is not None and max_depth is not None and table[segment][1] > max_depth:
+        high = table[segment][1] - 1  # the window ends above this segment: start from its parent
+        segment = table[segment][0]
+    if max_depth is not None:
+        high = min(high, max_depth)
     while segment is not None and high >= min_depth:
         parent, start = table[segment]
         ranges.append((segment, max(start, min_depth), high))
@@ -78,11 +88,12 @@ def path_rows(
     leaf: Entry,
     *,
     min_depth: int = 0,
+    max_depth: int | None = None,
     fields: Sequence[str] = (),
     table: SegmentTable | None = None,
 ) -> list[Any]:
-    """Return the path rows root→leaf at depth ≥ min_depth (model instances, or value tuples with fields)."""
-    ranges = path_ranges(session, leaf, min_depth=min_depth, table=table)
+    """Return the path rows root→leaf with min_depth ≤ depth ≤ max_depth (instances, or tuples of fields)."""
+    ranges = path_ranges(session, leaf, min_depth=min_depth, max_depth=max_depth, table=table)
     if not ranges:
         return []
     if connection.vendor == "postgresql" and len(ranges) > 8:

@@ -160,6 +160,28 @@ class TreeQuerySerializer(serializers.Serializer[Any]):
 class ContextQuerySerializer(serializers.Serializer[Any]):
     leaf = serializers.CharField(required=False, help_text="Project the path to this entry (default: leaf)")
     window = serializers.IntegerField(required=False, min_value=1, help_text="Context window in tokens")
+    head = serializers.IntegerField(
+        required=False, min_value=0, help_text="With tail: also the first N messages"
+    )
+    tail = serializers.IntegerField(
+        required=False, min_value=0, help_text="Return only the newest N messages (the estimate covers all)"
+    )
+    llm = serializers.BooleanField(required=False, default=True, help_text="Include the LLM-form messages")
+
+
+class PathQuerySerializer(serializers.Serializer[Any]):
+    leaf = serializers.CharField(required=False, help_text="The path to this entry (default: the leaf)")
+    limit = serializers.IntegerField(required=False, default=200, min_value=1, max_value=2000)
+    beforeDepth = serializers.IntegerField(
+        required=False, min_value=0, help_text="Only entries above this depth (to page towards the root)"
+    )
+
+
+class PathPageSerializer(serializers.Serializer[Any]):
+    entries = EntrySerializer(many=True)
+    leafId = serializers.CharField(allow_null=True)
+    firstDepth = serializers.IntegerField(allow_null=True)
+    hasMore = serializers.BooleanField()
 
 
 class NavigateSerializer(serializers.Serializer[Any]):
@@ -201,14 +223,22 @@ def js_value(value: Any) -> Any:
     return json.loads(js_stringify(value))
 
 
-def context_payload(view: ContextView, window: int | None) -> dict[str, Any]:
-    """Shape a projection: messages with their source entries and token estimates, then LLM messages."""
+def context_payload(
+    view: ContextView, window: int | None, *, head: int = 0, tail: int | None = None, llm: bool = True
+) -> dict[str, Any]:
+    """Shape a projection: messages with their source entries and token estimates, then LLM messages.
+
+    With ``tail`` only the first ``head`` and the last ``tail`` messages are shaped (long uncompacted
+    paths); ``skippedMessages`` says how many between them were left out. Estimates cover everything.
+    """
     projection = view.projection
-    messages = [
-        {"entryId": pe.entry.id, "tokens": estimate_tokens(m), "message": m}
-        for pe in projection.entries
-        for m in pe.messages
-    ]
+    flat = [(pe.entry.id, m) for pe in projection.entries for m in pe.messages]
+    skipped = 0
+    shown = flat
+    if tail is not None and head + tail < len(flat):
+        skipped = len(flat) - head - tail
+        shown = flat[:head] + flat[len(flat) - tail :]
+    messages = [{"entryId": entry_id, "tokens": estimate_tokens(m), "message": m} for entry_id, m in shown]
     estimate = view.estimate
     tokens = estimate.tokens
     return js_value(
@@ -217,8 +247,11 @@ def context_payload(view: ContextView, window: int | None) -> dict[str, Any]:
             "model": projection.model,
             "thinkingLevel": projection.thinking_level,
             "contextEntries": [pe.entry.id for pe in projection.entries],
+            "messageCount": len(flat),
+            "skippedMessages": skipped,
+            "skippedAfter": head if skipped else None,
             "messages": messages,
-            "llmMessages": convert_to_llm(projection.messages),
+            "llmMessages": convert_to_llm(m for _, m in shown) if llm else None,
             "estimate": {
                 "tokens": tokens,
                 "usageTokens": estimate.usage_tokens,

@@ -19,6 +19,7 @@ urlpatterns = [
     path("sessions/<int:pk>/entries/<str:entry_id>/", views.EntryDetailView.as_view(), name="entry-detail"),
     path("sessions/<int:pk>/tree/", views.TreeView.as_view(), name="session-tree"),
     path("sessions/<int:pk>/context/", views.ContextView.as_view(), name="session-context"),
+    path("sessions/<int:pk>/path/", views.PathView.as_view(), name="session-path"),
     path("sessions/<int:pk>/navigate/", views.NavigateView.as_view(), name="session-navigate"),
     path("sessions/<int:pk>/fork/", views.ForkView.as_view(), name="session-fork"),
     path("sessions/<int:pk>/clone/", views.CloneView.as_view(), name="session-clone"),

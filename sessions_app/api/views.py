@@ -40,6 +40,8 @@ from .serializers import (
     NavigateResultSerializer,
     NavigateSerializer,
     OperationSerializer,
+    PathPageSerializer,
+    PathQuerySerializer,
     SessionCreateSerializer,
     SessionFilterSerializer,
     SessionRenameSerializer,
@@ -176,7 +178,33 @@ class ContextView(SessionAPIView):
         query = self.valid(ContextQuerySerializer, request.query_params)
         view = queries.context_for_leaf(session, query.get("leaf"))
         window = query.get("window") or getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None)
-        return Response(context_payload(view, window))
+        return Response(
+            context_payload(view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"])
+        )
+
+
+class PathView(SessionAPIView):
+    @extend_schema(parameters=[PathQuerySerializer], responses={200: PathPageSerializer, **ERRORS})
+    def get(self, request: Request, pk: int) -> Response:
+        """Return the newest ``limit`` entries of the path root→leaf above ``beforeDepth``, root first."""
+        session = self.readable(pk)
+        query = self.valid(PathQuerySerializer, request.query_params)
+        leaf_id = query.get("leaf") or session.leaf_entry_id
+        if leaf_id is None:
+            return Response({"entries": [], "leafId": None, "firstDepth": None, "hasMore": False})
+        leaf = queries.find_entry(session, leaf_id)
+        top = (leaf.depth or 0) if query.get("beforeDepth") is None else query["beforeDepth"] - 1
+        low = max(0, top - query["limit"] + 1)
+        rows = queries.path_rows(session, leaf, min_depth=low, max_depth=top) if top >= 0 else []
+        first_depth = rows[0].depth if rows else None
+        return Response(
+            {
+                "entries": EntrySerializer(rows, many=True).data,
+                "leafId": leaf.entry_id,
+                "firstDepth": first_depth,
+                "hasMore": bool(first_depth),
+            }
+        )
 
 
 class NavigateView(SessionAPIView):

@@ -153,21 +153,16 @@
   }
 
   async function renderBranch(id, token) {
-    const path = [];
-    let cursor = id;
-    while (cursor && path.length < state.branchLimit) {
-      const record = state.entries.get(cursor) || (await fetchEntry(cursor).catch(() => null));
-      if (token !== selectToken) return;
-      if (!record) break;
-      path.push(record);
-      cursor = record.parentId;
-    }
-    path.reverse();
+    // One request for the newest part of the path, read segment by segment on the server.
+    const { body } = await Pi.api("GET", `${base}/path/${Pi.query({ leaf: id, limit: state.branchLimit })}`);
+    if (token !== selectToken) return;
+    const path = body.entries;
+    for (const record of path) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
     Pi.clear(branchBox);
-    if (cursor) {
+    if (body.hasMore) {
       const more = el("button", { type: "button", class: "link", text: "show older entries" });
       more.addEventListener("click", () => {
-        state.branchLimit += BRANCH_STEP;
+        state.branchLimit = Math.min(2000, state.branchLimit + BRANCH_STEP);
         renderBranch(id, selectToken).then(() => (branchBox.scrollTop = 0));
       });
       branchBox.appendChild(el("p", { class: "muted small older" }, `Older entries on this path are not shown (the newest ${path.length} are). `, more));
@@ -193,25 +188,22 @@
 
   async function loadContext(id, token) {
     $("context-tokens").textContent = "projecting…";
-    const { body } = await Pi.api("GET", `${base}/context/${Pi.query({ leaf: id, window: state.window })}`);
+    const params = { leaf: id, window: state.window, head: 20, tail: CONTEXT_DRAWN - 20, llm: false };
+    const { body } = await Pi.api("GET", `${base}/context/${Pi.query(params)}`);
     if (token !== selectToken) return;
     const tokens = body.estimate.tokens;
     const fraction = tokens / state.window;
     $("context-tokens").textContent = `≈ ${tokens.toLocaleString()} tokens`;
-    $("context-leaf").textContent = `${body.messages.length} messages`;
+    $("context-leaf").textContent = `${body.messageCount} messages`;
     const fill = $("context-gauge-fill");
     fill.style.width = `${Math.min(100, fraction * 100).toFixed(1)}%`;
     $("context-gauge").dataset.level = fraction > 1 ? "over" : fraction > 0.8 ? "high" : "ok";
     $("context-gauge").title = `${(fraction * 100).toFixed(1)}% of ${state.window.toLocaleString()} tokens`;
     Pi.clear(contextBox);
     if (body.model) contextBox.appendChild(el("p", { class: "muted small", text: `Model ${body.model.provider}/${body.model.modelId} · thinking ${body.thinkingLevel}` }));
-    const messages = body.messages;
-    const skipped = Math.max(0, messages.length - CONTEXT_DRAWN);
-    const drawn = skipped ? [...messages.slice(0, 20), null, ...messages.slice(skipped + 20)] : messages;
-    for (const item of drawn) {
-      if (item === null) {
-        contextBox.appendChild(el("p", { class: "muted small", text: `… ${skipped.toLocaleString()} more messages, counted but not drawn …` }));
-        continue;
+    body.messages.forEach((item, index) => {
+      if (body.skippedMessages && index === body.skippedAfter) {
+        contextBox.appendChild(el("p", { class: "muted small", text: `… ${body.skippedMessages.toLocaleString()} more messages, counted but not drawn …` }));
       }
       const node = Pi.renderContextMessage(item);
       node.classList.add("context-item");
@@ -220,7 +212,7 @@
         if (!event.target.closest("summary, a") && item.entryId) select(item.entryId);
       });
       contextBox.appendChild(node);
-    }
+    });
     if (!body.messages.length) contextBox.appendChild(el("p", { class: "empty", text: "The model would see nothing yet." }));
   }
 
@@ -383,7 +375,8 @@
     if (!text || !cfg.runsUrl) return;
     send.disabled = true;
     try {
-      await Pi.api("POST", cfg.runsUrl, { prompt: text, leafId: state.selectedId || state.leafId });
+      // A run continues from the session's leaf; "Continue here" on a node moves the leaf first.
+      await Pi.api("POST", cfg.runsUrl, { prompt: text });
       composer.value = "";
     } catch (error) {
       showError(error.message);
@@ -462,10 +455,10 @@
     },
     onEvent: (message) => {
       switch (message.event) {
-        case "message_delta":
-          streamDelta(message.delta || "");
+        case "run_delta":
+          // Thinking and tool-call argument deltas are not shown while streaming; the saved entry has them.
+          if (!message.kind || message.kind === "text") streamDelta(message.delta || "");
           return;
-        case "message_end":
         case "run_ended":
           endStream();
           break;

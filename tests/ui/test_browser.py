@@ -197,7 +197,7 @@ def test_a_second_browser_sees_new_entries_and_streaming_text_live(
 
     # Streaming text arrives piece by piece.
     for piece in ("Str", "eam", "ing ok"):
-        realtime.broadcast(session.pk, "message_delta", delta=piece, runId="r1")
+        realtime.broadcast(session.pk, "run_delta", delta=piece, run="r1", index=0, kind="text")
     expect(second.locator("#branch .streaming .stream-text")).to_have_text("Streaming ok")
     screenshot(second, "live-second-browser")
     services.append_entries(session=session, entries=[assistant_msg("a9", "u9", "Streaming ok")])

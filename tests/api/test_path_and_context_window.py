@@ -1,0 +1,46 @@
+"""Long paths are read in windows: the branch pages towards the root, the context gives head and tail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessions_app import services
+
+from .helpers import assistant, session_file, user
+
+
+def _chain(n: int) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    parent = None
+    for i in range(n):
+        make = user if i % 2 == 0 else assistant
+        entries.append(make(f"e{i}", parent, f"message {i}"))
+        parent = f"e{i}"
+    entries.append(user("side", "e3", "a side branch"))  # a rewind, so the path spans segments
+    entries.append(assistant("tip", f"e{n - 1}", "the tip"))
+    return entries
+
+
+def test_path_pages_from_the_leaf_towards_the_root(api_client: Any) -> None:
+    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    url = f"/api/sessions/{session.pk}/path/"
+    first = api_client.get(url, {"limit": 10}).json()
+    assert [e["id"] for e in first["entries"]] == [f"e{i}" for i in range(21, 30)] + ["tip"]
+    assert first["hasMore"] and first["firstDepth"] == 21
+    older = api_client.get(url, {"limit": 25, "beforeDepth": first["firstDepth"]}).json()
+    assert [e["id"] for e in older["entries"]] == [f"e{i}" for i in range(0, 21)]
+    assert not older["hasMore"]
+    side = api_client.get(url, {"leaf": "side"}).json()
+    assert [e["id"] for e in side["entries"]] == ["e0", "e1", "e2", "e3", "side"]
+    assert api_client.get(url, {"leaf": "nope"}).status_code == 404
+
+
+def test_context_head_and_tail_keep_the_estimate_whole(api_client: Any) -> None:
+    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    url = f"/api/sessions/{session.pk}/context/"
+    whole = api_client.get(url).json()
+    part = api_client.get(url, {"head": 2, "tail": 3, "llm": "false"}).json()
+    assert part["messageCount"] == whole["messageCount"] == 31
+    assert [m["entryId"] for m in part["messages"]] == ["e0", "e1", "e28", "e29", "tip"]
+    assert part["skippedMessages"] == 26 and part["skippedAfter"] == 2
+    assert part["estimate"] == whole["estimate"] and part["llmMessages"] is None
