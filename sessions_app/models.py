@@ -101,6 +101,8 @@ class Entry(models.Model):
                 fields=["session", "segment", "depth"], include=["seq"], name="entry_segment_depth_idx"
             ),
             models.Index(fields=["session", "parent_seq"], name="entry_parent_idx"),
+            # Labels, edits, compactions and summaries are few; the overview and audits find them by type.
+            models.Index(fields=["session", "type"], name="entry_type_idx"),
         ]
 
     def __str__(self) -> str:

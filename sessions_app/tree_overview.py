@@ -24,7 +24,8 @@ __all__ = ["AROUND", "SEGMENT_PAGE", "build_tree_overview"]
 
 AROUND = 50  # entries expanded on each side of ?around=
 SEGMENT_PAGE = 1000  # entries expanded from the start of ?segment=
-_FIELDS = ("seq", "entry_id", "parent_id", "type", "role", "timestamp", "depth", "segment")
+# Items carry only what drawing needs: a 100k-entry tree with hundreds of branches stays under 200 KB.
+_FIELDS = ("seq", "entry_id", "parent_id", "type", "role", "depth", "segment")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,6 @@ class _Row:
     parent_id: str | None
     type: str
     role: str
-    timestamp: str
     depth: int
     segment: int
 
@@ -120,16 +120,10 @@ def build_tree_overview(
             high = segs[index].start - 1
             index = segs[index].parent
 
-    columns: dict[int, int] = {}
-    for index in sorted(segs):
-        parent = segs[index].parent
-        columns[index] = columns.get(parent, -1) + 1 if parent is not None else 0
-
     def pieces(index: int) -> list[dict[str, Any]]:
         s = segs[index]
         out: list[dict[str, Any]] = []
         previous = s.start - 1
-        column = columns[index]
         path_high = on_path.get(index, -1)
         for depth in sorted(depths[index]):
             if depth < s.start or depth > s.tip_depth:
@@ -143,9 +137,7 @@ def build_tree_overview(
                     "parentId": first.parent_id,
                     "length": depth - previous - 1,
                     "depthFrom": first.depth,
-                    "depthTo": last.depth,
                     "segment": index,
-                    "column": column,
                 }
                 if last.depth <= path_high:
                     run["onPath"] = True
@@ -158,8 +150,6 @@ def build_tree_overview(
                 "type": row.type,
                 "depth": depth,
                 "segment": index,
-                "column": column,
-                "timestamp": row.timestamp,
             }
             if row.role:
                 node["role"] = row.role

@@ -159,9 +159,7 @@ def test_tree_overview_marks_branches_leaves_and_the_current_path(api_client: An
         "parentId": None,
         "length": 1,
         "depthFrom": 0,
-        "depthTo": 0,
         "segment": 0,
-        "column": 0,
         "onPath": True,
     }
     expanded = api_client.get(f"/api/sessions/{stored.pk}/tree/?around=a2").json()
