@@ -93,6 +93,7 @@ class Entry(models.Model):
     thinking_seq = models.IntegerField(null=True, blank=True, help_text="Latest thinking change on the path")
 
     class Meta:
+        verbose_name_plural = "entries"
         constraints = [models.UniqueConstraint(fields=["session", "seq"], name="unique_entry_seq")]
         indexes = [
             models.Index(fields=["session", "entry_id"], name="entry_session_id_idx"),

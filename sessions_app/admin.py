@@ -1,0 +1,169 @@
+"""Admin pages for sessions, entries, teams and shares, and the read-only action log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from .models import ActionLog, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
+
+RAW_PREVIEW_CHARS = 120
+TOKEN_SHOWN = 6
+
+
+def _session_page(session_id: int, entry_id: str | None = None) -> str:
+    url = reverse("sessions:detail", args=[session_id])
+    return f"{url}#entry={entry_id}" if entry_id else url
+
+
+@admin.register(ChatSession)
+class ChatSessionAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "pi_id", "owner", "entry_count", "message_count", "updated_at", "page"]
+    list_filter = ["updated_at"]
+    search_fields = ["name", "pi_id", "cwd", "owner__username"]
+    list_select_related = ["owner"]
+    readonly_fields = [
+        "pi_id",
+        "header_raw",
+        "version",
+        "leaf_entry_id",
+        "leaf_seq",
+        "next_seq",
+        "next_segment",
+        "entry_count",
+        "message_count",
+        "forked_from",
+        "forked_from_entry",
+        "forked_by",
+        "created_at",
+        "updated_at",
+        "page",
+    ]
+    raw_id_fields = ["owner", "forked_from", "forked_by"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # sessions come from imports and the app, which keep the tree facts consistent
+
+    @admin.display(description="tree")
+    def page(self, session: ChatSession) -> SafeString:
+        return format_html('<a href="{}">open</a>', _session_page(session.pk))
+
+
+@admin.register(Entry)
+class EntryAdmin(admin.ModelAdmin):
+    list_display = ["session", "seq", "entry_id", "parent_id", "type", "role", "timestamp", "preview"]
+    list_filter = ["type", "role"]
+    search_fields = ["=entry_id", "=session__pi_id", "session__name"]
+    list_select_related = ["session"]
+    show_full_result_count = False  # counting every entry is the slow part of this page
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # entries are append-only
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="raw")
+    def preview(self, entry: Entry) -> SafeString:
+        text = entry.raw[:RAW_PREVIEW_CHARS] + ("…" if len(entry.raw) > RAW_PREVIEW_CHARS else "")
+        return format_html(
+            '<a href="{}"><code>{}</code></a>', _session_page(entry.session_id, entry.entry_id), text
+        )
+
+
+class TeamMembershipInline(admin.TabularInline):
+    model = TeamMembership
+    extra = 1
+    raw_id_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name", "members", "created_at"]
+    search_fields = ["name", "memberships__user__username"]
+    inlines = [TeamMembershipInline]
+
+    @admin.display(description="members")
+    def members(self, team: Team) -> int:
+        return team.memberships.count()
+
+
+@admin.register(SessionShare)
+class SessionShareAdmin(admin.ModelAdmin):
+    list_display = ["session", "team", "access", "created_by", "created_at"]
+    list_filter = ["access", "team"]
+    search_fields = ["session__name", "session__pi_id", "team__name"]
+    list_select_related = ["session", "team", "created_by"]
+    raw_id_fields = ["session", "created_by"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(ShareLink)
+class ShareLinkAdmin(admin.ModelAdmin):
+    list_display = ["short_token", "session", "scope", "entry_id", "frozen_seq", "expires_at", "revoked_at"]
+    list_filter = ["scope", "revoked_at", "expires_at"]
+    search_fields = ["session__name", "session__pi_id"]
+    list_select_related = ["session"]
+    fields = [
+        "short_token",
+        "session",
+        "scope",
+        "entry_id",
+        "frozen_seq",
+        "expires_at",
+        "revoked_at",
+        "created_by",
+        "created_at",
+    ]
+    readonly_fields = [
+        "short_token",
+        "session",
+        "scope",
+        "entry_id",
+        "frozen_seq",
+        "created_by",
+        "created_at",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # links are minted by their owners so the token is shown once, to them
+
+    @admin.display(description="token")
+    def short_token(self, link: ShareLink) -> str:
+        return link.token[:TOKEN_SHOWN] + "…" if link.token else "—"
+
+
+@admin.register(ActionLog)
+class ActionLogAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "actor", "action", "session_link", "detail"]
+    list_filter = ["action", "actor", "created_at"]
+    search_fields = ["session_label", "session__name", "session__pi_id", "actor__username"]
+    list_select_related = ["actor", "session"]
+    date_hierarchy = "created_at"
+    fields = ["created_at", "actor", "action", "session_link", "session_label", "detail"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="session", ordering="session_label")
+    def session_link(self, row: ActionLog) -> SafeString | str:
+        if row.session_id is None:
+            return row.session_label or "—"
+        return format_html(
+            '<a href="{}">{}</a>', _session_page(row.session_id), row.session_label or row.session
+        )
