@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "sessions_app.apps.SessionsAppConfig",
     "compaction_app.apps.CompactionAppConfig",
     "piweb.agent.apps.AgentConfig",
+    "piweb.audit.apps.AuditConfig",
 ]
 
 MIDDLEWARE = [
@@ -129,6 +130,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     # One error shape everywhere: {"error": <message>, "detail": ...}.
     "EXCEPTION_HANDLER": "sessions_app.api.errors.api_exception_handler",
+    # Endpoints that spend model tokens (runs, compactions, branch summaries) share one per-user budget.
+    "DEFAULT_THROTTLE_RATES": {"llm": ENV.get("PIWEB_LLM_RATE", "30/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "piweb API",
