@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
 from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
+from piweb.llm.client import DEFAULT_TIMEOUT
 from sessions_app import realtime
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.domain.tokens import current_system_message
@@ -216,6 +218,8 @@ class RunLoop:
             max_tokens=self.config.max_output_tokens,
             session_id=str(self.session.pi_id),
             abort=self.abort,
+            # A provider that stalls ends the turn as a (retryable) timeout error after this many seconds.
+            timeout=float(getattr(django_settings, "PIWEB_LLM_TIMEOUT", DEFAULT_TIMEOUT)),
         )
         (entry_id,) = self.append([{"type": "message", "message": message}])
         self.last_message = message
