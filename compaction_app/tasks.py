@@ -9,18 +9,29 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from sessions_app.access import still_writable
+
 from .models import CompactionRun
-from .services import compact_session, summarize_and_navigate
+from .services import _fail, compact_session, summarize_and_navigate
+
+NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
+
+
+def _still_allowed(run: CompactionRun) -> bool:
+    """Return whether the run's requester may still write; sharing may have changed since it was queued."""
+    return run.requested_by_id is None or still_writable(run.requested_by, run.session_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_compaction(run_id: int) -> str:
     """Run a queued compaction; return its final status."""
-    run = CompactionRun.objects.select_related("session").filter(pk=run_id).first()
+    run = CompactionRun.objects.select_related("session", "requested_by").filter(pk=run_id).first()
     if run is None:  # the session was deleted meanwhile
         return "missing"
     if run.is_finished:
         return run.status
+    if not _still_allowed(run):
+        return _fail(run, NO_LONGER_ALLOWED).status
     outcome = compact_session(
         session=run.session,
         reason=run.reason,
@@ -35,9 +46,11 @@ def run_compaction(run_id: int) -> str:
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_branch_summary(run_id: int) -> str:
     """Run a queued navigation with branch summary; return its final status."""
-    run = CompactionRun.objects.filter(pk=run_id).first()
+    run = CompactionRun.objects.select_related("requested_by").filter(pk=run_id).first()
     if run is None:
         return "missing"
     if run.is_finished:
         return run.status
+    if not _still_allowed(run):
+        return _fail(run, NO_LONGER_ALLOWED).status
     return summarize_and_navigate(run).status

@@ -10,31 +10,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import realtime
-from .models import ChatSession
+from . import access, realtime
 
 # Close codes in the application range: the page shows "no access" instead of retrying forever.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 
 
+# Events that change who may read; every socket of the session re-checks its access on them.
+ACCESS_EVENTS = frozenset({"access_changed", "link_revoked"})
+
+
 @dataclass(frozen=True, slots=True)
 class SessionState:
     last_seq: int | None
     leaf_id: str | None
+    frozen: bool = False
 
 
-def read_state(user: Any, pk: int) -> SessionState | None:
-    """Return the session's position if ``user`` may read it, else None."""
-    row = ChatSession.objects.visible_to(user).filter(pk=pk).values_list("next_seq", "leaf_entry_id").first()
-    if row is None:
+def read_state(user: Any, pk: int, link_token: str | None = None) -> SessionState | None:
+    """Return the session's position as this viewer may see it, or None when they may not read it."""
+    grant = access.resolve_access(user, pk, link_token=link_token)
+    if grant is None:
         return None
-    next_seq, leaf = row
-    return SessionState(next_seq - 1 if next_seq else None, leaf)
+    return SessionState(grant.last_seq(), grant.leaf_id(), grant.max_seq() is not None)
 
 
 class SessionConsumer(AsyncJsonWebsocketConsumer):
@@ -42,18 +46,23 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     session_pk: int
     group: str
+    link_token: str | None = None
+    frozen: bool = False
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.session_pk = int(self.scope["url_route"]["kwargs"]["pk"])
         self.group = realtime.group_name(self.session_pk)
-        if user is None or not user.is_authenticated:
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.link_token = (query.get(access.LINK_PARAM) or [None])[0] or None
+        if (user is None or not user.is_authenticated) and not self.link_token:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        state = await database_sync_to_async(read_state)(user, self.session_pk)
+        state = await self.current_state()
         if state is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return
+        self.frozen = state.frozen
         # Join before reporting the state: an append between the two is then seen at least once.
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -69,12 +78,17 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             return
         seq = content.get("seq")
         client_seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
-        # Access is re-checked on every sync, so a revoked share stops the feed at the next sync.
-        state = await database_sync_to_async(read_state)(self.scope["user"], self.session_pk)
+        # Access is re-checked on every sync as well as on every access event.
+        state = await self.current_state()
         if state is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return
         await self.send_state(state, client_seq=client_seq)
+
+    async def current_state(self) -> SessionState | None:
+        return await database_sync_to_async(read_state)(
+            self.scope.get("user"), self.session_pk, self.link_token
+        )
 
     async def send_state(self, state: SessionState, *, client_seq: int | None) -> None:
         behind = state.last_seq is not None and (client_seq is None or client_seq < state.last_seq)
@@ -90,5 +104,11 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     async def session_event(self, message: dict[str, Any]) -> None:
         """Forward a group event as ``{"type": "event", "event": name, "seq": n, ...}``."""
+        if message.get("event") in ACCESS_EVENTS:
+            if await self.current_state() is None:
+                await self.close(code=CLOSE_FORBIDDEN)
+            return
+        if self.frozen:
+            return  # a frozen link's view never changes: later entries are not its business
         body = {k: v for k, v in message.items() if k != "type"}
         await self.send_json({"type": "event", **body})

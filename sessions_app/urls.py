@@ -12,4 +12,5 @@ urlpatterns = [
     path("", views.session_list, name="list"),
     path("import/", views.import_page, name="import"),
     path("sessions/<int:pk>/", views.session_detail, name="detail"),
+    path("s/<str:token>/", views.shared_session, name="shared"),
 ]

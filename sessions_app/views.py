@@ -12,8 +12,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
+from . import access
 from .domain.operations import FORK_MODES
-from .models import ChatSession, Entry
+from .models import ChatSession, Entry, ShareLink, Team
 
 PAGE_SIZE = 50
 SORTS = {
@@ -77,23 +78,53 @@ def import_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-@login_required
-def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """Show one session's tree, branch and context panels."""
-    session = ChatSession.objects.visible_to(request.user).select_related("owner").filter(pk=pk).first()
-    if session is None:
-        raise Http404("Session not found")
-    can_edit = ChatSession.objects.editable_by(request.user).filter(pk=pk).exists()
+def render_session(
+    request: HttpRequest, grant: access.Access, *, share_token: str | None = None
+) -> HttpResponse:
+    """Render the session page for this viewer: read-only without write access, no actions via a link."""
+    session = grant.session
+    is_owner = request.user.is_authenticated and session.owner_id == request.user.pk
     config = {
         "session": session.pk,
-        "canEdit": can_edit,
-        "entryCount": session.entry_count,
+        "canEdit": grant.can_write,
+        "readOnly": share_token is not None,
+        "shareToken": share_token,
+        "isOwner": is_owner,
+        "entryCount": session.entry_count if not grant.restricted else 0,
         "contextWindow": getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None) or DEFAULT_CONTEXT_WINDOW,
         "forkModes": list(FORK_MODES),
-        "runsUrl": runs_url(session.pk),
+        "runsUrl": runs_url(session.pk) if grant.can_write else None,
     }
+    teams = Team.objects.filter(memberships__user=request.user).order_by("name") if is_owner else []
     return render(
         request,
         "sessions_app/session_detail.html",
-        {"session": session, "can_edit": can_edit, "config": config},
+        {
+            "session": session,
+            "can_edit": grant.can_write,
+            "read_only": share_token is not None,
+            "share_token": share_token,
+            "is_owner": is_owner,
+            "teams": teams,
+            "link": grant.link,
+            "config": config,
+        },
     )
+
+
+@login_required
+def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show one session's tree, branch and context panels."""
+    grant = access.resolve_access(request.user, pk)
+    if grant is None:
+        raise Http404("Session not found")
+    return render_session(request, grant)
+
+
+def shared_session(request: HttpRequest, token: str) -> HttpResponse:
+    """Show a session through a share link, read-only; no sign-in needed."""
+    link = ShareLink.objects.filter(token=token).only("session_id").first()
+    grant = access.resolve_access(None, link.session_id, link_token=token) if link is not None else None
+    if grant is None:
+        raise Http404("This link does not exist, has expired or was revoked.")
+    return render_session(request, grant, share_token=token)

@@ -6,13 +6,15 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from sessions_app.models import ChatSession
+from sessions_app import access
+from sessions_app.api.throttles import LLMThrottle
+from sessions_app.models import ActionLog, ChatSession
 
 from .. import services
 from ..models import CompactionRun
@@ -39,12 +41,7 @@ class OperationAPIView(APIView):
 
 
 def _writable_session(request: Request, pk: int) -> ChatSession:
-    session = ChatSession.objects.visible_to(request.user).filter(pk=pk).first()
-    if session is None:
-        raise NotFound(f"Session not found: {pk}")
-    if not ChatSession.objects.editable_by(request.user).filter(pk=pk).exists():
-        raise PermissionDenied("You may read this session but not change it.")
-    return session
+    return access.require_write(request, pk).session
 
 
 def _visible_run(request: Request, operation_id: Any) -> CompactionRun:
@@ -55,6 +52,9 @@ def _visible_run(request: Request, operation_id: Any) -> CompactionRun:
 
 
 class CompactView(OperationAPIView):
+    def get_throttles(self) -> list[Any]:
+        return [LLMThrottle()] if self.request.method == "POST" else []
+
     @extend_schema(request=CompactRequestSerializer, responses={202: CompactionOperationSerializer})
     def post(self, request: Request, pk: int) -> Response:
         """Queue a manual compaction of the session's leaf; Pi's refusals come back at once as 400."""
@@ -73,6 +73,12 @@ class CompactView(OperationAPIView):
             return _error(str(exc), status.HTTP_400_BAD_REQUEST)
         except services.OperationInProgress as exc:
             return _error(exc.message, status.HTTP_409_CONFLICT)
+        access.log_action(
+            actor=request.user,
+            action=ActionLog.Action.COMPACT,
+            session=session,
+            operation=str(run.operation_id),
+        )
         return Response(CompactionOperationSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -7,14 +7,16 @@ from uuid import UUID
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from compaction_app.models import LLMProvider
+from sessions_app import access
 from sessions_app.api.errors import api_exception_handler, error_response
-from sessions_app.models import ChatSession
+from sessions_app.api.throttles import LLMThrottle
+from sessions_app.models import ActionLog
 
 from . import services
 from .models import AgentRun
@@ -96,6 +98,9 @@ class _RunAPIView(APIView):
 class SessionRunsView(_RunAPIView):
     """POST a prompt: 202 with the run id; 409 while another run of the session is active."""
 
+    def get_throttles(self) -> list[Any]:
+        return [LLMThrottle()] if self.request.method == "POST" else []
+
     @extend_schema(
         request=StartRunSerializer,
         responses={
@@ -107,11 +112,7 @@ class SessionRunsView(_RunAPIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        session = ChatSession.objects.visible_to(request.user).filter(pk=pk).first()
-        if session is None:
-            raise NotFound(f"Session not found: {pk}")
-        if not ChatSession.objects.editable_by(request.user).filter(pk=pk).exists():
-            raise PermissionDenied("You may read this session but not change it.")
+        session = access.require_write(request, pk).session
         serializer = StartRunSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -129,6 +130,9 @@ class SessionRunsView(_RunAPIView):
             return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
         except (services.NoProvider, ValueError) as exc:
             return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        access.log_action(
+            actor=request.user, action=ActionLog.Action.RUN, session=session, run=str(run.public_id)
+        )
         return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
@@ -140,8 +144,8 @@ class SessionRunsView(_RunAPIView):
         }
     )
     def get(self, request: Request, pk: int) -> Response:
-        if not ChatSession.objects.visible_to(request.user).filter(pk=pk).exists():
-            raise NotFound(f"Session not found: {pk}")
+        # Run prompts belong to collaborators: share links do not reach them.
+        access.require_read(request, pk, links=False)
         runs = AgentRun.objects.filter(session_id=pk).select_related("provider")[:50]
         return Response({"results": [run_payload(r) for r in runs]})
 
@@ -156,8 +160,7 @@ class RunAbortView(_RunAPIView):
     @extend_schema(request=None, responses={202: RUN_SCHEMA, 403: ERROR, 404: ERROR})
     def post(self, request: Request, run_id: UUID) -> Response:
         run = self.readable_run(run_id)
-        if not ChatSession.objects.editable_by(request.user).filter(pk=run.session_id).exists():
-            raise PermissionDenied("You may read this session but not change it.")
+        access.require_write(request, run.session_id)
         return Response(run_payload(services.abort_run(run=run)), status=status.HTTP_202_ACCEPTED)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path
 from rest_framework.authtoken.views import obtain_auth_token
 
-from . import sync, views
+from . import sharing, sync, views
 
 app_name = "sessions_api"
 
@@ -26,4 +26,19 @@ urlpatterns = [
     path("sessions/<int:pk>/labels/", views.LabelView.as_view(), name="session-labels"),
     path("sessions/<int:pk>/append/", views.AppendView.as_view(), name="session-append"),
     path("sessions/<int:pk>/export/", views.ExportView.as_view(), name="session-export"),
+    path("sessions/<int:pk>/shares/", sharing.SessionSharesView.as_view(), name="session-shares"),
+    path(
+        "sessions/<int:pk>/shares/<int:team_id>/",
+        sharing.SessionShareDetailView.as_view(),
+        name="session-share-detail",
+    ),
+    path("sessions/<int:pk>/links/", sharing.SessionLinksView.as_view(), name="session-links"),
+    path("links/<int:link_id>/", sharing.LinkDetailView.as_view(), name="link-detail"),
+    path("teams/", sharing.TeamListView.as_view(), name="team-list"),
+    path("teams/<int:team_id>/members/", sharing.TeamMembersView.as_view(), name="team-members"),
+    path(
+        "teams/<int:team_id>/members/<str:username>/",
+        sharing.TeamMemberDetailView.as_view(),
+        name="team-member-detail",
+    ),
 ]

@@ -11,15 +11,16 @@ from django.http import StreamingHttpResponse
 from django.utils.module_loading import import_string
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import queries, services
-from ..models import ChatSession
+from .. import access, link_scope, queries, services
+from ..models import ActionLog, ChatSession
 from ..tree_overview import build_tree_overview
 from .errors import PayloadTooLarge, api_exception_handler, error_response
 from .pagination import SessionPagination
@@ -49,6 +50,7 @@ from .serializers import (
     TreeQuerySerializer,
     context_payload,
 )
+from .throttles import LLMThrottle
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 
@@ -65,19 +67,20 @@ class SessionAPIView(GenericAPIView[ChatSession]):
     def get_queryset(self) -> QuerySet[ChatSession]:
         return ChatSession.objects.visible_to(self.request.user)
 
+    def access(self, pk: int) -> access.Access:
+        """Return the caller's read access (membership or share link); anything else is "not found"."""
+        return access.require_read(self.request, pk)
+
     def readable(self, pk: int) -> ChatSession:
-        """Return a session the user may read; anything else is "not found"."""
-        session = ChatSession.objects.visible_to(self.request.user).filter(pk=pk).first()
-        if session is None:
-            raise NotFound(f"Session not found: {pk}")
-        return session
+        """Return a session the caller may read; anything else is "not found"."""
+        return self.access(pk).session
 
     def writable(self, pk: int) -> ChatSession:
         """Return a session the user may change: 404 if they cannot see it, 403 if they can only read it."""
-        session = self.readable(pk)
-        if not ChatSession.objects.editable_by(self.request.user).filter(pk=pk).exists():
-            raise PermissionDenied("You may read this session but not change it.")
-        return session
+        return access.require_write(self.request, pk).session
+
+    def log(self, action: str, session: ChatSession | None, **detail: Any) -> None:
+        access.log_action(actor=self.request.user, action=action, session=session, **detail)
 
     def valid(self, serializer_class: type[Any], data: Any) -> dict[str, Any]:
         serializer = serializer_class(data=data)
@@ -113,10 +116,25 @@ class SessionListView(SessionAPIView):
         return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
 
 
-class SessionDetailView(SessionAPIView):
+class LinkReadableView(SessionAPIView):
+    """GET is open to share-link holders (``X-Share-Token`` or ``?link=``); other methods need a login."""
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method in ("GET", "HEAD", "OPTIONS"):
+            return [AllowAny()]
+        return super().get_permissions()
+
+
+class SessionDetailView(LinkReadableView):
     @extend_schema(responses={200: SessionSerializer, **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(SessionSerializer(self.readable(pk)).data)
+        grant = self.access(pk)
+        body = dict(SessionSerializer(grant.session).data)
+        if grant.restricted:
+            body.update(leafId=grant.leaf_id(), lastSeq=grant.last_seq(), entryCount=None, messageCount=None)
+        body["canEdit"] = grant.can_write
+        body["viaLink"] = grant.via_link
+        return Response(body)
 
     @extend_schema(request=SessionRenameSerializer, responses={200: SessionSerializer, **ERRORS})
     def patch(self, request: Request, pk: int) -> Response:
@@ -127,11 +145,13 @@ class SessionDetailView(SessionAPIView):
 
     @extend_schema(responses={204: None, **ERRORS})
     def delete(self, request: Request, pk: int) -> Response:
-        services.delete_session(session=self.writable(pk))
+        session = access.require_owner(request, pk)
+        self.log(ActionLog.Action.DELETE, session)
+        services.delete_session(session=session)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class EntryListView(SessionAPIView):
+class EntryListView(LinkReadableView):
     @extend_schema(
         operation_id="sessions_entries_list",
         parameters=[EntriesQuerySerializer],
@@ -139,60 +159,70 @@ class EntryListView(SessionAPIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         """List entries in append order, strictly after ``since`` (Pi's ``get_entries`` cursor)."""
-        session = self.readable(pk)
+        grant = self.access(pk)
+        session = grant.session
         query = self.valid(EntriesQuerySerializer, request.query_params)
         limit = query["limit"]
-        rows = queries.entries_since(session, query.get("since"), limit=limit + 1)
+        if grant.restricted:
+            rows = link_scope.scoped_entries_since(grant, query.get("since"), limit=limit + 1)
+        else:
+            rows = queries.entries_since(session, query.get("since"), limit=limit + 1)
         return Response(
             {
                 "entries": EntrySerializer(rows[:limit], many=True).data,
-                "leafId": session.leaf_entry_id,
-                "lastSeq": session.next_seq - 1 if session.next_seq else None,
+                "leafId": grant.leaf_id(),
+                "lastSeq": grant.last_seq(),
                 "hasMore": len(rows) > limit,
             }
         )
 
 
-class EntryDetailView(SessionAPIView):
+class EntryDetailView(LinkReadableView):
     @extend_schema(responses={200: EntrySerializer, **ERRORS})
     def get(self, request: Request, pk: int, entry_id: str) -> Response:
-        return Response(EntrySerializer(queries.find_entry(self.readable(pk), entry_id)).data)
+        return Response(EntrySerializer(self.access(pk).entry(entry_id)).data)
 
 
-class TreeView(SessionAPIView):
+class TreeView(LinkReadableView):
     @extend_schema(parameters=[TreeQuerySerializer], responses={200: OpenApiResponse(), **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         """Return the tree as a flat list of nodes and folded linear runs, ready to draw."""
-        session = self.readable(pk)
+        grant = self.access(pk)
+        session = grant.session
         query = self.valid(TreeQuerySerializer, request.query_params)
+        if grant.restricted:
+            return Response(link_scope.scoped_tree(grant))
         return Response(
             build_tree_overview(session, around=query.get("around"), segment=query.get("segment"))
         )
 
 
-class ContextView(SessionAPIView):
+class ContextView(LinkReadableView):
     @extend_schema(parameters=[ContextQuerySerializer], responses={200: OpenApiResponse(), **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         """Return what the model sees when continuing from the leaf (or from ``?leaf=``)."""
-        session = self.readable(pk)
+        grant = self.access(pk)
         query = self.valid(ContextQuerySerializer, request.query_params)
-        view = queries.context_for_leaf(session, query.get("leaf"))
+        leaf_id = query.get("leaf") or grant.leaf_id()
+        link_scope.require_visible(grant, leaf_id)
+        view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
         window = query.get("window") or getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None)
         return Response(
             context_payload(view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"])
         )
 
 
-class PathView(SessionAPIView):
+class PathView(LinkReadableView):
     @extend_schema(parameters=[PathQuerySerializer], responses={200: PathPageSerializer, **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         """Return the newest ``limit`` entries of the path root→leaf above ``beforeDepth``, root first."""
-        session = self.readable(pk)
+        grant = self.access(pk)
+        session = grant.session
         query = self.valid(PathQuerySerializer, request.query_params)
-        leaf_id = query.get("leaf") or session.leaf_entry_id
+        leaf_id = query.get("leaf") or grant.leaf_id()
         if leaf_id is None:
             return Response({"entries": [], "leafId": None, "firstDepth": None, "hasMore": False})
-        leaf = queries.find_entry(session, leaf_id)
+        leaf = grant.entry(leaf_id)
         top = (leaf.depth or 0) if query.get("beforeDepth") is None else query["beforeDepth"] - 1
         low = max(0, top - query["limit"] + 1)
         rows = queries.path_rows(session, leaf, min_depth=low, max_depth=top) if top >= 0 else []
@@ -208,6 +238,11 @@ class PathView(SessionAPIView):
 
 
 class NavigateView(SessionAPIView):
+    def get_throttles(self) -> list[Any]:
+        # Only a navigation that writes a branch summary spends model tokens.
+        summarize = isinstance(self.request.data, dict) and bool(self.request.data.get("summarize"))
+        return [LLMThrottle()] if self.request.method == "POST" and summarize else []
+
     @extend_schema(
         request=NavigateSerializer,
         responses={200: NavigateResultSerializer, 202: OperationSerializer, 501: ErrorSerializer, **ERRORS},
@@ -231,8 +266,10 @@ class NavigateView(SessionAPIView):
                 replace_instructions=data["replaceInstructions"],
                 actor=request.user,
             )
+            self.log(ActionLog.Action.NAVIGATE, session, target=data["targetId"], summarize=True)
             return Response({"operationId": str(operation)}, status=status.HTTP_202_ACCEPTED)
         outcome = services.navigate_without_summary(session=session, target_id=data["targetId"])
+        self.log(ActionLog.Action.NAVIGATE, session, target=data["targetId"])
         body: dict[str, Any] = {"leafId": outcome.leaf_id}
         if outcome.editor_text is not None:
             body["editorText"] = outcome.editor_text
@@ -243,8 +280,12 @@ class ForkView(SessionAPIView):
     @extend_schema(request=ForkSerializer, responses={201: ForkResultSerializer, **ERRORS})
     def post(self, request: Request, pk: int) -> Response:
         """Create a new session from an entry of this one; the source is recorded as its parent."""
-        session = self.readable(pk)
+        grant = self.access(pk)
+        session = grant.session
         data = self.valid(ForkSerializer, request.data)
+        grant.entry(data["entryId"])
+        if grant.restricted and data["mode"] != "path":
+            raise PermissionDenied("This link shares part of the session: fork the path only.")
         outcome = services.fork_session(
             session=session,
             entry_id=data["entryId"],
@@ -252,6 +293,7 @@ class ForkView(SessionAPIView):
             position=data.get("position"),
             mode=data["mode"],
         )
+        self.log(ActionLog.Action.FORK, session, entry=data["entryId"], new_session=outcome.session.pk)
         body: dict[str, Any] = {"session": SessionSerializer(outcome.session).data}
         if outcome.editor_text is not None:
             body["editorText"] = outcome.editor_text
@@ -262,9 +304,13 @@ class CloneView(SessionAPIView):
     @extend_schema(request=CloneSerializer, responses={201: ForkResultSerializer, **ERRORS})
     def post(self, request: Request, pk: int) -> Response:
         """Create a new session holding the path to an entry (default: the leaf)."""
-        session = self.readable(pk)
+        grant = self.access(pk)
         data = self.valid(CloneSerializer, request.data)
-        new = services.clone_session(session=session, actor=request.user, entry_id=data.get("entryId"))
+        entry_id = data.get("entryId") or grant.leaf_id()
+        if entry_id is not None:
+            grant.entry(entry_id)
+        new = services.clone_session(session=grant.session, actor=request.user, entry_id=entry_id)
+        self.log(ActionLog.Action.CLONE, grant.session, entry=entry_id, new_session=new.pk)
         return Response({"session": SessionSerializer(new).data}, status=status.HTTP_201_CREATED)
 
 
@@ -275,6 +321,7 @@ class LabelView(SessionAPIView):
         session = self.writable(pk)
         data = self.valid(LabelSerializer, request.data)
         rows = services.set_label(session=session, target_id=data["targetId"], label=data["label"])
+        self.log(ActionLog.Action.LABEL, session, target=data["targetId"])
         return Response(
             {"entry": EntrySerializer(rows[-1]).data, "leafId": session.leaf_entry_id},
             status=status.HTTP_201_CREATED,
@@ -313,14 +360,17 @@ class NdjsonRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
-class ExportView(SessionAPIView):
+class ExportView(LinkReadableView):
     renderer_classes = [JSONRenderer, NdjsonRenderer]
 
     @extend_schema(responses={(200, "application/x-ndjson"): OpenApiResponse(description="The session file")})
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
         """Download the session as a Pi JSONL file, byte for byte as stored."""
-        session = self.readable(pk)
-        response = StreamingHttpResponse(services.export_jsonl(session), content_type="application/x-ndjson")
+        grant = self.access(pk)
+        session = grant.session
+        lines = link_scope.scoped_export(grant) if grant.restricted else services.export_jsonl(session)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+        self.log(ActionLog.Action.EXPORT, session, via_link=grant.via_link)
         response["Content-Disposition"] = f'attachment; filename="{services.export_filename(session)}"'
         return response
 
@@ -364,4 +414,5 @@ class ImportView(SessionAPIView):
             "migrated": result.migrated,
         }
         changed = result.created or result.appended > 0
+        self.log(ActionLog.Action.IMPORT, result.session, created=result.created, appended=result.appended)
         return Response(body, status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK)

@@ -53,6 +53,8 @@ window.Pi = window.Pi || {};
   Pi.api = async function (method, url, body) {
     const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
     if (method !== "GET" && method !== "HEAD") init.headers["X-CSRFToken"] = Pi.csrfToken();
+    // A page opened through a share link reads with the link's token.
+    if (Pi.shareToken) init.headers["X-Share-Token"] = Pi.shareToken;
     if (body !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);

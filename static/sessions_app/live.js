@@ -9,7 +9,8 @@ window.Pi = window.Pi || {};
 
   class LiveSession {
     constructor({ session, currentSeq, onState, onEvent, onStatus }) {
-      this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/sessions/${session}/`;
+      this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/sessions/${session}/` +
+        (Pi.shareToken ? `?link=${encodeURIComponent(Pi.shareToken)}` : "");
       this.currentSeq = currentSeq;
       this.onState = onState;
       this.onEvent = onEvent;

@@ -5,6 +5,7 @@
   const el = Pi.el;
   const cfg = JSON.parse(document.getElementById("session-config").textContent);
   const base = `/api/sessions/${cfg.session}`;
+  Pi.shareToken = cfg.shareToken || null;
   // Sessions up to this size are read whole in the background (search and previews everywhere);
   // bigger ones load entries only as they come into view.
   const PRELOAD_LIMIT = 20000;
@@ -240,7 +241,10 @@
     const none = !state.selectedId;
     document.querySelectorAll("#node-actions button").forEach((button) => {
       const needsEdit = ["navigate", "label", "compact"].includes(button.dataset.action);
-      button.disabled = (none && button.dataset.action !== "compact") || (needsEdit && !cfg.canEdit);
+      button.disabled =
+        (none && button.dataset.action !== "compact") ||
+        (needsEdit && !cfg.canEdit) ||
+        document.body.dataset.revoked === "true";
     });
   }
 
@@ -365,7 +369,11 @@
 
   // The composer needs agent runs on the server; until then it only holds text handed back by actions.
   const send = $("composer-send");
-  if (!cfg.runsUrl) {
+  if (!cfg.canEdit) {
+    send.disabled = true;
+    composer.disabled = true;
+    $("composer-note").textContent = "You can read this session but not add to it.";
+  } else if (!cfg.runsUrl) {
     send.disabled = true;
     $("composer-note").textContent = "Sending prompts needs agent runs, which this server does not offer yet.";
   }
@@ -447,6 +455,16 @@
       const badge = $("live-status");
       badge.dataset.state = status;
       badge.textContent = STATUS_TEXT[status] || status;
+      if (status === "denied") {
+        // Access was taken away (share revoked, link revoked or expired): stop offering anything.
+        document.body.dataset.revoked = "true";
+        document.querySelectorAll("#node-actions button, #composer button, #composer textarea").forEach((n) => {
+          n.disabled = true;
+        });
+        const banner = $("error-banner");
+        banner.textContent = "Your access to this session was revoked.";
+        banner.hidden = false;
+      }
     },
     onState: (message) => {
       if ((message.seq !== null && message.seq > state.lastSeq) || message.leafId !== state.leafId) {

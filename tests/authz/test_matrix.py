@@ -1,0 +1,241 @@
+"""Every route and the live socket × the six kinds of caller → the exact status (or close code).
+
+A route added to the project without a row here fails ``test_every_route_is_in_the_matrix``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from piweb.asgi import application
+
+from .conftest import ACTORS, World, build_world
+
+# Routes outside the matrix, each with the reason it needs no session permission.
+PUBLIC = {
+    "accounts/login/": "sign-in form",
+    "accounts/logout/": "sign-out",
+    "accounts/password_change/": "Django's own login_required view",
+    "accounts/password_change/done/": "Django's own login_required view",
+    "accounts/password_reset/": "public by design",
+    "accounts/password_reset/done/": "public by design",
+    "accounts/reset/<uidb64>/<token>/": "guarded by the signed reset token",
+    "accounts/reset/done/": "public by design",
+    "api/schema/": "the API description holds no data",
+    "api/docs/": "the API description holds no data",
+    "api/redoc/": "the API description holds no data",
+    "api/token/": "exchanges a username and password for a token",
+}
+STAFF_PREFIXES = (
+    "admin/",
+)  # Django's admin: is_staff and model permissions, tested by the admin's own tests
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    route: str
+    method: str
+    path: Callable[[World], str]
+    expected: str  # statuses for owner, editor, viewer, link holder, other user, anonymous
+    body: Any = None
+    fmt: str = "json"
+
+    def outcome(self, actor: str) -> int:
+        return int(self.expected.split()[ACTORS.index(actor)])
+
+
+def s(suffix: str = "") -> Callable[[World], str]:
+    return lambda w: f"/api/sessions/{w.session.pk}/{suffix}"
+
+
+NEW_FILE = (
+    b'{"type":"session","version":3,"id":"imported","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
+)
+APPEND = {"entries": [{"type": "message", "message": {"role": "user", "content": "more", "timestamp": 3}}]}
+
+ROWS = [
+    #                                                                    own edit view link other anon
+    Row("api/sessions/", "GET", lambda w: "/api/sessions/", "200 200 200 403 200 403"),
+    Row("api/sessions/", "POST", lambda w: "/api/sessions/", "201 201 201 403 201 403", {"cwd": "/w"}),
+    Row(
+        "api/sessions/import/",
+        "POST",
+        lambda w: "/api/sessions/import/?filename=x.jsonl",
+        "201 201 201 403 201 403",
+        NEW_FILE,
+        "ndjson",
+    ),
+    Row("api/sync/", "GET", lambda w: f"/api/sync/?piId={w.session.pi_id}", "200 200 200 403 200 403"),
+    Row("api/sessions/<int:pk>/", "GET", s(), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/", "PATCH", s(), "200 200 403 403 404 403", {"name": "renamed"}),
+    Row("api/sessions/<int:pk>/", "DELETE", s(), "204 403 403 403 404 403"),
+    Row("api/sessions/<int:pk>/entries/", "GET", s("entries/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/entries/<str:entry_id>/", "GET", s("entries/u2/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/tree/", "GET", s("tree/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/context/", "GET", s("context/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/path/", "GET", s("path/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/export/", "GET", s("export/"), "200 200 200 200 404 403"),
+    Row(
+        "api/sessions/<int:pk>/navigate/",
+        "POST",
+        s("navigate/"),
+        "200 200 403 403 404 403",
+        {"targetId": "a2"},
+    ),
+    Row("api/sessions/<int:pk>/fork/", "POST", s("fork/"), "201 201 201 403 404 403", {"entryId": "a2"}),
+    Row("api/sessions/<int:pk>/clone/", "POST", s("clone/"), "201 201 201 403 404 403", {}),
+    Row(
+        "api/sessions/<int:pk>/labels/",
+        "POST",
+        s("labels/"),
+        "201 201 403 403 404 403",
+        {"targetId": "u2", "label": "here"},
+    ),
+    Row("api/sessions/<int:pk>/append/", "POST", s("append/"), "201 201 403 403 404 403", APPEND),
+    Row("api/sessions/<int:pk>/compact/", "POST", s("compact/"), "400 400 403 403 404 403", {}),
+    Row("api/sessions/<int:pk>/runs/", "GET", s("runs/"), "200 200 200 403 404 403"),
+    Row("api/sessions/<int:pk>/runs/", "POST", s("runs/"), "409 409 403 403 404 403", {"prompt": "go"}),
+    Row(
+        "api/operations/<uuid:operation_id>/",
+        "GET",
+        lambda w: f"/api/operations/{w.operation.operation_id}/",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/operations/<uuid:operation_id>/cancel/",
+        "POST",
+        lambda w: f"/api/operations/{w.operation.operation_id}/cancel/",
+        "200 200 403 403 404 403",
+    ),
+    Row(
+        "api/runs/<uuid:run_id>/", "GET", lambda w: f"/api/runs/{w.run.public_id}/", "200 200 200 403 404 403"
+    ),
+    Row(
+        "api/runs/<uuid:run_id>/abort/",
+        "POST",
+        lambda w: f"/api/runs/{w.run.public_id}/abort/",
+        "202 202 403 403 404 403",
+    ),
+    Row("api/sessions/<int:pk>/shares/", "GET", s("shares/"), "200 403 403 403 404 403"),
+    Row("api/sessions/<int:pk>/shares/", "POST", s("shares/"), "201 403 403 403 404 403", None),
+    Row(
+        "api/sessions/<int:pk>/shares/<int:team_id>/",
+        "DELETE",
+        lambda w: f"/api/sessions/{w.session.pk}/shares/{w.team.pk}/",
+        "204 403 403 403 404 403",
+    ),
+    Row("api/sessions/<int:pk>/links/", "GET", s("links/"), "200 403 403 403 404 403"),
+    Row("api/sessions/<int:pk>/links/", "POST", s("links/"), "201 403 403 403 404 403", {"scope": "tree"}),
+    Row(
+        "api/links/<int:link_id>/", "DELETE", lambda w: f"/api/links/{w.link.pk}/", "204 403 403 403 404 403"
+    ),
+    Row("api/teams/", "GET", lambda w: "/api/teams/", "200 200 200 403 200 403"),
+    Row("api/teams/", "POST", lambda w: "/api/teams/", "201 201 201 403 201 403", None),
+    Row(
+        "api/teams/<int:team_id>/members/",
+        "POST",
+        lambda w: f"/api/teams/{w.team.pk}/members/",
+        "201 403 403 403 404 403",
+        {"username": "other", "role": "viewer"},
+    ),
+    Row(
+        "api/teams/<int:team_id>/members/<str:username>/",
+        "DELETE",
+        lambda w: f"/api/teams/{w.team.pk}/members/viewer/",
+        "204 403 403 403 404 403",
+    ),
+    # Pages: sign-in first (302), then the same rules as the API.
+    Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),
+    Row("import/", "GET", lambda w: "/import/", "200 200 200 302 200 302"),
+    Row("sessions/<int:pk>/", "GET", lambda w: f"/sessions/{w.session.pk}/", "200 200 200 302 404 302"),
+    Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.token}/", "200 200 200 200 200 200"),
+]
+SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state
+
+
+def routes() -> Iterator[str]:
+    """Yield every URL pattern of the project as one string, without recursion."""
+    stack: list[tuple[Any, str]] = [(p, "") for p in reversed(get_resolver().url_patterns)]
+    while stack:
+        pattern, prefix = stack.pop()
+        if isinstance(pattern, URLResolver):
+            stack.extend((child, prefix + str(pattern.pattern)) for child in reversed(pattern.url_patterns))
+        elif isinstance(pattern, URLPattern):
+            yield prefix + str(pattern.pattern)
+
+
+def test_every_route_is_in_the_matrix() -> None:
+    covered = {row.route for row in ROWS}
+    missing = [
+        r for r in routes() if r not in covered and r not in PUBLIC and not r.startswith(STAFF_PREFIXES)
+    ]
+    assert missing == [], f"routes without an authorization row: {missing}"
+    assert not covered - set(routes()), "matrix rows for routes that no longer exist"
+
+
+def body_for(row: Row, world: World) -> Any:
+    if row.route == "api/sessions/<int:pk>/shares/" and row.method == "POST":
+        return {"teamId": world.team.pk, "access": "viewer"}
+    if row.route == "api/teams/" and row.method == "POST":
+        return {"name": "new team"}
+    return row.body
+
+
+@pytest.mark.usefixtures("eager_tasks")
+@pytest.mark.parametrize("actor", ACTORS)
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r.method} {r.route or '/'}")
+def test_route(row: Row, actor: str, user: Callable[..., Any]) -> None:
+    world = build_world(user)
+    client = world.client(actor)
+    path = row.path(world)
+    body = body_for(row, world)
+    kwargs: dict[str, Any] = {}
+    if body is not None:
+        if row.fmt == "ndjson":
+            kwargs = {"data": body, "content_type": "application/x-ndjson"}
+        else:
+            kwargs = {"data": body, "format": "json"}
+    response = getattr(client, row.method.lower())(path, **kwargs)
+    detail = getattr(response, "data", None) or getattr(response, "content", b"")[:200]
+    assert response.status_code == row.outcome(actor), f"{row.method} {path} as {actor}: {detail}"
+
+
+# -- the live socket ------------------------------------------------------------------------------------
+
+
+def socket_outcome(world: World, actor: str) -> int:
+    headers = [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]
+    account = world.user_of(actor)
+    if account is not None:
+        web = Client()
+        web.force_login(account)
+        headers.append((b"cookie", f"sessionid={web.cookies['sessionid'].value}".encode()))
+    query = f"?link={world.link.token}" if actor == "link" else ""
+
+    async def attempt() -> int:
+        ws = WebsocketCommunicator(application, f"/ws/sessions/{world.session.pk}/{query}", headers=headers)
+        connected, code = await ws.connect(timeout=5)
+        if not connected:
+            return int(code or 0)
+        message = await ws.receive_json_from(timeout=5)
+        await ws.disconnect()
+        return 1000 if message.get("type") == "state" else -1
+
+    return async_to_sync(attempt)()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("actor", ACTORS)
+def test_socket(actor: str, user: Callable[..., Any]) -> None:
+    assert "Redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"], "the socket row needs the Redis layer"
+    world = build_world(user)
+    assert socket_outcome(world, actor) == int(SOCKET.split()[ACTORS.index(actor)])
