@@ -77,7 +77,8 @@ class ChatSession(models.Model):
 class Entry(models.Model):
     """One appended line. ``raw`` is the verbatim JSON; the other columns are extracted or folded facts."""
 
-    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="entries")
+    # No index of its own: every index below starts with the session, and a bare one misleads the planner.
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="entries", db_index=False)
     seq = models.IntegerField(help_text="Append order within the session, gapless from 0")
     entry_id = models.TextField(null=True, blank=True, help_text="Pi id; null for lines outside the tree")
     parent_id = models.TextField(null=True, blank=True)

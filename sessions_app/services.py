@@ -58,6 +58,7 @@ __all__ = [
     "set_leaf",
 ]
 
+ANALYZE_AFTER = 20_000  # entries in one import that make fresh planner statistics worth their cost
 COLUMNS = (
     "session_id",
     "seq",
@@ -148,6 +149,11 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     transaction.on_commit(
         partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
     )
+    if len(entries) >= ANALYZE_AFTER and connection.vendor == "postgresql":
+        # A bulk load leaves the planner's statistics describing the table before it; stale ones pick
+        # full scans of the new session for every later lookup.
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {Entry._meta.db_table}")
     return ImportResult(session, True, len(entries), loaded.skipped, loaded.migrated)
 
 

@@ -71,6 +71,12 @@ class _RenamedLines:
             yield orjson.dumps(header) + b"\n"
             yield from fh
 
+    def seek(self, offset: int) -> int:
+        """Start over: the importer reads a file twice, and every iteration reads from the top."""
+        if offset != 0:
+            raise ValueError("only a rewind to the start is supported")
+        return 0
+
 
 def session_pk(ctx: Context, spec: generate.SessionSpec | str) -> int:
     """Return the primary key of the imported session for spec, importing it in this process if needed."""
