@@ -138,6 +138,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Store, browse, branch and compact Pi coding-agent session trees.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Separate request components, so uploads are declared as binary files rather than URIs.
+    "COMPONENT_SPLIT_REQUEST": True,
     # Serve the documentation UI from our own static files, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
