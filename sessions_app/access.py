@@ -121,9 +121,12 @@ def _live_link(token: str) -> ShareLink | None:
 
 def resolve_access(user: Any, session_pk: int, *, link_token: str | None = None) -> Access | None:
     """Return what ``user`` (or the holder of ``link_token``) may do with the session, or None."""
-    session = ChatSession.objects.visible_to(user).filter(pk=session_pk).first()
+    session = ChatSession.objects.visible_to(user).select_related("owner").filter(pk=session_pk).first()
     if session is not None:
-        writable = ChatSession.objects.editable_by(user).filter(pk=session_pk).exists()
+        # The owner always may write; only shared sessions need the role check.
+        writable = session.owner_id == user.pk or (
+            ChatSession.objects.editable_by(user).filter(pk=session_pk).exists()
+        )
         return Access(session, writable)
     if link_token:
         link = _live_link(link_token)
