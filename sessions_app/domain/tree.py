@@ -128,12 +128,9 @@ class SessionTree:
                 continue
             label = entry.payload.get("label")
             if isinstance(label, str) and label:
-                if target in labels:
-                    labels[target] = label
-                    stamps[target] = entry.payload.get("timestamp")
-                else:
-                    labels[target] = label
-                    stamps[target] = entry.payload.get("timestamp")
+                # A re-set keeps its place, as in a JavaScript Map; a re-set after a clear moves it last.
+                labels[target] = label
+                stamps[target] = entry.payload.get("timestamp")
             else:
                 labels.pop(target, None)
                 stamps.pop(target, None)
