@@ -21,6 +21,7 @@ from django.utils import timezone
 from compaction_app.domain.settings import CompactionSettings
 from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
 from piweb.llm.client import DEFAULT_TIMEOUT
+from piweb.llm.stream import zero_usage
 from sessions_app import realtime
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.domain.tokens import current_system_message
@@ -414,14 +415,7 @@ def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:
         "api": config.api if config else "",
         "provider": config.provider if config else "",
         "model": config.model_id if config else "",
-        "usage": {
-            "input": 0,
-            "output": 0,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 0,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
+        "usage": zero_usage(),
         "stopReason": "error",
         "errorMessage": INTERRUPTED,
         "timestamp": _now_ms(),

@@ -29,6 +29,18 @@ from piweb.llm.types import (
 _BLOCK_KEY = {"text": "text", "thinking": "thinking"}
 
 
+def zero_usage() -> dict[str, Any]:
+    """Return Pi's usage record with every counter and cost at zero."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
 class StreamError(Exception):
     """The provider reported an error inside the stream, or sent data we cannot read."""
 
@@ -45,14 +57,7 @@ class AssistantBuilder:
             "api": config.api,
             "provider": config.provider,
             "model": config.model_id,
-            "usage": {
-                "input": 0,
-                "output": 0,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 0,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
+            "usage": zero_usage(),
             "stopReason": "stop",
             "timestamp": int(time.time() * 1000),
         }
