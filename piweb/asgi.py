@@ -14,13 +14,15 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from piweb.imports import import_optional  # noqa: E402
+from piweb.limits import BodyLimitASGI  # noqa: E402
 
 _routing = import_optional("sessions_app.routing")
 websocket_urlpatterns = list(_routing.websocket_urlpatterns) if _routing else []
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # Oversized bodies are refused from their headers, before Django reads them.
+        "http": BodyLimitASGI(django_asgi_app),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

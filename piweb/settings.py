@@ -47,6 +47,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads the body or the session: oversized bodies and unusable query values stop here.
+    "piweb.limits.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -114,9 +116,11 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Pick up new files without a restart in development; also avoids scanning a missing STATIC_ROOT.
 WHITENOISE_AUTOREFRESH = DEBUG
 
-# Session files are imported as one request body, so the body limit follows the import limit.
+# Request bodies are capped small everywhere; only the import endpoint takes a session file, which is
+# spooled to disk past FILE_UPLOAD_MAX_MEMORY_SIZE rather than held in memory.
+PIWEB_MAX_BODY_BYTES = int(ENV.get("PIWEB_MAX_BODY_BYTES", str(8 * config.MIB)))
 PIWEB_MAX_IMPORT_BYTES = int(ENV.get("PIWEB_MAX_IMPORT_BYTES", str(256 * config.MIB)))
-DATA_UPLOAD_MAX_MEMORY_SIZE = PIWEB_MAX_IMPORT_BYTES
+DATA_UPLOAD_MAX_MEMORY_SIZE = PIWEB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * config.MIB
 
 REST_FRAMEWORK = {
@@ -125,6 +129,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Size-limited JSON that refuses deep nesting without recursing (orjson).
+    "DEFAULT_PARSER_CLASSES": ["sessions_app.api.parsers.LimitedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+import orjson
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from . import access, realtime
 
 # Close codes in the application range: the page shows "no access" instead of retrying forever.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
 
 
 # Events that change who may read; every socket of the session re-checks its access on them.
@@ -72,6 +74,14 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        # orjson refuses deep nesting without recursing; anything undecodable is answered as unknown.
+        try:
+            return orjson.loads(text_data)
+        except orjson.JSONDecodeError:
+            return None
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict) or content.get("type") != "sync":
             await self.send_json({"type": "error", "error": 'Only {"type": "sync", "seq": n} is understood.'})
@@ -112,3 +122,10 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             return  # a frozen link's view never changes: later entries are not its business
         body = {k: v for k, v in message.items() if k != "type"}
         await self.send_json({"type": "event", **body})
+
+
+class NotFoundConsumer(AsyncWebsocketConsumer):
+    """Refuse a socket whose path names no live view (for example a session id that is not a number)."""
+
+    async def connect(self) -> None:
+        await self.close(code=CLOSE_NOT_FOUND)

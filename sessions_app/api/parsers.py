@@ -1,4 +1,5 @@
-"""Request body parsers that refuse oversized bodies with 413 and never hold a session file in memory."""
+"""Request body parsers that refuse oversized bodies with 413, bound nesting, and never hold a session
+file in memory."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import tempfile
 from typing import IO, Any
 
+import orjson
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser, DataAndFiles
@@ -18,21 +20,44 @@ CHUNK = 1024 * 1024
 
 
 def max_body_bytes() -> int:
-    """Return the largest JSON body the API accepts."""
-    return int(getattr(settings, "PIWEB_MAX_API_BODY_BYTES", 32 * 1024 * 1024))
+    """Return the largest request body accepted anywhere but the import endpoint."""
+    return int(settings.PIWEB_MAX_BODY_BYTES)
 
 
 def max_import_bytes() -> int:
     """Return the largest session file an import accepts."""
-    return int(getattr(settings, "PIWEB_MAX_IMPORT_BYTES", 256 * 1024 * 1024))
+    return int(settings.PIWEB_MAX_IMPORT_BYTES)
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def parse_json_body(data: bytes) -> Any:
+    """Decode a JSON request body without unbounded recursion.
+
+    orjson refuses nesting deeper than 1024 levels without recursing, and NaN/Infinity. It also refuses
+    lone surrogates, which JSON allows and Pi writes (``JSON.stringify`` escapes them): only those
+    bodies are decoded again by the standard library, whose depth is bounded by the interpreter's
+    recursion limit, so whether such a string can be stored is decided by the use case, as for an import.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "surrogate" not in str(exc):
+            raise ParseError(f"the body is not valid JSON ({exc})") from exc
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"the body is not UTF-8 ({exc.reason})") from exc
+    except RecursionError as exc:
+        raise ParseError("the body is not valid JSON (nested too deeply)") from exc
+    except ValueError as exc:
+        raise ParseError(f"the body is not valid JSON ({exc})") from exc
+
+
 class LimitedJSONParser(BaseParser):
-    """Parse a JSON body of at most ``PIWEB_MAX_API_BODY_BYTES``."""
+    """Parse a JSON body of at most ``PIWEB_MAX_BODY_BYTES``."""
 
     media_type = "application/json"
 
@@ -45,12 +70,7 @@ class LimitedJSONParser(BaseParser):
         data = stream.read(limit + 1)
         if len(data) > limit:
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
-        try:
-            return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"the body is not UTF-8 ({exc.reason})") from exc
-        except ValueError as exc:
-            raise ParseError(f"the body is not valid JSON ({exc})") from exc
+        return parse_json_body(data)
 
 
 class NdjsonParser(BaseParser):

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
+from django.utils.http import content_disposition_header
 from django.utils.module_loading import import_string
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -371,12 +372,16 @@ class ExportView(LinkReadableView):
         lines = link_scope.scoped_export(grant) if grant.restricted else services.export_jsonl(session)
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
         self.log(ActionLog.Action.EXPORT, session, via_link=grant.via_link)
-        response["Content-Disposition"] = f'attachment; filename="{services.export_filename(session)}"'
+        response["Content-Disposition"] = content_disposition_header(
+            as_attachment=True, filename=services.export_filename(session)
+        )
         return response
 
 
 class ImportView(SessionAPIView):
     parser_classes = [MultiPartParser, NdjsonParser, JsonlParser]
+    # The one endpoint allowed a body past PIWEB_MAX_BODY_BYTES (see piweb.limits); it spools to disk.
+    accepts_large_body = True
 
     @extend_schema(
         request={"multipart/form-data": ImportSerializer, "application/x-ndjson": bytes},

@@ -118,7 +118,7 @@ def test_malformed_json_body_is_400(api_client: Any, stored: Any) -> None:
 
 
 def test_oversized_json_body_is_413(api_client: Any, stored: Any) -> None:
-    with override_settings(PIWEB_MAX_API_BODY_BYTES=1000):
+    with override_settings(PIWEB_MAX_BODY_BYTES=1000):
         response = api_client.post(
             f"/api/sessions/{stored.pk}/append/",
             {"entries": [{"type": "custom", "data": "x" * 2000}]},

@@ -104,3 +104,25 @@ def test_export_import_round_trip_is_byte_identical(api_client: Any, user: Any, 
     response = api_client.post("/api/sessions/import/", data=first, content_type="application/x-ndjson")
     assert response.status_code == 201, response.json()
     assert _export(api_client, response.json()["session"]["id"]) == first
+
+
+@pytest.mark.parametrize(
+    ("pi_id", "expected"),
+    [
+        # One quoted filename whatever the id holds: the quotes are escaped, not closing it.
+        (
+            'a";filename="evil.sh',
+            r'attachment; filename="2026-01-02T03-04-05-678Z_a\";filename=\"evil.sh.jsonl"',
+        ),
+        (
+            "a\r\nX-Injected: 1",
+            "attachment; filename*=utf-8''2026-01-02T03-04-05-678Z_a%0D%0AX-Injected%3A%201.jsonl",
+        ),
+    ],
+)
+def test_an_export_name_cannot_inject_header_parts(api_client: Any, pi_id: str, expected: str) -> None:
+    data = session_file(small_tree(), header={**HEADER, "id": pi_id})
+    session = services.import_jsonl(owner=api_client.user, data=data, filename="s.jsonl").session
+    response = api_client.get(f"/api/sessions/{session.pk}/export/")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == expected

@@ -1,0 +1,107 @@
+"""What can be stored: the one check every write path applies to values it received from outside.
+
+PostgreSQL text cannot hold a NUL character or a lone UTF-16 surrogate (JSON allows both), a value
+nested thousands deep exhausts any recursive reader, and an unbounded string is a resource hole. Every
+adapter (REST, page, socket, sync, import, command) refuses such values with the same message, so the
+same input gets the same answer everywhere.
+
+Pure Python: no framework imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NAME_CHARS",
+    "MAX_PARAM_CHARS",
+    "MAX_TEXT_CHARS",
+    "NOT_STORABLE",
+    "Unstorable",
+    "check_json",
+    "check_param",
+    "check_text",
+    "check_texts",
+    "storable_text",
+]
+
+# Deeper than any Pi entry (a message nests content blocks a handful of levels) and far below the
+# interpreter's recursion limit, so every later reader and writer of the value is safe.
+MAX_DEPTH = 256
+# One free-text field such as a prompt, compaction instructions or a label (a whole entry is bounded
+# by the request body limit instead).
+MAX_TEXT_CHARS = 1_000_000
+# Names: session names, team names, usernames, link entry ids.
+MAX_NAME_CHARS = 1_000
+# A query parameter or path segment.
+MAX_PARAM_CHARS = 2_000
+
+NOT_STORABLE = "holds a NUL character or a lone surrogate, which cannot be stored"
+
+
+class Unstorable(ValueError):
+    """A value that cannot be stored; ``str()`` is the message the client sees (a 400)."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{where} {problem}" if where else problem)
+
+
+def storable_text(text: str) -> bool:
+    """Return whether PostgreSQL text can hold ``text``: no NUL and well-formed (no lone surrogate)."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(value: Any, where: str, *, max_chars: int = MAX_TEXT_CHARS) -> None:
+    """Raise ``Unstorable`` unless ``value`` (when a string) is storable and at most ``max_chars`` long."""
+    if not isinstance(value, str):
+        return
+    if len(value) > max_chars:
+        raise Unstorable(where, f"is longer than {max_chars} characters")
+    if not storable_text(value):
+        raise Unstorable(where, NOT_STORABLE)
+
+
+def check_texts(values: Iterable[Any], where: str, *, max_chars: int = MAX_TEXT_CHARS) -> None:
+    """Apply ``check_text`` to each value."""
+    for value in values:
+        check_text(value, where, max_chars=max_chars)
+
+
+def check_param(value: str, where: str) -> None:
+    """Refuse a query parameter or path segment that could not reach the database intact."""
+    check_text(value, where, max_chars=MAX_PARAM_CHARS)
+
+
+def check_json(value: Any, where: str, *, max_depth: int = MAX_DEPTH) -> None:
+    """Refuse a decoded JSON value nested deeper than ``max_depth`` or holding an unstorable string.
+
+    Keys are checked as well as values. Iterative, so a hostile depth cannot exhaust the stack here.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not storable_text(item):
+                raise Unstorable(where, f"has a string that {NOT_STORABLE}")
+        elif isinstance(item, dict | list):
+            if depth >= max_depth:
+                raise Unstorable(where, f"is nested deeper than {max_depth} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if isinstance(key, str) and not storable_text(key):
+                        raise Unstorable(where, f"has a key that {NOT_STORABLE}")
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
