@@ -15,8 +15,9 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
 venv: $(STAMP)
 
-# Reinstall only when pyproject.toml changes; reuse a .venv that already has Python >= 3.12.
-$(STAMP): pyproject.toml
+# Reinstall only when a pyproject.toml changes; reuse a .venv that already has Python >= 3.12.
+# The sync client Pi users install on its own (clients/piweb-sync) is installed beside the server.
+$(STAMP): pyproject.toml clients/piweb-sync/pyproject.toml
 	@set -e; \
 	if ! { [ -x $(PY) ] && $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; }; then \
 		py=""; \
@@ -29,7 +30,7 @@ $(STAMP): pyproject.toml
 		echo "Creating $(VENV) with $$py"; \
 		rm -rf $(VENV); "$$py" -m venv $(VENV); \
 	fi; \
-	$(PY) -m pip install -q -e ".[dev]"; \
+	$(PY) -m pip install -q -e ".[dev]" -e clients/piweb-sync; \
 	touch $@
 
 run: venv

@@ -54,6 +54,9 @@ class ChatSession(models.Model):
     entry_count = models.IntegerField(default=0)
     message_count = models.IntegerField(default=0)
     source_filename = models.TextField(blank=True, default="")
+    sync_cursor = models.JSONField(
+        null=True, blank=True, help_text="How much of the local file live sync holds: lines, bytes, lastId"
+    )
     forked_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
     )

@@ -1,7 +1,10 @@
-"""Live sync from a Pi user's local session files: new complete lines are appended verbatim.
+"""Live sync from a Pi user's local session files, keyed on the local file's own progress.
 
-The client sends the id of the last entry it knows the server holds; the server appends only when
-that cursor is its own last entry, so a resent batch is refused instead of stored twice.
+The client says how far the server has acknowledged its file (lines and bytes after the header, and the
+last local entry id among them) and sends the complete lines after that. What the web added to the
+session meanwhile (labels, summaries, forks, runs) is not part of the file and never blocks it. A line
+whose id is already stored with the same bytes is skipped, so a resend after a crash stores nothing
+twice; the same id with other bytes is a real conflict, reported for that file alone.
 """
 
 from __future__ import annotations
@@ -16,18 +19,44 @@ from .domain.entries import entry_from_value
 from .domain.jsjson import INVALID, js_truthy, parse_json
 from .domain.jsonl import SkippedLine
 from .models import ChatSession, Entry
-from .services import InvalidSessionFile, _append_rows, _create_session
+from .services import InvalidSessionFile, _append_rows, _check_storable_entry, _create_session, import_jsonl
 
-__all__ = ["SyncConflict", "SyncResult", "last_entry_id", "sync_lines"]
+__all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """How much of the local file the server holds: complete lines and bytes, and the last id among them."""
+
+    lines: int
+    bytes: int | None
+    last_id: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"lines": self.lines, "bytes": self.bytes, "lastId": self.last_id}
+
+    @classmethod
+    def of(cls, session: ChatSession | None) -> Cursor | None:
+        raw = session.sync_cursor if session is not None else None
+        if not isinstance(raw, dict):
+            return None
+        return cls(int(raw.get("lines") or 0), raw.get("bytes"), raw.get("lastId"))
 
 
 class SyncConflict(Exception):
-    """The client's cursor is not the server's last entry."""
+    """A line's id is stored with other bytes (or an old file no longer matches): this file stops here."""
 
-    def __init__(self, expected: str | None, actual: str | None) -> None:
-        super().__init__(f"the server's last entry is {actual!r}, not {expected!r}")
-        self.expected = expected
-        self.actual = actual
+    def __init__(self, message: str, entry_id: str | None = None) -> None:
+        super().__init__(message)
+        self.entry_id = entry_id
+
+
+class SyncCursorMismatch(Exception):
+    """The client believes the server holds more of its file than it does; it should resend from here."""
+
+    def __init__(self, cursor: Cursor) -> None:
+        super().__init__(f"the server holds {cursor.lines} line(s) of this file; send the lines after that")
+        self.cursor = cursor
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,18 +64,9 @@ class SyncResult:
     session: ChatSession
     created: bool
     appended: int
-    last_entry_id: str | None
+    known: int
+    cursor: Cursor
     skipped: list[SkippedLine] = field(default_factory=list)
-
-
-def last_entry_id(session: ChatSession) -> str | None:
-    """Return the id of the newest stored entry that has one (the sync cursor)."""
-    return (
-        Entry.objects.filter(session=session, entry_id__isnull=False)
-        .order_by("-seq")
-        .values_list("entry_id", flat=True)
-        .first()
-    )
 
 
 def _header(header_line: str) -> dict[str, Any]:
@@ -55,42 +75,149 @@ def _header(header_line: str) -> dict[str, Any]:
         isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
     ):
         raise InvalidSessionFile('the header line must be {"type":"session", "id": <string>, ...}')
-    version = header.get("version")
-    if not isinstance(version, int | float) or isinstance(version, bool) or version < 3:
-        raise InvalidSessionFile("live sync takes version 3 files; import older files once to migrate them")
     return header
 
 
-def sync_lines(*, owner: Any, header_line: str, after: str | None, lines: Sequence[str]) -> SyncResult:
-    """Append ``lines`` (complete file lines after the header) when ``after`` is the server's last entry.
+def _is_old(header: dict[str, Any]) -> bool:
+    """Pi migrates a file whose version is missing or a number below 3 (a numeric string counts too)."""
+    version = header.get("version", 1)
+    if isinstance(version, str):
+        try:
+            version = float(version)
+        except ValueError:
+            return False
+    return version is None or (
+        isinstance(version, int | float) and not isinstance(version, bool) and version < 3
+    )
 
-    Holds SELECT FOR UPDATE on the session row. Unparseable lines are skipped and reported, as on import.
+
+def sync_lines(
+    *,
+    owner: Any,
+    header_line: str,
+    start: Cursor,
+    end_lines: int,
+    end_bytes: int | None,
+    lines: Sequence[str],
+    reset: bool = False,
+) -> SyncResult:
+    """Store the complete lines a local file holds after ``start``; see the module docstring.
+
+    ``reset`` says the client restarted its file (it was rewritten, or the client lost its place): the
+    cursor is not checked and lines already stored are recognised by id.
     """
     header = _header(header_line)
-    skipped: list[SkippedLine] = []
-    raws: list[str] = []
-    values: list[Any] = []
-    for index, line in enumerate(lines):
-        text = line[:-1] if line.endswith("\n") else line
-        if not text.strip():
-            continue
-        value = parse_json(text)
-        if value is INVALID or (not js_truthy(value) and not isinstance(value, dict | list)):
-            skipped.append(SkippedLine(index + 1, "not valid JSON", text[:120]))
-            continue
-        raws.append(text)
-        values.append(value)
+    if end_lines != start.lines + len(lines):
+        raise InvalidSessionFile(f"to.lines must be from.lines + {len(lines)}")
+    if _is_old(header):
+        return _sync_old_file(owner, header_line, header, end_lines, end_bytes, lines)
     with transaction.atomic():
         session = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
+        cursor = Cursor.of(session)
+        if session is None and start.lines > 0:
+            raise SyncCursorMismatch(Cursor(0, None, None))
+        skip = 0
+        if cursor is not None and not reset:
+            if start.lines > cursor.lines:
+                raise SyncCursorMismatch(cursor)
+            skip = min(cursor.lines - start.lines, len(lines))  # a resend: these are stored already
+        raws, values, skipped = _parse(lines, start.lines, skip)
         created = session is None
         if session is None:
             session = _create_session(
                 owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename="live sync"
             )
-        current = last_entry_id(session)
-        if current != after:
-            raise SyncConflict(after, current)
-        if raws:
-            _append_rows(session, [entry_from_value(0, v) for v in values], raws, move_leaf=True)
-        last = last_entry_id(session)
-    return SyncResult(session, created, len(raws), last, skipped)
+        fresh_raws, fresh_values = _drop_known(session, raws, values)
+        entries = [entry_from_value(0, v) for v in fresh_values]
+        for offset, entry in enumerate(entries):
+            try:
+                _check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
+            except InvalidSessionFile as exc:
+                raise InvalidSessionFile(
+                    f"line {start.lines + skip + offset + 1} after the header: {exc}"
+                ) from exc
+        if entries:
+            _append_rows(session, entries, fresh_raws, move_leaf=True)
+        ids = [v["id"] for v in values if isinstance(v, dict) and isinstance(v.get("id"), str)]
+        last_id = ids[-1] if ids else (cursor.last_id if cursor is not None and not reset else start.last_id)
+        new_cursor = Cursor(end_lines, end_bytes, last_id)
+        session.sync_cursor = new_cursor.as_json()
+        session.save(update_fields=["sync_cursor"])
+    return SyncResult(session, created, len(entries), len(raws) - len(entries), new_cursor, skipped)
+
+
+def _parse(lines: Sequence[str], first: int, skip: int) -> tuple[list[str], list[Any], list[SkippedLine]]:
+    """Keep the lines after ``skip`` that parse to a value, as import does; report the others."""
+    raws: list[str] = []
+    values: list[Any] = []
+    skipped: list[SkippedLine] = []
+    for index, line in enumerate(lines):
+        if index < skip:
+            continue
+        text = line[:-1] if line.endswith("\n") else line
+        if not text.strip():
+            continue
+        value = parse_json(text)
+        if value is INVALID or (not js_truthy(value) and not isinstance(value, dict | list)):
+            skipped.append(SkippedLine(first + index + 1, "not valid JSON", text[:120]))
+            continue
+        raws.append(text)
+        values.append(value)
+    return raws, values, skipped
+
+
+def _drop_known(session: ChatSession, raws: list[str], values: list[Any]) -> tuple[list[str], list[Any]]:
+    """Drop lines whose id is stored with the same bytes; refuse one stored with other bytes."""
+    ids = {v["id"] for v in values if isinstance(v, dict) and isinstance(v.get("id"), str)}
+    stored: dict[str, set[str]] = {}
+    for entry_id, raw in Entry.objects.filter(session=session, entry_id__in=ids).values_list(
+        "entry_id", "raw"
+    ):
+        stored.setdefault(entry_id, set()).add(raw)
+    kept_raws: list[str] = []
+    kept_values: list[Any] = []
+    for raw, value in zip(raws, values, strict=True):
+        entry_id = value.get("id") if isinstance(value, dict) else None
+        if isinstance(entry_id, str) and entry_id in stored:
+            if raw in stored[entry_id]:
+                continue
+            raise SyncConflict(
+                f"entry {entry_id} is stored on the server with different content; this file is skipped",
+                entry_id,
+            )
+        kept_raws.append(raw)
+        kept_values.append(value)
+    return kept_raws, kept_values
+
+
+def _sync_old_file(
+    owner: Any,
+    header_line: str,
+    header: dict[str, Any],
+    end_lines: int,
+    end_bytes: int | None,
+    lines: Sequence[str],
+) -> SyncResult:
+    """A v1/v2 file is migrated as import migrates it; Pi rewrites such files before appending to them."""
+    existing = ChatSession.objects.filter(owner=owner, pi_id=header["id"]).first()
+    cursor = Cursor.of(existing)
+    if existing is not None and cursor is not None and cursor.lines >= end_lines:
+        return SyncResult(existing, False, 0, end_lines, cursor)  # already stored, ids were assigned then
+    text = header_line.rstrip("\r\n") + "\n" + "".join(line.rstrip("\n") + "\n" for line in lines)
+    try:
+        result = import_jsonl(owner=owner, data=text.encode("utf-8", "surrogatepass"), filename="live sync")
+    except InvalidSessionFile as exc:
+        if existing is not None:
+            raise SyncConflict(f"{exc}; a version {header.get('version', 1)} file cannot be merged") from exc
+        raise
+    session = result.session
+    last_id = (
+        Entry.objects.filter(session=session, entry_id__isnull=False)
+        .order_by("-seq")
+        .values_list("entry_id", flat=True)
+        .first()
+    )
+    new_cursor = Cursor(end_lines, end_bytes, last_id)
+    session.sync_cursor = new_cursor.as_json()
+    session.save(update_fields=["sync_cursor"])
+    return SyncResult(session, result.created, result.appended, 0, new_cursor, result.skipped)

@@ -1,38 +1,64 @@
-"""The live-sync endpoint used by ``manage.py pi_sync``: append a local file's new lines verbatim."""
+"""The live-sync endpoint used by ``piweb-sync push``: store a local file's new lines verbatim."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import ChatSession
-from ..sync import SyncConflict, last_entry_id, sync_lines
+from ..services import InvalidSessionFile
+from ..sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines
 from .errors import api_exception_handler, error_response
 from .parsers import LimitedJSONParser
 
 
+class FromSerializer(serializers.Serializer[Any]):
+    lines = serializers.IntegerField(min_value=0, help_text="Complete lines after the header acknowledged")
+    bytes = serializers.IntegerField(min_value=0, help_text="File offset just after them")
+    lastId = serializers.CharField(allow_null=True, required=False, default=None)
+
+
+class ToSerializer(serializers.Serializer[Any]):
+    lines = serializers.IntegerField(min_value=0)
+    bytes = serializers.IntegerField(min_value=0)
+
+
 class SyncRequestSerializer(serializers.Serializer[Any]):
     header = serializers.CharField(trim_whitespace=False, help_text="The file's header line, verbatim")
-    after = serializers.CharField(
-        allow_null=True,
-        required=False,
-        default=None,
-        help_text="Id of the last entry the server acknowledged (null at the start)",
-    )
     lines = serializers.ListField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False),
         max_length=5000,
-        help_text="Complete lines after that entry, verbatim",
+        help_text="The complete lines after `from`, verbatim",
     )
+    reset = serializers.BooleanField(
+        default=False, help_text="The client restarted this file: skip the cursor check, drop known lines"
+    )
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        # "from" is a Python keyword, so these two are declared here rather than as attributes.
+        fields["from"] = FromSerializer(help_text="How far the server has acknowledged the local file")
+        fields["to"] = ToSerializer(help_text="Where the local file stands after these lines")
+        return fields
+
+
+_CURSOR = inline_serializer(
+    "SyncCursor",
+    {
+        "lines": serializers.IntegerField(),
+        "bytes": serializers.IntegerField(allow_null=True),
+        "lastId": serializers.CharField(allow_null=True),
+    },
+)
 
 
 class SyncView(APIView):
-    """Append new lines of a local Pi session file; the cursor guarantees nothing is stored twice."""
+    """Store new lines of a local Pi session file; the local file's own progress is the cursor."""
 
     parser_classes = [LimitedJSONParser]
 
@@ -48,7 +74,8 @@ class SyncView(APIView):
                     "sessionId": serializers.IntegerField(),
                     "created": serializers.BooleanField(),
                     "appended": serializers.IntegerField(),
-                    "lastEntryId": serializers.CharField(allow_null=True),
+                    "known": serializers.IntegerField(),
+                    "cursor": _CURSOR,
                     "skippedLines": serializers.ListField(child=serializers.DictField()),
                 },
             )
@@ -57,45 +84,58 @@ class SyncView(APIView):
     def post(self, request: Request) -> Response:
         data = SyncRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        values = data.validated_data
+        start, end = values["from"], values["to"]
         try:
             result = sync_lines(
                 owner=request.user,
-                header_line=data.validated_data["header"],
-                after=data.validated_data["after"],
-                lines=data.validated_data["lines"],
+                header_line=values["header"],
+                start=Cursor(start["lines"], start["bytes"], start["lastId"]),
+                end_lines=end["lines"],
+                end_bytes=end["bytes"],
+                lines=values["lines"],
+                reset=values["reset"],
+            )
+        except SyncCursorMismatch as exc:
+            return error_response(
+                str(exc), status.HTTP_409_CONFLICT, kind="cursor", cursor=exc.cursor.as_json()
             )
         except SyncConflict as exc:
-            return error_response(str(exc), status.HTTP_409_CONFLICT, lastEntryId=exc.actual)
+            return error_response(str(exc), status.HTTP_409_CONFLICT, kind="conflict", entryId=exc.entry_id)
+        except InvalidSessionFile as exc:
+            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
         return Response(
             {
                 "sessionId": result.session.pk,
                 "created": result.created,
                 "appended": result.appended,
-                "lastEntryId": result.last_entry_id,
+                "known": result.known,
+                "cursor": result.cursor.as_json(),
                 "skippedLines": [{"line": s.line_no, "reason": s.reason} for s in result.skipped],
             }
         )
 
     @extend_schema(
+        parameters=[OpenApiParameter("piId", str, required=True, description="The Pi session id")],
         responses={
             200: inline_serializer(
-                "SyncCursor",
-                {
-                    "sessionId": serializers.IntegerField(allow_null=True),
-                    "lastEntryId": serializers.CharField(allow_null=True),
-                },
+                "SyncState",
+                {"sessionId": serializers.IntegerField(allow_null=True), "cursor": _CURSOR},
             )
-        }
+        },
     )
     def get(self, request: Request) -> Response:
-        """Return the server's cursor for a Pi session id (``?piId=``)."""
+        """Return the session and the sync cursor the server holds for one of your Pi session ids."""
         pi_id = request.query_params.get("piId")
         if not pi_id:
             return error_response("the piId query parameter is required", status.HTTP_400_BAD_REQUEST)
-        session = ChatSession.objects.editable_by(request.user).filter(pi_id=pi_id).first()
+        if "\x00" in pi_id:
+            return error_response("the piId holds a NUL character", status.HTTP_400_BAD_REQUEST)
+        session = ChatSession.objects.filter(owner=request.user, pi_id=pi_id).first()
+        cursor = Cursor.of(session)
         return Response(
             {
                 "sessionId": session.pk if session else None,
-                "lastEntryId": last_entry_id(session) if session else None,
+                "cursor": cursor.as_json() if cursor else None,
             }
         )

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from django.utils.module_loading import import_string
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import GenericAPIView
@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import access, link_scope, queries, services
+from ..leaf_export import export_at_leaf
 from ..models import ActionLog, ChatSession
 from ..tree_overview import build_tree_overview
 from .errors import PayloadTooLarge, api_exception_handler, error_response
@@ -364,12 +365,22 @@ class NdjsonRenderer(BaseRenderer):
 class ExportView(LinkReadableView):
     renderer_classes = [JSONRenderer, NdjsonRenderer]
 
-    @extend_schema(responses={(200, "application/x-ndjson"): OpenApiResponse(description="The session file")})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "leaf", str, description="Resume at this entry in Pi (default: the session's leaf)"
+            )
+        ],
+        responses={(200, "application/x-ndjson"): OpenApiResponse(description="The session file")},
+    )
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
-        """Download the session as a Pi JSONL file, byte for byte as stored."""
+        """Download the session as a Pi JSONL file: every stored line byte for byte, ending at the leaf."""
         grant = self.access(pk)
         session = grant.session
-        lines = link_scope.scoped_export(grant) if grant.restricted else services.export_jsonl(session)
+        leaf = request.query_params.get("leaf") or None
+        if leaf is not None and "\x00" in leaf:
+            return error_response("the leaf holds a NUL character", status.HTTP_400_BAD_REQUEST)
+        lines = link_scope.scoped_export(grant) if grant.restricted else export_at_leaf(session, leaf)
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
         self.log(ActionLog.Action.EXPORT, session, via_link=grant.via_link)
         response["Content-Disposition"] = content_disposition_header(

@@ -1,0 +1,57 @@
+"""Export that resumes in Pi where piweb stands: at the session's leaf, or at a node the user picked.
+
+Pi resumes a file at its last line. When that line is not the wanted leaf (the leaf was moved in piweb
+without a new entry, a fork copied a whole subtree, or the user continues from another node), one
+``custom`` marker line under the leaf is added to the download. It is not stored: when Pi continues the
+file and ``piweb-sync push`` sends it back, the marker arrives as an ordinary entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .domain.jsjson import js_stringify
+from .domain.leaf_marker import deterministic_id, leaf_marker
+from .models import ChatSession, Entry
+from .services import InvalidEntries, export_jsonl
+
+__all__ = ["export_at_leaf", "marker_for"]
+
+
+def marker_for(session: ChatSession, leaf_id: str | None) -> str | None:
+    """Return the marker line that makes ``leaf_id`` (default: the session's leaf) the file's last line."""
+    leaf = leaf_id if leaf_id is not None else session.leaf_entry_id
+    if leaf is None:
+        return None
+    if leaf_id is not None and not Entry.objects.filter(session=session, entry_id=leaf).exists():
+        raise InvalidEntries(f"Entry {leaf} not found")
+    last = Entry.objects.filter(session=session).order_by("-seq").values_list("entry_id", "timestamp").first()
+    if last is None or last[0] == leaf:
+        return None
+    # Derived from what the download holds, so pulling the same node twice gives the same file.
+    seed = f"{session.pi_id}:{leaf}:{session.next_seq}"
+    taken = _TakenIds(session)
+    entry_id = deterministic_id(seed, taken)
+    return js_stringify(leaf_marker(entry_id, leaf, last[1] or None))
+
+
+class _TakenIds:
+    """Membership test against the session's ids, one query per candidate (candidates rarely collide)."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self._session = session
+
+    def __contains__(self, entry_id: object) -> bool:
+        return Entry.objects.filter(session=self._session, entry_id=entry_id).exists()
+
+
+def export_at_leaf(session: ChatSession, leaf_id: str | None = None) -> Iterable[bytes]:
+    """The stored file, then the marker line when the wanted leaf is not its last line."""
+    marker = marker_for(session, leaf_id)  # raised before the response starts
+
+    def lines() -> Iterator[bytes]:
+        yield from export_jsonl(session)
+        if marker is not None:
+            yield (marker + "\n").encode("utf-8", errors="surrogatepass")
+
+    return lines()
