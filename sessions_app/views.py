@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -11,6 +12,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 
 from . import access
 from .domain.operations import FORK_MODES
@@ -78,6 +80,32 @@ def import_page(request: HttpRequest) -> HttpResponse:
     )
 
 
+def available_models() -> list[dict[str, Any]]:
+    """Return the configured model providers for the composer's picker (none when runs are not offered).
+
+    The provider table belongs to the compaction app, which this app must not import: it is looked up by
+    name so the session page still renders on a server without it.
+    """
+    try:
+        provider_model = apps.get_model("compaction_app", "LLMProvider")
+    except LookupError:
+        return []
+    rows = provider_model.objects.order_by("-is_summarizer_default", "name").values(
+        "pk", "name", "provider", "model_id", "context_window", "reasoning"
+    )
+    return [
+        {
+            "id": row["pk"],
+            "name": row["name"],
+            "provider": row["provider"],
+            "modelId": row["model_id"],
+            "contextWindow": row["context_window"],
+            "reasoning": row["reasoning"],
+        }
+        for row in rows
+    ]
+
+
 def render_session(
     request: HttpRequest, grant: access.Access, *, share_token: str | None = None
 ) -> HttpResponse:
@@ -94,8 +122,17 @@ def render_session(
         "contextWindow": getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None) or DEFAULT_CONTEXT_WINDOW,
         "forkModes": list(FORK_MODES),
         "runsUrl": runs_url(session.pk) if grant.can_write else None,
+        "name": session.name or "",
+        "models": available_models() if share_token is None else [],
+        "isStaff": bool(getattr(request.user, "is_staff", False)),
     }
     teams = Team.objects.filter(memberships__user=request.user).order_by("name") if is_owner else []
+    # The source of a fork or clone is named only to someone who may read it.
+    source = None
+    if session.forked_from_id and share_token is None and request.user.is_authenticated:
+        origin = access.resolve_access(request.user, session.forked_from_id)
+        if origin is not None:
+            source = origin.session
     return render(
         request,
         "sessions_app/session_detail.html",
@@ -108,6 +145,7 @@ def render_session(
             "teams": teams,
             "link": grant.link,
             "config": config,
+            "source": source,
         },
     )
 
@@ -128,3 +166,45 @@ def shared_session(request: HttpRequest, token: str) -> HttpResponse:
     if grant is None:
         raise Http404("This link does not exist, has expired or was revoked.")
     return render_session(request, grant, share_token=token)
+
+
+@login_required
+def links_page(request: HttpRequest) -> HttpResponse:
+    """List the read-only links to my sessions, with their scope, state and a revoke button."""
+    links = (
+        ShareLink.objects.filter(session__owner=request.user)
+        .select_related("session")
+        .order_by("revoked_at", "-created_at")[:500]
+    )
+    now = timezone.now()
+    rows = [
+        {
+            "link": link,
+            "url": request.build_absolute_uri(f"/s/{link.token}/"),
+            "state": (
+                "revoked"
+                if link.revoked_at
+                else "expired"
+                if link.expires_at and link.expires_at <= now
+                else "active"
+            ),
+        }
+        for link in links
+    ]
+    return render(request, "sessions_app/links.html", {"rows": rows})
+
+
+@login_required
+def teams_page(request: HttpRequest) -> HttpResponse:
+    """Teams I belong to: create one, invite people, change roles (the page works over the API)."""
+    return render(request, "sessions_app/teams.html", {})
+
+
+@login_required
+def compare_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """Two nodes' contexts side by side; the page reads both contexts from the API."""
+    grant = access.resolve_access(request.user, pk)
+    if grant is None:
+        raise Http404("Session not found")
+    config = {"session": pk, "a": request.GET.get("a", ""), "b": request.GET.get("b", "")}
+    return render(request, "sessions_app/compare.html", {"session": grant.session, "config": config})

@@ -167,6 +167,9 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
         required=False, min_value=0, help_text="Return only the newest N messages (the estimate covers all)"
     )
     llm = serializers.BooleanField(required=False, default=True, help_text="Include the LLM-form messages")
+    render = serializers.BooleanField(
+        required=False, default=False, help_text="Add each message's sanitized HTML as `rendered`"
+    )
 
 
 class PathQuerySerializer(serializers.Serializer[Any]):
@@ -174,6 +177,9 @@ class PathQuerySerializer(serializers.Serializer[Any]):
     limit = serializers.IntegerField(required=False, default=200, min_value=1, max_value=2000)
     beforeDepth = serializers.IntegerField(
         required=False, min_value=0, help_text="Only entries above this depth (to page towards the root)"
+    )
+    render = serializers.BooleanField(
+        required=False, default=False, help_text="Add each entry's sanitized HTML as `rendered`"
     )
 
 
@@ -248,6 +254,9 @@ def context_payload(
             "thinkingLevel": projection.thinking_level,
             "contextEntries": [pe.entry.id for pe in projection.entries],
             "messageCount": len(flat),
+            # Every message's own estimate, also of those not shaped: the rest of the total is what the
+            # provider reported beyond the messages (system prompt and tool definitions).
+            "messageTokens": sum(estimate_tokens(m) for _, m in flat),
             "skippedMessages": skipped,
             "skippedAfter": head if skipped else None,
             "messages": messages,

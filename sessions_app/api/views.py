@@ -20,7 +20,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import access, link_scope, queries, services
+from .. import access, link_scope, queries, rendering, services
 from ..leaf_export import export_at_leaf
 from ..models import ActionLog, ChatSession
 from ..tree_overview import build_tree_overview
@@ -209,9 +209,14 @@ class ContextView(LinkReadableView):
         link_scope.require_visible(grant, leaf_id)
         view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
         window = query.get("window") or getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None)
-        return Response(
-            context_payload(view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"])
+        payload = context_payload(
+            view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"]
         )
+        if query["render"]:
+            calls: dict[str, Any] = {}
+            for item in payload["messages"]:
+                item["rendered"] = rendering.render_message(item["message"], calls)
+        return Response(payload)
 
 
 class PathView(LinkReadableView):
@@ -229,9 +234,12 @@ class PathView(LinkReadableView):
         low = max(0, top - query["limit"] + 1)
         rows = queries.path_rows(session, leaf, min_depth=low, max_depth=top) if top >= 0 else []
         first_depth = rows[0].depth if rows else None
+        entries = EntrySerializer(rows, many=True).data
+        if query["render"]:
+            rendering.render_records(entries)
         return Response(
             {
-                "entries": EntrySerializer(rows, many=True).data,
+                "entries": entries,
                 "leafId": leaf.entry_id,
                 "firstDepth": first_depth,
                 "hasMore": bool(first_depth),

@@ -1,4 +1,6 @@
-// Rendering of Pi entries and messages into DOM nodes. Everything from a session is untrusted text.
+// Rendering of Pi entries and messages into DOM nodes. Markdown, code highlighting and tool-call bodies
+// come from the server as sanitized HTML (`rendered` on each record); everything else from a session is
+// set as text. Without `rendered` (a message still streaming) the text is shown plain.
 "use strict";
 
 window.Pi = window.Pi || {};
@@ -7,6 +9,7 @@ window.Pi = window.Pi || {};
   const el = Pi.el;
   const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
   const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+  const ROLE_NAMES = { user: "User", assistant: "Assistant", toolResult: "Tool result", bashExecution: "Bash", custom: "Custom" };
 
   function textOf(content) {
     if (typeof content === "string") return content;
@@ -24,6 +27,18 @@ window.Pi = window.Pi || {};
   }
   Pi.clip = clip;
 
+  Pi.tokens = function (n) {
+    if (n >= 10000) return `${Math.round(n / 1000)}k`;
+    if (n >= 1000) return `${(n / 1000).toFixed(1)}k`;
+    return String(n);
+  };
+
+  // What a tree row says before its entry is loaded, or when the entry has no text.
+  Pi.placeholder = function (row) {
+    if (row.type === "message") return `${ROLE_NAMES[row.role] || row.role || "message"} (no text)`;
+    return (row.type || "entry").replace(/_/g, " ");
+  };
+
   // One line describing an entry, for tree rows and search.
   Pi.preview = function (record) {
     const e = record && record.entry;
@@ -31,11 +46,15 @@ window.Pi = window.Pi || {};
     const m = e.message || {};
     switch (e.type) {
       case "message":
-        if (m.role === "user") return textOf(m.content);
+        if (m.role === "user") {
+          const text = textOf(m.content);
+          if (text.trim()) return text;
+          return Array.isArray(m.content) && m.content.some((b) => b && b.type === "image") ? "[image]" : "";
+        }
         if (m.role === "assistant") {
           const text = textOf(m.content);
           if (text.trim()) return text;
-          const calls = (m.content || []).filter((b) => b && b.type === "toolCall").map((b) => b.name);
+          const calls = (Array.isArray(m.content) ? m.content : []).filter((b) => b && b.type === "toolCall").map((b) => b.name);
           if (calls.length) return `[${calls.join(", ")}]`;
           if (m.errorMessage) return `error: ${m.errorMessage}`;
           return `(${m.stopReason || "empty"})`;
@@ -50,7 +69,7 @@ window.Pi = window.Pi || {};
       case "label":
         return e.label ? `label “${e.label}”` : "label cleared";
       case "model_change":
-        return `model → ${e.provider || ""}/${e.modelId || ""}`;
+        return `model → ${[e.provider, e.modelId].filter(Boolean).join("/") || "unknown"}`;
       case "thinking_level_change":
         return `thinking → ${e.thinkingLevel || ""}`;
       case "session_info":
@@ -72,6 +91,34 @@ window.Pi = window.Pi || {};
     return type || "entry";
   };
 
+  // Offline summaries are marked in the entry's details (and, before that marker, by their model).
+  Pi.isOffline = function (details) {
+    if (!details || typeof details !== "object") return false;
+    return details.offline === true || details.summarizer === "offline" || details.model === "offline-structured";
+  };
+
+  // Sanitized HTML from the server; code blocks get a copy button.
+  function html(markup, className = "md") {
+    const box = el("div", { class: className });
+    box.innerHTML = markup;
+    box.querySelectorAll("pre").forEach((pre) => {
+      const wrap = el("div", { class: "codeblock" });
+      pre.replaceWith(wrap);
+      wrap.appendChild(pre);
+      wrap.appendChild(el("button", { type: "button", class: "copy", text: "Copy", "aria-label": "Copy this code" }));
+    });
+    return box;
+  }
+  Pi.html = html;
+
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest(".codeblock .copy");
+    if (!button) return;
+    event.stopPropagation();
+    const pre = button.parentElement.querySelector("pre");
+    Pi.copyText(pre ? pre.innerText : "", button);
+  });
+
   function image(block) {
     const mime = String(block.mimeType || "");
     const data = String(block.data || "");
@@ -79,34 +126,35 @@ window.Pi = window.Pi || {};
     return el("img", { class: "inline-image", alt: "image from the session", src: `data:${mime};base64,${data.replace(/\s/g, "")}` });
   }
 
-  function json(value) {
-    try {
-      return JSON.stringify(value, null, 2);
-    } catch (_) {
-      return String(value);
-    }
+  function plain(text) {
+    return el("div", { class: "md" }, el("p", { class: "plain-text", text: String(text ?? "") }));
   }
 
-  function contentNodes(content, { markdown }) {
-    if (typeof content === "string") return [markdown ? Pi.markdown(content) : el("pre", { class: "plain", text: content })];
+  function toolCall(block, part) {
+    const name = String(block.name || "?");
+    const what = part && part.path ? part.path : part && part.command ? `$ ${clip(part.command, 80)}` : "";
+    const summary = el("summary", {}, el("code", { text: name }), what ? el("span", { class: "mono small", text: `  ${what}` }) : null);
+    const body = part && part.html ? html(part.html, "tool-body") : el("pre", { class: "plain", text: JSON.stringify(block.arguments, null, 2) });
+    const box = el("details", { class: `tool-call tool-${part ? part.kind : "other"}` }, summary, body);
+    if (part && part.kind === "edit") box.open = true;
+    return box;
+  }
+
+  function contentNodes(content, rendered) {
+    const parts = (rendered && rendered.blocks) || [];
+    if (typeof content === "string") return [parts[0] ? html(parts[0]) : plain(content)];
     if (!Array.isArray(content)) return [];
-    return content.map((block) => {
+    return content.map((block, i) => {
       if (!block || typeof block !== "object") return null;
-      if (block.type === "text") return markdown ? el("div", { class: "md" }, Pi.markdown(block.text)) : el("pre", { class: "plain", text: block.text });
+      const part = parts[i];
+      if (block.type === "text") return typeof part === "string" ? html(part) : plain(block.text);
       if (block.type === "image") return image(block);
       if (block.type === "thinking") {
         const body = block.redacted ? "(redacted)" : block.thinking || "";
         return el("details", { class: "thinking" }, el("summary", { text: "Thinking" }), el("pre", { class: "plain", text: body }));
       }
-      if (block.type === "toolCall") {
-        return el(
-          "details",
-          { class: "tool-call" },
-          el("summary", {}, "Tool call ", el("code", { text: String(block.name || "?") })),
-          el("pre", { class: "plain", text: json(block.arguments) }),
-        );
-      }
-      return el("pre", { class: "plain muted", text: json(block) });
+      if (block.type === "toolCall") return toolCall(block, part);
+      return el("pre", { class: "plain muted", text: JSON.stringify(block) });
     });
   }
 
@@ -114,55 +162,73 @@ window.Pi = window.Pi || {};
     return el("article", { class: `msg msg-${kind}` }, el("header", {}, el("span", { class: "who", text: title }), meta ? el("span", { class: "meta", text: meta }) : null), ...body);
   }
 
+  function toolResult(m, rendered, extra) {
+    const kind = (rendered && rendered.kind) || m.toolName || "tool";
+    const label = `${m.isError ? "Tool error" : "Result"} · ${kind}${rendered && rendered.path ? ` ${rendered.path}` : ""}${extra || ""}`;
+    const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: textOf(m.content) }];
+    const parts = (rendered && rendered.blocks) || [];
+    const body = blocks.map((block, i) => {
+      if (block && block.type === "image") return image(block);
+      return parts[i] ? html(parts[i], "tool-body") : el("pre", { class: "plain", text: block && block.text ? block.text : "" });
+    });
+    return el("details", { class: `msg msg-tool${m.isError ? " is-error" : ""}` }, el("summary", { text: label }), ...body);
+  }
+
+  function summaryCard(kind, title, meta, markup, text, details) {
+    const body = markup ? html(markup) : plain(text);
+    const node = card(kind, title, meta, body);
+    if (Pi.isOffline(details)) node.querySelector("header").appendChild(el("span", { class: "badge offline", text: "offline summary", title: "Written by the built-in offline summarizer, not by a model" }));
+    return node;
+  }
+
   // A full rendering of one entry for the branch panel.
   Pi.renderEntry = function (record) {
     const e = record.entry || {};
     const m = e.message || {};
+    const r = record.rendered || {};
     if (e.type === "message") {
-      if (m.role === "user") return card("user", "User", null, contentNodes(m.content, { markdown: true }));
+      if (m.role === "user") return card("user", "User", null, contentNodes(m.content, r));
       if (m.role === "assistant") {
-        const meta = [m.model, m.stopReason && m.stopReason !== "stop" ? m.stopReason : null].filter(Boolean).join(" · ");
-        const nodes = contentNodes(m.content, { markdown: true });
+        const meta = [m.model, m.stopReason && m.stopReason !== "stop" && m.stopReason !== "toolUse" ? m.stopReason : null].filter(Boolean).join(" · ");
+        const nodes = contentNodes(m.content, r);
         if (m.errorMessage || m.stopReason === "error" || m.stopReason === "aborted") {
           nodes.push(el("p", { class: "error", text: m.errorMessage || `Stopped: ${m.stopReason}` }));
         }
         return card("assistant", "Assistant", meta, nodes);
       }
-      if (m.role === "toolResult") {
-        const summary = el("summary", {}, m.isError ? "Tool error " : "Tool result ", el("code", { text: String(m.toolName || "?") }));
-        return el("details", { class: `msg msg-tool${m.isError ? " is-error" : ""}` }, summary, contentNodes(m.content, { markdown: false }));
-      }
+      if (m.role === "toolResult") return toolResult(m, r);
       if (m.role === "bashExecution") {
         const title = el("summary", {}, "$ ", el("code", { text: String(m.command || "") }), m.exitCode ? ` (exit ${m.exitCode})` : "");
         return el("details", { class: "msg msg-tool" }, title, el("pre", { class: "plain", text: String(m.output || "") }));
       }
-      return card("custom", m.customType || m.role || "Message", null, contentNodes(m.content, { markdown: true }));
+      return card("custom", m.customType || m.role || "Message", null, contentNodes(m.content, r));
     }
-    if (e.type === "branch_summary") return card("summary", "Branch summary", e.fromId ? `from ${e.fromId}` : null, el("div", { class: "md" }, Pi.markdown(e.summary || "")));
+    if (e.type === "branch_summary") return summaryCard("summary", "Branch summary", e.fromId ? `of the branch ending at ${e.fromId}` : null, r.summary, e.summary, e.details);
     if (e.type === "compaction") {
-      return card(
-        "compaction",
-        "Compaction",
-        e.tokensBefore ? `${e.tokensBefore.toLocaleString()} tokens before · keeps from ${e.firstKeptEntryId}` : null,
-        el("details", {}, el("summary", { text: "Summary" }), el("div", { class: "md" }, Pi.markdown(e.summary || ""))),
-      );
+      const meta = e.tokensBefore ? `replaced ${Pi.tokens(e.tokensBefore)} tokens of context · keeps from ${e.firstKeptEntryId}` : null;
+      return summaryCard("compaction", "Compaction", meta, r.summary, e.summary, e.details);
     }
-    if (e.type === "custom_message") return card("custom", e.customType || "Custom message", null, contentNodes(e.content, { markdown: true }));
+    if (e.type === "custom_message") return card("custom", e.customType || "Custom message", null, contentNodes(e.content, r));
     return el("div", { class: "msg-note", text: Pi.preview(record) });
   };
 
   // A context message (after projection): roles include the summary roles made at projection time.
-  Pi.renderContextMessage = function (item) {
+  Pi.renderContextMessage = function (item, source) {
     const m = item.message || {};
+    const r = item.rendered || {};
     const tokens = `${(item.tokens || 0).toLocaleString()} tok`;
-    if (m.role === "compactionSummary") return card("compaction", "Compaction summary", tokens, el("div", { class: "md" }, Pi.markdown(m.summary || "")));
-    if (m.role === "branchSummary") return card("summary", "Branch summary", tokens, el("div", { class: "md" }, Pi.markdown(m.summary || "")));
-    if (m.role === "system") return card("system", "System", tokens, el("pre", { class: "plain", text: textOf(m.content) }));
-    if (m.role === "toolResult") {
-      return el("details", { class: `msg msg-tool${m.isError ? " is-error" : ""}` }, el("summary", {}, `Tool result ${m.toolName || ""} · ${tokens}`), contentNodes(m.content, { markdown: false }));
+    if (m.role === "compactionSummary" || m.role === "branchSummary") {
+      const compaction = m.role === "compactionSummary";
+      const e = (source && source.entry) || {};
+      const replaced = item.replaced ? `replaced ${item.replaced.messages.toLocaleString()} messages, ${Pi.tokens(item.replaced.tokens)} tokens` : compaction && (m.tokensBefore || e.tokensBefore) ? `replaced ${Pi.tokens(m.tokensBefore || e.tokensBefore)} tokens` : "";
+      const node = summaryCard(compaction ? "compaction" : "summary", compaction ? "Compaction summary" : "Branch summary", tokens, r.summary, m.summary, e.details || item.details);
+      if (replaced) node.querySelector("header").appendChild(el("span", { class: "replaced", text: replaced }));
+      return node;
     }
+    if (m.role === "system") return card("system", "System", tokens, el("pre", { class: "plain", text: textOf(m.content) }));
+    if (m.role === "toolResult") return toolResult(m, r, ` · ${tokens}`);
     if (m.role === "bashExecution") return card("tool", "Bash", tokens, el("pre", { class: "plain", text: `$ ${m.command || ""}\n${m.output || ""}` }));
-    const title = m.role === "user" ? "User" : m.role === "assistant" ? "Assistant" : m.customType || m.role || "Message";
-    return card(m.role === "user" || m.role === "assistant" ? m.role : "custom", title, tokens, contentNodes(m.content, { markdown: true }));
+    const title = ROLE_NAMES[m.role] || m.customType || m.role || "Message";
+    return card(m.role === "user" || m.role === "assistant" ? m.role : "custom", title, tokens, contentNodes(m.content, r));
   };
 })(window.Pi);

@@ -34,9 +34,10 @@
 
   function showError(message) {
     const banner = $("error-banner");
-    banner.textContent = message;
+    Pi.clear(banner);
     banner.hidden = !message;
-    if (message) setTimeout(() => banner.textContent === message && (banner.hidden = true), 8000);
+    if (!message) return;
+    banner.append(el("span", { text: message }), el("button", { type: "button", class: "link close", text: "Dismiss", onclick: () => (banner.hidden = true) }));
   }
 
   function showOperation(text) {
@@ -97,7 +98,7 @@
 
   const tree = new Pi.TreeView({
     scroller: $("tree-scroll"),
-    onSelect: (id) => select(id, { fromTree: true }),
+    onSelect: (id) => select(id, { fromTree: true, show: true }),
     onActivate: (id) => {
       select(id, { fromTree: true });
       openNavigate();
@@ -108,6 +109,11 @@
     },
     recordFor: (id) => state.entries.get(id),
     wantRecords,
+    onHits: (count, at) => {
+      const query = $("tree-search").value.trim();
+      $("search-hits").textContent = !query ? "" : count ? `${at >= 0 ? at + 1 : "–"} of ${count}` : "no match";
+      $("search-prev").disabled = $("search-next").disabled = count === 0;
+    },
   });
 
   async function loadTree() {
@@ -123,10 +129,32 @@
     tree.filter = event.target.value;
     tree.rebuild();
   });
+  // Search marks matching rows in place; Enter / ↓ go to the next match, Shift+Enter / ↑ to the previous.
   $("tree-search").addEventListener("input", (event) => {
     tree.search = event.target.value;
+    tree.hitAt = -1;
     tree.rebuild();
   });
+  $("tree-search").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      tree.nextHit(event.shiftKey ? -1 : 1);
+    } else if (event.key === "Escape") {
+      event.target.value = "";
+      tree.search = "";
+      tree.rebuild();
+    }
+  });
+  $("search-next").addEventListener("click", () => tree.nextHit(1));
+  $("search-prev").addEventListener("click", () => tree.nextHit(-1));
+
+  // Phone: one panel at a time.
+  const phone = window.matchMedia("(max-width: 900px)");
+  function showPanel(name) {
+    $("panels").dataset.show = name;
+    document.querySelectorAll(".panel-tabs button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.panel === name)));
+  }
+  document.querySelectorAll(".panel-tabs button").forEach((b) => b.addEventListener("click", () => showPanel(b.dataset.panel)));
   document.addEventListener("keydown", (event) => {
     const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
     if (event.key === "/" && !typing) {
@@ -138,8 +166,9 @@
   // -- selection: branch and context ----------------------------------------------------------------------
 
   let selectToken = 0;
-  async function select(id, { fromTree = false } = {}) {
+  async function select(id, { fromTree = false, show = false } = {}) {
     state.selectedId = id;
+    if (show && phone.matches) showPanel("branch");
     if (!fromTree) tree.select(id);
     else tree.selectedId = id;
     history.replaceState(null, "", `#entry=${encodeURIComponent(id)}`);
@@ -155,7 +184,7 @@
 
   async function renderBranch(id, token) {
     // One request for the newest part of the path, read segment by segment on the server.
-    const { body } = await Pi.api("GET", `${base}/path/${Pi.query({ leaf: id, limit: state.branchLimit })}`);
+    const { body } = await Pi.api("GET", `${base}/path/${Pi.query({ leaf: id, limit: state.branchLimit, render: 1 })}`);
     if (token !== selectToken) return;
     const path = body.entries;
     for (const record of path) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
@@ -176,6 +205,8 @@
       const info = state.nodes.get(record.id);
       if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
       if (info && info.omitted) node.classList.add("omitted");
+      const siblings = tree.siblingsOf(record.id);
+      if (siblings) node.querySelector("header, summary")?.appendChild(siblingSwitcher(siblings));
       node.addEventListener("click", (event) => {
         if (event.target.closest("summary, a")) return;
         if (state.selectedId !== record.id) select(record.id);
@@ -187,21 +218,58 @@
     branchBox.scrollTop = branchBox.scrollHeight;
   }
 
+  // ‹ 2/3 › on a message with alternatives: go to the newest tip of the neighbouring branch.
+  function siblingSwitcher({ ids, index }) {
+    const go = (step) => (event) => {
+      event.stopPropagation();
+      event.preventDefault();
+      const target = ids[(index + step + ids.length) % ids.length];
+      select(tree.tipOf(target));
+    };
+    return el(
+      "span",
+      { class: "siblings", role: "group", "aria-label": "Alternatives" },
+      el("button", { type: "button", class: "sibling-prev", "aria-label": "Previous alternative", text: "‹", onclick: go(-1) }),
+      el("span", { class: "sibling-pos", text: `${index + 1}/${ids.length}` }),
+      el("button", { type: "button", class: "sibling-next", "aria-label": "Next alternative", text: "›", onclick: go(1) }),
+    );
+  }
+
+  // The known model (configured in the admin) gives the window; otherwise the server's default.
+  function knownModel(model) {
+    if (!model) return null;
+    return (cfg.models || []).find((m) => m.modelId === model.modelId && (!model.provider || m.provider === model.provider)) || null;
+  }
+
   async function loadContext(id, token) {
     $("context-tokens").textContent = "projecting…";
-    const params = { leaf: id, window: state.window, head: 20, tail: CONTEXT_DRAWN - 20, llm: false };
+    const params = { leaf: id, head: 20, tail: CONTEXT_DRAWN - 20, llm: false, render: 1 };
     const { body } = await Pi.api("GET", `${base}/context/${Pi.query(params)}`);
     if (token !== selectToken) return;
+    const known = knownModel(body.model);
+    state.window = known ? known.contextWindow : cfg.contextWindow;
     const tokens = body.estimate.tokens;
+    const messages = Math.min(tokens, body.messageTokens ?? tokens);
+    const overhead = Math.max(0, tokens - messages);
     const fraction = tokens / state.window;
+    const pct = (v) => `${Math.min(100, (v / state.window) * 100).toFixed(1)}%`;
+    $("context-pct").textContent = `${(fraction * 100).toFixed(fraction < 0.1 ? 1 : 0)}%`;
     $("context-tokens").textContent = `≈ ${tokens.toLocaleString()} tokens`;
-    $("context-leaf").textContent = `${body.messageCount} messages`;
-    const fill = $("context-gauge-fill");
-    fill.style.width = `${Math.min(100, fraction * 100).toFixed(1)}%`;
+    $("context-window-text").textContent = `${state.window.toLocaleString()}`;
+    $("context-leaf").textContent = `${body.messageCount.toLocaleString()} messages`;
+    $("gauge-sys").style.width = pct(overhead);
+    $("context-gauge-fill").style.width = pct(messages);
     $("context-gauge").dataset.level = fraction > 1 ? "over" : fraction > 0.8 ? "high" : "ok";
-    $("context-gauge").title = `${(fraction * 100).toFixed(1)}% of ${state.window.toLocaleString()} tokens`;
+    $("context-gauge").setAttribute("aria-label", `${(fraction * 100).toFixed(1)}% of the context window used`);
+    Pi.clear($("context-breakdown")).append(
+      el("span", { class: "sys", title: "The part of the provider's last reported input that is not in the messages: the system prompt and the tool definitions sent with every request" }, el("i"), `system prompt + tools ${Pi.tokens(overhead)}`),
+      el("span", { class: "msgs", title: "Estimated from the messages' text" }, el("i"), `messages ${Pi.tokens(messages)}`),
+    );
+    const model = body.model && (body.model.provider || body.model.modelId) ? [body.model.provider, body.model.modelId].filter(Boolean).join("/") : null;
+    $("context-model").textContent =
+      `Model ${model || "not recorded in this session"} · thinking ${body.thinkingLevel || "off"} · window ${Pi.tokens(state.window)} ` +
+      (known ? `(${known.name})` : "(server default: this model is not configured here)");
     Pi.clear(contextBox);
-    if (body.model) contextBox.appendChild(el("p", { class: "muted small", text: `Model ${body.model.provider}/${body.model.modelId} · thinking ${body.thinkingLevel}` }));
     body.messages.forEach((item, index) => {
       if (body.skippedMessages && index === body.skippedAfter) {
         contextBox.appendChild(el("p", { class: "muted small", text: `… ${body.skippedMessages.toLocaleString()} more messages, counted but not drawn …` }));
@@ -216,16 +284,6 @@
     });
     if (!body.messages.length) contextBox.appendChild(el("p", { class: "empty", text: "The model would see nothing yet." }));
   }
-
-  $("context-window").value = String(state.window);
-  if ($("context-window").value !== String(state.window)) {
-    $("context-window").appendChild(el("option", { value: state.window, text: state.window.toLocaleString() }));
-    $("context-window").value = String(state.window);
-  }
-  $("context-window").addEventListener("change", (event) => {
-    state.window = Number(event.target.value);
-    if (state.selectedId) loadContext(state.selectedId, selectToken).catch((e) => showError(e.message));
-  });
 
   // -- actions ------------------------------------------------------------------------------------------
 
@@ -248,16 +306,7 @@
     });
   }
 
-  function ask(dialogId, prepare) {
-    const dialog = $(dialogId);
-    const form = dialog.querySelector("form");
-    form.reset();
-    if (prepare) prepare(form);
-    dialog.showModal();
-    return new Promise((resolve) => {
-      dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok" ? form : null), { once: true });
-    });
-  }
+  const ask = Pi.ask;
 
   function setEditor(text) {
     if (typeof text === "string") {
@@ -312,12 +361,14 @@
     const user = isUserMessage(record);
     const form = await ask("fork-dialog", (f) => {
       $("fork-position").hidden = !user;
+      f.elements.name.value = `${currentName()} (fork)`;
     });
     if (!form) return;
     const body = { entryId: state.selectedId, mode: form.elements.mode.value };
     if (user) body.position = form.elements.before.checked ? "before" : "at";
     try {
       const { body: answer } = await Pi.api("POST", `${base}/fork/`, body);
+      await nameCopy(answer.session.id, form.elements.name.value);
       if (answer.editorText) sessionStorage.setItem(`piweb-editor-${answer.session.id}`, answer.editorText);
       location.href = `/sessions/${answer.session.id}/`;
     } catch (error) {
@@ -325,9 +376,23 @@
     }
   }
 
+  function currentName() {
+    return $("session-title").textContent.trim() || "Session";
+  }
+
+  // A fork or clone gets its own name (a session_info entry in the copy), so the two are told apart.
+  async function nameCopy(id, name) {
+    if (name && name.trim()) await Pi.api("PATCH", `/api/sessions/${id}/`, { name: name.trim() }).catch(() => null);
+  }
+
   async function clone() {
+    const form = await ask("clone-dialog", (f) => {
+      f.elements.name.value = `${currentName()} (copy)`;
+    });
+    if (!form) return;
     try {
       const { body } = await Pi.api("POST", `${base}/clone/`, { entryId: state.selectedId });
+      await nameCopy(body.session.id, form.elements.name.value);
       location.href = `/sessions/${body.session.id}/`;
     } catch (error) {
       showError(error.message);
@@ -362,31 +427,113 @@
     }
   }
 
-  const ACTIONS = { navigate: openNavigate, fork, clone, label, compact };
+  // Compare: the first press marks the selected entry, the second opens both contexts side by side.
+  let compareFrom = null;
+  function compare() {
+    const button = document.querySelector('#node-actions button[data-action="compare"]');
+    if (!compareFrom || compareFrom === state.selectedId) {
+      compareFrom = state.selectedId;
+      button.textContent = "Compare with marked…";
+      showNotice(`Marked ${compareFrom} for comparison: select another entry and press “Compare with marked…”.`);
+      return;
+    }
+    const link = `/sessions/${cfg.session}/compare/${Pi.query({ a: compareFrom, b: state.selectedId })}`;
+    compareFrom = null;
+    button.textContent = "Compare…";
+    location.href = link;
+  }
+
+  function showNotice(text) {
+    showOperation("");
+    const banner = $("operation-banner");
+    $("operation-text").textContent = text;
+    banner.querySelector(".spinner").hidden = true;
+    banner.hidden = false;
+    setTimeout(() => {
+      if ($("operation-text").textContent === text) banner.hidden = true;
+      banner.querySelector(".spinner").hidden = false;
+    }, 8000);
+  }
+
+  const ACTIONS = { navigate: openNavigate, fork, clone, label, compact, compare };
+
+  if ($("rename-button")) {
+    $("rename-button").addEventListener("click", async () => {
+      const form = await ask("rename-dialog", (f) => (f.elements.name.value = currentName()));
+      if (!form) return;
+      try {
+        const { body } = await Pi.api("PATCH", `${base}/`, { name: form.elements.name.value.trim() });
+        $("session-title").textContent = body.name || currentName();
+        document.title = `${$("session-title").textContent} · piweb`;
+        await catchUp({ follow: false });
+      } catch (error) {
+        showError(error.message);
+      }
+    });
+  }
+  if ($("delete-button")) {
+    $("delete-button").addEventListener("click", async () => {
+      const ok = await Pi.confirmAction({
+        title: `Delete “${currentName()}”?`,
+        text: "The session, its whole tree and its share links are removed for everyone. Export it first if you may need it.",
+        confirm: "Delete",
+      });
+      if (!ok) return;
+      try {
+        await Pi.api("DELETE", `${base}/`);
+        location.href = "/";
+      } catch (error) {
+        showError(error.message);
+      }
+    });
+  }
   document.querySelectorAll("#node-actions button").forEach((button) => {
     button.addEventListener("click", () => ACTIONS[button.dataset.action]());
   });
 
-  // The composer needs agent runs on the server; until then it only holds text handed back by actions.
+  // The composer: disabled with the reason and what to do when it cannot send; Enter sends, Shift+Enter
+  // adds a line; the model and thinking level go with the prompt.
   const send = $("composer-send");
-  if (!cfg.canEdit) {
+  const modelPicker = $("composer-model");
+  const thinkingPicker = $("composer-thinking");
+  function composerOff(reason) {
     send.disabled = true;
     composer.disabled = true;
-    $("composer-note").textContent = "You can read this session but not add to it.";
-  } else if (!cfg.runsUrl) {
-    send.disabled = true;
-    $("composer-note").textContent = "Sending prompts needs agent runs, which this server does not offer yet.";
+    $("composer-pickers").hidden = true;
+    $("composer-off").textContent = reason;
+    $("composer-off").hidden = false;
   }
+  if (!cfg.canEdit) {
+    composerOff(cfg.readOnly ? "This is a read-only link: sign in and open the session from your list to continue it." : "You can read this session but not add to it. Ask its owner for edit access, or fork it to continue in your own copy.");
+  } else if (!cfg.runsUrl) {
+    composerOff("Sending prompts needs agent runs, which this server does not offer. You can still continue, fork and label.");
+  } else if (!(cfg.models || []).length) {
+    composerOff(cfg.isStaff ? "No model is configured, so prompts cannot be sent. Add a model provider in the admin (Admin → LLM providers)." : "No model is configured, so prompts cannot be sent. Ask an administrator to add a model provider.");
+  } else {
+    for (const model of cfg.models) modelPicker.appendChild(el("option", { value: model.id, text: `${model.name} (${model.provider}/${model.modelId})` }));
+  }
+  composer.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
   $("composer").addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = composer.value.trim();
-    if (!text || !cfg.runsUrl) return;
+    if (!text || !cfg.runsUrl || send.disabled) return;
     send.disabled = true;
+    $("composer-note").textContent = "Sending…";
     try {
       // A run continues from the session's leaf; "Continue here" on a node moves the leaf first.
-      await Pi.api("POST", cfg.runsUrl, { prompt: text });
+      const body = { prompt: text };
+      if (modelPicker.value) body.providerId = Number(modelPicker.value);
+      if (thinkingPicker.value) body.thinkingLevel = thinkingPicker.value;
+      await Pi.api("POST", cfg.runsUrl, body);
       composer.value = "";
+      $("composer-note").textContent = "";
     } catch (error) {
+      $("composer-note").textContent = "";
       showError(error.message);
     } finally {
       send.disabled = false;
@@ -467,11 +614,17 @@
       }
     },
     onState: (message) => {
+      // The first screen loads once; until then the socket's position is what start() reads anyway.
+      if (!state.ready) return;
       if ((message.seq !== null && message.seq > state.lastSeq) || message.leafId !== state.leafId) {
         catchUp({ follow: false });
       }
     },
     onEvent: (message) => {
+      if (!state.ready) {
+        state.missed = true;
+        return;
+      }
       switch (message.event) {
         case "run_delta":
           // Thinking and tool-call argument deltas are not shown while streaming; the saved entry has them.
@@ -523,7 +676,9 @@
     tree.rebuild();
     if (first) await select(first);
     else updateActions();
+    state.ready = true;
     document.body.dataset.ready = "true";
+    if (state.missed) catchUp({ follow: false });
   }
 
   start().catch((error) => showError(error.message));

@@ -1,11 +1,11 @@
-// The owner's sharing panel: share with a team, create and revoke read-only links.
+// The owner's share dialog: share with a team, create, copy and revoke read-only links.
 "use strict";
 
 (function (Pi) {
   const el = Pi.el;
   const cfg = JSON.parse(document.getElementById("session-config").textContent);
   const base = `/api/sessions/${cfg.session}`;
-  const panel = document.getElementById("sharing-panel");
+  const dialog = document.getElementById("sharing-panel");
   const sharesList = document.getElementById("team-shares");
   const linksList = document.getElementById("share-links");
 
@@ -15,53 +15,67 @@
     banner.hidden = false;
   }
 
+  function describe(link) {
+    const parts = [link.scope === "path" ? "the current path" : "the whole tree", link.frozenSeq !== null ? "frozen" : "live"];
+    if (link.expiresAt) parts.push(`expires ${new Date(link.expiresAt).toLocaleString()}`);
+    return parts.join(" · ");
+  }
+
   async function refresh() {
     const [shares, links] = await Promise.all([Pi.api("GET", `${base}/shares/`), Pi.api("GET", `${base}/links/`)]);
     Pi.clear(sharesList);
     for (const share of shares.body.results) {
-      const stop = el("button", { type: "button", text: "Stop sharing" });
-      stop.addEventListener("click", () =>
-        Pi.api("DELETE", `${base}/shares/${share.teamId}/`).then(refresh).catch(fail),
-      );
-      sharesList.appendChild(el("li", {}, `${share.team} (${share.access}) `, stop));
+      const stop = el("button", { type: "button", class: "danger", text: "Stop sharing" });
+      stop.addEventListener("click", async () => {
+        const ok = await Pi.confirmAction({ title: `Stop sharing with ${share.team}?`, text: "Its members lose access at once.", confirm: "Stop sharing" });
+        if (ok) Pi.api("DELETE", `${base}/shares/${share.teamId}/`).then(refresh).catch(fail);
+        if (!dialog.open) dialog.showModal();
+      });
+      sharesList.appendChild(el("li", {}, el("span", { text: `${share.team} · ${share.access === "editor" ? "can edit" : "can view"}` }), stop));
     }
     Pi.clear(linksList);
     for (const link of links.body.results) {
       const item = el("li", { class: "share-link", dataset: { linkId: String(link.id) } });
-      const what = `${link.scope}${link.frozenSeq !== null ? ", frozen" : ""}${link.expiresAt ? `, expires ${link.expiresAt}` : ""}`;
-      item.appendChild(el("input", { type: "text", readonly: true, value: link.url, class: "mono", size: 50 }));
-      item.appendChild(el("span", { class: "muted small", text: ` ${what} ` }));
       if (link.revokedAt) {
-        item.appendChild(el("span", { class: "tag", text: "revoked" }));
+        item.append(el("span", { class: "muted small", text: describe(link) }), el("span", { class: "tag", text: "revoked" }));
       } else {
-        const copy = el("button", { type: "button", text: "Copy" });
-        copy.addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(link.url));
-        const revoke = el("button", { type: "button", class: "revoke-link", text: "Revoke" });
-        revoke.addEventListener("click", () => Pi.api("DELETE", `/api/links/${link.id}/`).then(refresh).catch(fail));
-        item.append(copy, " ", revoke);
+        const status = el("span", { class: "copied", role: "status" });
+        const copy = el("button", { type: "button", class: "copy-link", text: "Copy" });
+        copy.addEventListener("click", () => Pi.copyText(link.url, copy, status));
+        const revoke = el("button", { type: "button", class: "revoke-link danger", text: "Revoke" });
+        revoke.addEventListener("click", async () => {
+          const ok = await Pi.confirmAction({ title: "Revoke this link?", text: "Everyone who has it loses access at once, including pages already open.", confirm: "Revoke" });
+          if (!dialog.open) dialog.showModal();
+          if (ok) Pi.api("DELETE", `/api/links/${link.id}/`).then(refresh).catch(fail);
+        });
+        item.append(
+          el("div", { class: "copy-row" }, el("input", { type: "text", readonly: true, value: link.url, class: "mono", "aria-label": "Link address" }), copy, revoke),
+          el("span", { class: "muted small", text: describe(link) }),
+          status,
+        );
       }
       linksList.appendChild(item);
     }
   }
 
   document.getElementById("sharing-button").addEventListener("click", () => {
-    panel.hidden = !panel.hidden;
-    if (!panel.hidden) refresh().catch(fail);
+    refresh().catch(fail);
+    Pi.ask(dialog);
   });
 
-  document.getElementById("team-share-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const form = event.target;
-    if (!form.elements.team.value) return;
-    const body = { teamId: Number(form.elements.team.value), access: form.elements.access.value };
+  document.getElementById("team-share-submit").addEventListener("click", () => {
+    const form = document.getElementById("team-share-form");
+    const team = form.querySelector("[name=team]").value;
+    if (!team) return;
+    const body = { teamId: Number(team), access: form.querySelector("[name=access]").value };
     Pi.api("POST", `${base}/shares/`, body).then(refresh).catch(fail);
   });
 
-  document.getElementById("link-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const form = event.target;
-    const body = { scope: form.elements.scope.value, frozen: form.elements.frozen.checked };
-    if (form.elements.expires.value) body.expiresAt = new Date(form.elements.expires.value).toISOString();
+  document.getElementById("link-submit").addEventListener("click", () => {
+    const form = document.getElementById("link-form");
+    const body = { scope: form.querySelector("[name=scope]").value, frozen: form.querySelector("[name=frozen]").checked };
+    const expires = form.querySelector("[name=expires]").value;
+    if (expires) body.expiresAt = new Date(expires).toISOString();
     Pi.api("POST", `${base}/links/`, body).then(refresh).catch(fail);
   });
 })(window.Pi);

@@ -1,5 +1,8 @@
-// The tree panel: Pi's /tree as a virtualized flat list. Only the rows in view exist in the DOM, so a
-// tree with a hundred thousand rows scrolls like one with ten.
+// The tree panel: Pi's tree as a virtualized flat list in the order the API gives (pre-order). Branches
+// are drawn as lanes with connectors (│ ├─) like `git log --graph`: a branch point's last child keeps its
+// lane and the others step one lane in, and at most MAX_LANES columns are drawn, so nesting never pushes
+// the text out of the panel. Only the rows in view exist in the DOM. The scroller is the ARIA tree; the
+// selected row is its active descendant.
 "use strict";
 
 window.Pi = window.Pi || {};
@@ -8,6 +11,7 @@ window.Pi = window.Pi || {};
   const el = Pi.el;
   const ROW = 24; // px; every row has the same height so position = index * ROW
   const OVERSCAN = 10;
+  const MAX_LANES = 8;
   const BOOKKEEPING = new Set(["label", "custom", "model_change", "thinking_level_change", "session_info", "usage"]);
   const GLYPH = {
     user: "›",
@@ -20,24 +24,36 @@ window.Pi = window.Pi || {};
     context_edit: "✎",
   };
 
+  const LANE_CLASS = { "│": "v", "┃": "v p", "├": "t", "┣": "t p" };
+  const keyOf = (item) => (item.kind === "run" ? item.lastId : item.id);
+  const firstOf = (item) => (item.kind === "run" ? item.firstId : item.id);
+
   class TreeView {
-    constructor({ scroller, onSelect, onActivate, onExpandRun, recordFor, wantRecords }) {
+    constructor({ scroller, onSelect, onActivate, onExpandRun, recordFor, wantRecords, onHits }) {
       this.scroller = scroller;
       this.onSelect = onSelect;
       this.onActivate = onActivate;
       this.onExpandRun = onExpandRun;
+      this.onHits = onHits || (() => {});
       this.recordFor = recordFor; // id → cached entry record or undefined
       this.wantRecords = wantRecords; // ids in view without a cached record
       this.items = [];
       this.rows = [];
+      this.hits = [];
+      this.hitAt = -1;
       this.folded = new Set();
       this.expandedRuns = new Set();
       this.filter = "default";
       this.search = "";
       this.selectedId = null;
       this.autoExpand = 8;
-      this.spacer = el("div", { class: "tree-spacer" });
-      this.viewport = el("div", { class: "tree-rows", role: "tree", "aria-label": "Session tree" });
+      this.kids = new Map();
+      this.itemAt = new Map();
+      scroller.setAttribute("role", "tree");
+      scroller.setAttribute("aria-label", "Session tree");
+      scroller.tabIndex = 0;
+      this.spacer = el("div", { class: "tree-spacer", role: "none" });
+      this.viewport = el("div", { class: "tree-rows", role: "none" });
       scroller.appendChild(this.spacer);
       scroller.appendChild(this.viewport);
       scroller.addEventListener("scroll", () => this.schedule());
@@ -47,39 +63,61 @@ window.Pi = window.Pi || {};
 
     setItems(items) {
       this.items = items;
-      this.segments = segmentInfo(items);
-      assignIndent(items);
+      // Children by parent id (entry ids; a run answers for its first and last entry), for folding,
+      // the sibling switcher and finding a branch's tip.
+      this.kids = new Map();
+      this.itemAt = new Map();
+      for (const item of items) {
+        this.itemAt.set(firstOf(item), item);
+        if (item.kind === "run") this.itemAt.set(item.lastId, item);
+        if (item.parentId == null) continue;
+        if (!this.kids.has(item.parentId)) this.kids.set(item.parentId, []);
+        this.kids.get(item.parentId).push(item);
+      }
       this.rebuild();
     }
 
-    // Turn overview items into display rows: expand short (or opened) runs from the entry cache, apply
-    // folding, the filter and the search.
+    // Display rows: expand runs (short or opened ones; all cached ones while filtering or searching),
+    // drop folded subtrees, draw lanes on what is left, then apply the filter. Filters hide rows; they
+    // never leave placeholders.
     rebuild() {
-      const rows = [];
       const query = this.search.trim().toLowerCase();
-      let foldedAt = null;
+      const narrowing = this.filter !== "default" && this.filter !== "all";
+      const full = [];
+      const hidden = new Set(); // keys of folded or hidden ancestors
       for (const item of this.items) {
-        if (foldedAt && isDescendant(item, foldedAt, this.segments)) continue;
-        foldedAt = null;
-        if (item.kind === "run") {
-          const expanded = this.expandRun(item);
-          if (expanded) {
-            for (const node of expanded) if (this.visible(node, query)) rows.push(node);
-          } else if (!query && this.filter !== "labeled") {
-            rows.push(item);
-          }
+        if (item.parentId != null && hidden.has(item.parentId)) {
+          hidden.add(keyOf(item));
           continue;
         }
-        if (this.visible(item, query)) rows.push(item);
-        if (item.children && this.folded.has(item.id)) foldedAt = item;
+        if (item.kind === "run") {
+          const expanded = this.expandRun(item, narrowing || Boolean(query));
+          if (expanded) full.push(...expanded);
+          else if (!narrowing) full.push(item);
+          else hidden.add(keyOf(item)); // its entries are not loaded, so it cannot be filtered: skip it
+          continue;
+        }
+        full.push(item);
+        if (this.folded.has(item.id)) hidden.add(item.id);
+      }
+      drawLanes(full);
+      const rows = [];
+      this.hits = [];
+      for (const row of full) {
+        if (row.kind === "run" ? narrowing : !this.visible(row)) continue;
+        row.hit = Boolean(query) && row.kind === "node" && this.matches(row, query);
+        if (row.hit) this.hits.push(rows.length);
+        rows.push(row);
       }
       this.rows = rows;
+      this.hitAt = Math.min(this.hitAt, this.hits.length - 1);
+      this.onHits(this.hits.length, this.hitAt);
       this.spacer.style.height = `${rows.length * ROW}px`;
       this.render();
     }
 
-    expandRun(run) {
-      if (run.length > this.autoExpand && !this.expandedRuns.has(run.firstId)) return null;
+    expandRun(run, force) {
+      if (!force && run.length > this.autoExpand && !this.expandedRuns.has(run.firstId)) return null;
       const nodes = [];
       let id = run.lastId;
       for (let i = 0; i < run.length; i += 1) {
@@ -93,7 +131,6 @@ window.Pi = window.Pi || {};
           role: record.entry && record.entry.message ? record.entry.message.role : undefined,
           depth: run.depthFrom + run.length - 1 - i,
           segment: run.segment,
-          indent: run.indent,
           onPath: run.onPath,
           inRun: true,
         });
@@ -103,31 +140,38 @@ window.Pi = window.Pi || {};
       return nodes.reverse();
     }
 
-    visible(node, query) {
-      if (node.current && !query) return true; // the leaf stays in view whatever the filter
+    visible(node) {
+      if (node.current) return true; // the leaf stays in view whatever the filter
       const kind = Pi.kindOf(node.type, node.role);
       const record = this.recordFor(node.id);
       switch (this.filter) {
         case "default":
-          if (BOOKKEEPING.has(node.type) && !node.current) return false;
-          break;
+          return !BOOKKEEPING.has(node.type);
         case "no-tools":
-          if (BOOKKEEPING.has(node.type) && !node.current) return false;
-          if (kind === "toolResult" || kind === "bashExecution") return false;
-          if (kind === "assistant" && record && !Pi.textOf(record.entry.message.content).trim()) return false;
-          break;
+          if (BOOKKEEPING.has(node.type) || kind === "toolResult" || kind === "bashExecution") return false;
+          return !(kind === "assistant" && record && !Pi.textOf(record.entry.message.content).trim());
         case "user":
-          if (kind !== "user") return false;
-          break;
+          return kind === "user";
         case "labeled":
-          if (!node.label) return false;
-          break;
+          return Boolean(node.label);
         default:
-          break;
+          return true;
       }
-      if (!query) return true;
-      const text = `${node.label || ""} ${node.type} ${record ? Pi.preview(record) : ""}`.toLowerCase();
+    }
+
+    matches(node, query) {
+      const record = this.recordFor(node.id);
+      const text = `${node.label || ""} ${record ? Pi.preview(record) : node.type}`.toLowerCase();
       return text.includes(query);
+    }
+
+    // Move to the next (step 1) or previous (-1) search hit, wrapping around.
+    nextHit(step) {
+      if (!this.hits.length) return;
+      this.hitAt = (this.hitAt + step + this.hits.length) % this.hits.length;
+      const row = this.rows[this.hits[this.hitAt]];
+      this.onHits(this.hits.length, this.hitAt);
+      this.select(row.id, { notify: true });
     }
 
     schedule() {
@@ -143,28 +187,51 @@ window.Pi = window.Pi || {};
       const height = this.scroller.clientHeight || 600;
       const first = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
       const last = Math.min(this.rows.length, Math.ceil((top + height) / ROW) + OVERSCAN);
-      Pi.clear(this.viewport);
+      const fragment = document.createDocumentFragment();
       const missing = [];
+      let active = null;
       for (let i = first; i < last; i += 1) {
         const row = this.rows[i];
         if (row.kind === "node" && !this.recordFor(row.id)) missing.push(row.id);
-        this.viewport.appendChild(this.drawRow(row, i));
+        const node = this.drawRow(row, i);
+        if (row.kind === "node" && row.id === this.selectedId) active = node.id;
+        fragment.appendChild(node);
       }
+      this.viewport.replaceChildren(fragment);
+      if (active) this.scroller.setAttribute("aria-activedescendant", active);
+      else this.scroller.removeAttribute("aria-activedescendant");
       if (missing.length) this.wantRecords(missing);
+    }
+
+    lanes(row) {
+      const cells = row.lanes || "";
+      const deep = (row.level || 0) > MAX_LANES;
+      const shown = deep ? cells.slice(cells.length - MAX_LANES) : cells;
+      const box = el("span", { class: "lanes", "aria-hidden": "true" });
+      if (deep) box.appendChild(el("span", { class: "more", text: `+${row.level - MAX_LANES}`, title: `${row.level} branches deep` }));
+      for (const cell of shown) box.appendChild(el("span", { class: LANE_CLASS[cell] || "" }));
+      return box;
     }
 
     drawRow(row, index) {
       const top = `${index * ROW}px`;
-      const indent = el("span", { class: "indent" });
-      indent.style.width = `${Math.min(row.indent || 0, 40) * 14}px`;
+      const level = (row.level || 0) + 1;
       if (row.kind === "run") {
         const node = el(
           "div",
-          { class: `tree-row run${row.onPath ? " on-path" : ""}`, role: "treeitem", dataset: { run: row.firstId } },
-          indent,
-          el("span", { class: "toggle" }),
+          {
+            class: `tree-row run${row.onPath ? " on-path" : ""}`,
+            role: "treeitem",
+            id: `tree-row-${index}`,
+            "aria-level": level,
+            "aria-expanded": "false",
+            "aria-label": `${row.length.toLocaleString()} entries folded`,
+            dataset: { run: row.firstId },
+          },
+          el("span", { class: "toggle", text: "▸" }),
+          this.lanes(row),
           el("span", { class: "glyph", text: "⋮" }),
-          el("span", { class: "text muted", text: `${row.length.toLocaleString()} entries` }),
+          el("span", { class: "text", text: `${row.length.toLocaleString()} entries — open` }),
         );
         node.style.top = top;
         node.addEventListener("click", () => this.openRun(row));
@@ -177,45 +244,56 @@ window.Pi = window.Pi || {};
       if (row.current) classes.push("current");
       if (row.id === this.selectedId) classes.push("selected");
       if (row.omitted) classes.push("omitted");
+      if (row.hit) classes.push("hit");
+      const branching = (row.children || 0) > 1;
+      if (branching) classes.push("branch-point");
       const toggle = el("span", { class: "toggle" });
-      if (row.children) {
+      if (branching) {
         toggle.textContent = this.folded.has(row.id) ? "▸" : "▾";
-        toggle.title = `${row.children} branches`;
+        toggle.title = this.folded.has(row.id) ? "Show the branches" : "Fold the branches";
         toggle.addEventListener("click", (event) => {
           event.stopPropagation();
           this.toggleFold(row.id);
         });
       }
-      const text = record ? Pi.clip(Pi.preview(record), 140) : row.type === "message" ? row.role || "message" : row.type;
+      const text = (record && Pi.clip(Pi.preview(record), 140)) || Pi.placeholder(row);
       const node = el(
         "div",
         {
           class: classes.join(" "),
           role: "treeitem",
+          id: `tree-row-${index}`,
+          "aria-level": level,
+          "aria-expanded": branching ? String(!this.folded.has(row.id)) : null,
           "aria-selected": row.id === this.selectedId ? "true" : "false",
+          "aria-current": row.current ? "true" : null,
           dataset: { id: row.id, type: row.type, role: row.role || "" },
           title: row.id,
         },
-        indent,
         toggle,
-        el("span", { class: "glyph", text: GLYPH[kind] || "·" }),
+        this.lanes(row),
+        el("span", { class: "glyph", text: GLYPH[kind] || "·", "aria-hidden": "true" }),
         row.label ? el("span", { class: "badge label", text: row.label }) : null,
         row.type === "branch_summary" ? el("span", { class: "badge summary", text: "summary" }) : null,
         row.type === "compaction" ? el("span", { class: "badge compaction", text: "compaction" }) : null,
         row.omitted ? el("span", { class: "badge omitted", text: "omitted" }) : null,
         row.edited ? el("span", { class: "badge edited", text: "edited" }) : null,
         el("span", { class: "text", text }),
+        branching ? el("span", { class: "badge branches", text: `${row.children} branches` }) : null,
         row.current ? el("span", { class: "badge current", text: "leaf" }) : null,
       );
       node.style.top = top;
-      node.addEventListener("click", () => this.select(row.id, { notify: true }));
+      node.addEventListener("click", () => {
+        this.scroller.focus({ preventScroll: true });
+        this.select(row.id, { notify: true });
+      });
       node.addEventListener("dblclick", () => this.onActivate(row.id));
       return node;
     }
 
     openRun(run) {
       this.expandedRuns.add(run.firstId);
-      if (this.expandRun(run)) this.rebuild();
+      if (this.expandRun(run, false)) this.rebuild();
       else this.onExpandRun(run);
     }
 
@@ -237,7 +315,27 @@ window.Pi = window.Pi || {};
       const top = index * ROW;
       const view = this.scroller.clientHeight || 600;
       if (top < this.scroller.scrollTop) this.scroller.scrollTop = top;
-      else if (top + ROW > this.scroller.scrollTop + view) this.scroller.scrollTop = top + ROW - view;
+      else if (top + ROW > this.scroller.scrollTop + view) this.scroller.scrollTop = Math.max(0, top - view / 2);
+    }
+
+    // Siblings of an entry (its parent's children, in tree order) for the ‹ 1/2 › switcher.
+    siblingsOf(id) {
+      const item = this.itemAt.get(id);
+      if (!item || firstOf(item) !== id || item.parentId == null) return null;
+      const kids = this.kids.get(item.parentId) || [];
+      if (kids.length < 2) return null;
+      return { ids: kids.map(firstOf), index: kids.indexOf(item) };
+    }
+
+    // The newest tip below an entry: follow the current path where it goes, else the last child.
+    tipOf(id) {
+      let item = this.itemAt.get(id);
+      for (let guard = 0; item && guard < 100000; guard += 1) {
+        const kids = this.kids.get(keyOf(item)) || [];
+        if (!kids.length) return keyOf(item);
+        item = kids.find((k) => k.onPath) || kids[kids.length - 1];
+      }
+      return id;
     }
 
     key(event) {
@@ -267,11 +365,11 @@ window.Pi = window.Pi || {};
           move(-1);
           break;
         case "ArrowLeft":
-          if (row && row.children && !this.folded.has(row.id)) this.toggleFold(row.id);
+          if (row && row.children > 1 && !this.folded.has(row.id)) this.toggleFold(row.id);
           else if (row && row.parentId) this.select(row.parentId, { notify: true });
           break;
         case "ArrowRight":
-          if (row && row.children && this.folded.has(row.id)) this.toggleFold(row.id);
+          if (row && row.children > 1 && this.folded.has(row.id)) this.toggleFold(row.id);
           else if (index >= 0 && nodes[index + 1] && nodes[index + 1].kind === "run") this.openRun(nodes[index + 1]);
           else move(1);
           break;
@@ -285,58 +383,50 @@ window.Pi = window.Pi || {};
     }
   }
 
-  // Indent like a tree: a branch point's children (its continuation and each branch) sit one step in.
-  function assignIndent(items) {
-    const base = new Map(); // segment → indent of its first item
-    const steps = new Map(); // segment → branch points passed so far in it
-    const byId = new Map();
-    for (const item of items) {
-      if (!base.has(item.segment)) {
-        const parent = item.parentId != null ? byId.get(item.parentId) : undefined;
-        base.set(item.segment, parent ? parent.indent + 1 : 0);
-        steps.set(item.segment, 0);
-      }
-      item.indent = base.get(item.segment) + steps.get(item.segment);
-      if (item.kind === "node") {
-        byId.set(item.id, item);
-        if (item.children) steps.set(item.segment, steps.get(item.segment) + 1);
+  // Levels and connector columns for rows in pre-order. A row keeps its parent's level unless it is
+  // one of several children and not the last one: those step one lane in and start with ├. Columns are
+  // drawn from a reverse scan: a lane stays open (│) above the later sibling that continues it.
+  function drawLanes(rows) {
+    const at = new Map();
+    const count = new Map();
+    rows.forEach((row, i) => {
+      at.set(keyOf(row), i);
+      if (row.parentId != null) count.set(row.parentId, (count.get(row.parentId) || 0) + 1);
+    });
+    const seen = new Map();
+    const level = new Array(rows.length);
+    rows.forEach((row, i) => {
+      const parent = row.parentId != null ? at.get(row.parentId) : undefined;
+      row.branchStart = false;
+      row.continues = false;
+      if (parent === undefined) {
+        level[i] = 0;
       } else {
-        byId.set(item.lastId, item);
+        const siblings = count.get(row.parentId) || 1;
+        const nth = (seen.get(row.parentId) || 0) + 1;
+        seen.set(row.parentId, nth);
+        if (siblings > 1 && nth < siblings) {
+          level[i] = level[parent] + 1;
+          row.branchStart = true;
+        } else {
+          level[i] = level[parent];
+          row.continues = siblings > 1;
+        }
       }
+      row.level = level[i];
+    });
+    const open = [];
+    for (let i = rows.length - 1; i >= 0; i -= 1) {
+      const l = level[i];
+      let cells = "";
+      const from = Math.max(0, l - MAX_LANES - 1);
+      for (let c = from; c < l; c += 1) cells += open[c] === 2 ? "┃" : open[c] ? "│" : " ";
+      if (rows[i].branchStart && cells.length) cells = cells.slice(0, -1) + (open[l - 1] === 2 || rows[i].onPath ? "┣" : "├");
+      rows[i].lanes = cells;
+      open.length = l;
+      // The sibling that keeps the lane opens it for the rows above; on the current path it is highlighted.
+      if (rows[i].continues) open[l] = rows[i].onPath ? 2 : 1;
     }
-  }
-
-  // For each segment: its parent segment and start depth, read from the first item drawn for it.
-  function segmentInfo(items) {
-    const segmentOf = new Map();
-    for (const item of items) {
-      if (item.kind === "node") segmentOf.set(item.id, item.segment);
-      else segmentOf.set(item.lastId, item.segment);
-    }
-    const info = new Map();
-    for (const item of items) {
-      if (info.has(item.segment)) continue;
-      const start = item.kind === "run" ? item.depthFrom : item.depth;
-      info.set(item.segment, { start, parent: item.parentId != null ? segmentOf.get(item.parentId) : undefined });
-    }
-    return info;
-  }
-
-  function isDescendant(item, ancestor, segments) {
-    let segment = item.segment;
-    let depth = item.kind === "run" ? item.depthFrom : item.depth;
-    // Walk up segment by segment; the number of steps is the branch nesting, not the depth.
-    let climbed = false;
-    for (let guard = 0; guard < 100000 && segment !== undefined; guard += 1) {
-      // Within one segment, deeper means below; a branch hanging at the ancestor's own depth is below too.
-      if (segment === ancestor.segment) return climbed ? depth >= ancestor.depth : depth > ancestor.depth;
-      const info = segments.get(segment);
-      if (!info || info.parent === undefined) return false;
-      depth = info.start - 1;
-      segment = info.parent;
-      climbed = true;
-    }
-    return false;
   }
 
   Pi.TreeView = TreeView;

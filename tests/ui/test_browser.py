@@ -102,8 +102,18 @@ def test_import_a_session_and_see_its_tree(
     expect(page.locator(".tree-row[data-id]")).to_have_count(4)  # u1, u2, u3 and the leaf
     assert page.locator(".tree-row.k-assistant").count() == 1
     page.select_option("#tree-filter", "default")
+    # Search marks the matches in place and steps through them.
     page.fill("#tree-search", "second")
-    expect(page.locator(".tree-row[data-id]")).to_have_count(2)
+    expect(page.locator(".tree-row.hit")).to_have_count(2)
+    expect(page.locator(".tree-row[data-id]")).to_have_count(6)
+    expect(page.locator("#search-hits")).to_have_text("– of 2")
+    page.press("#tree-search", "Enter")
+    expect(page.locator("#search-hits")).to_have_text("1 of 2")
+    page.wait_for_selector('.tree-row.selected[data-id="u3"]')
+    page.click("#search-next")
+    page.wait_for_selector('.tree-row.selected[data-id="a3"]')
+    page.click("#search-prev")
+    page.wait_for_selector('.tree-row.selected[data-id="u3"]')
 
     page.click("text=Sessions")
     assert page.locator("a.session-link").count() == 1

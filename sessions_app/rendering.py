@@ -1,0 +1,242 @@
+"""Messages as safe HTML: CommonMark + GFM tables and autolinks (markdown-it-py), code highlighted by
+Pygments, tool calls by kind (edit as a diff, read as a file excerpt, bash as a command), everything
+passed through the nh3 sanitizer. Session content is untrusted; only this module turns it into markup.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import BashLexer, TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+__all__ = ["render_markdown", "render_message", "render_records"]
+
+HIGHLIGHT_LIMIT = 100_000  # characters; longer code is shown plain (highlighting is the slow part)
+MARKDOWN_LIMIT = 200_000  # characters; longer text is shown as plain text
+DIFF_LIMIT = 4_000  # lines of a diff drawn
+
+_TAGS = {
+    "a", "p", "br", "hr", "em", "strong", "del", "s", "code", "pre", "span", "div", "blockquote",
+    "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+}  # fmt: skip
+_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "span": {"class"},
+    "code": {"class"},
+    "pre": {"class", "data-lang"},
+    "div": {"class"},
+    "ol": {"start"},
+    "li": {"class"},
+    "ul": {"class"},
+}
+_FORMATTER = HtmlFormatter(nowrap=True)
+_md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False}).enable(
+    ["table", "strikethrough", "linkify"]
+)
+
+
+def _code_block(code: str, lexer: Lexer | None, lang: str = "") -> str:
+    """Return a highlighted ``<pre>`` (plain when no lexer or the code is too long)."""
+    attrs = f' data-lang="{html.escape(lang)}"' if lang else ""
+    if lexer is None or len(code) > HIGHLIGHT_LIMIT:
+        return f'<pre class="hl"{attrs}><code>{html.escape(code)}</code></pre>'
+    return f'<pre class="hl"{attrs}><code>{highlight(code, lexer, _FORMATTER)}</code></pre>'
+
+
+def _lexer_for_lang(lang: str) -> Lexer | None:
+    if not lang:
+        return None
+    try:
+        return get_lexer_by_name(lang)
+    except ClassNotFound:
+        return None
+
+
+def _lexer_for_path(path: str) -> Lexer | None:
+    try:
+        return get_lexer_for_filename(path)
+    except ClassNotFound:
+        return None
+
+
+def _fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    lang = token.info.strip().split()[0] if token.info.strip() else ""
+    return _code_block(token.content, _lexer_for_lang(lang), lang)
+
+
+def _code(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return _code_block(tokens[idx].content, None)
+
+
+_md.add_render_rule("fence", _fence)
+
+
+def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    # Images in message text are not loaded from elsewhere: the page shows a link to them instead.
+    token = tokens[idx]
+    alt = html.escape(token.content or "image")
+    return f'<a href="{html.escape(str(token.attrGet("src") or ""))}">[image: {alt}]</a>'
+
+
+_md.add_render_rule("code_block", _code)
+_md.add_render_rule("image", _image)
+
+
+def _clean(markup: str) -> str:
+    return nh3.clean(
+        markup,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+@lru_cache(maxsize=8192)
+def render_markdown(text: str) -> str:
+    """Return sanitized HTML for a markdown text (raw HTML in the text is shown as text)."""
+    if len(text) > MARKDOWN_LIMIT:
+        return f'<pre class="plain">{html.escape(text)}</pre>'
+    return _clean(_md.render(text))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _diff(old: str, new: str) -> str:
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3))[2:]
+    out = []
+    for line in lines[:DIFF_LIMIT]:
+        kind = {"@": "hunk", "-": "del", "+": "ins"}.get(line[:1], "")
+        out.append(f'<div class="{kind}">{html.escape(line) or " "}</div>')
+    if len(lines) > DIFF_LIMIT:
+        out.append(f'<div class="hunk">… {len(lines) - DIFF_LIMIT} more lines</div>')
+    return f'<div class="diff">{"".join(out) or "<div>(no change)</div>"}</div>'
+
+
+def _path_head(path: str, extra: str = "") -> str:
+    if not path:
+        return ""
+    return f'<div class="excerpt-head mono path">{html.escape(path)}{html.escape(extra)}</div>'
+
+
+def _arguments(args: Any) -> str:
+    """Arguments of an unknown tool: one line per key, multi-line strings as real lines."""
+    if not isinstance(args, dict):
+        return f'<pre class="plain">{html.escape(json.dumps(args, indent=2, ensure_ascii=False))}</pre>'
+    parts = []
+    for key, value in args.items():
+        shown = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+        parts.append(f'<div class="arg"><code>{html.escape(str(key))}</code></div>')
+        parts.append(f'<pre class="plain">{html.escape(shown)}</pre>')
+    return "".join(parts)
+
+
+def render_tool_call(name: str, args: Any) -> dict[str, Any]:
+    """Return ``{"kind", "path"?, "html"}`` for a tool call, shaped by what the tool does."""
+    a = args if isinstance(args, dict) else {}
+    path = _text(a.get("path") or a.get("file_path"))
+    if name == "edit":
+        edits = a.get("edits") if isinstance(a.get("edits"), list) else [a]
+        diffs = "".join(
+            _diff(_text(e.get("oldText")), _text(e.get("newText"))) for e in edits if isinstance(e, dict)
+        )
+        return {"kind": "edit", "path": path, "html": _clean(_path_head(path) + diffs)}
+    if name == "write":
+        body = _code_block(_text(a.get("content")), _lexer_for_path(path) if path else None)
+        return {"kind": "write", "path": path, "html": _clean(_path_head(path) + body)}
+    if name == "read":
+        span = ""
+        offset, limit = a.get("offset"), a.get("limit")
+        start = offset if isinstance(offset, int) else 1
+        if isinstance(limit, int):
+            span = f"  lines {start}–{start + limit - 1}"
+        elif isinstance(offset, int):
+            span = f"  from line {start}"
+        return {"kind": "read", "path": path, "html": _clean(_path_head(path, span))}
+    if name == "bash":
+        command = _text(a.get("command"))
+        return {"kind": "bash", "command": command, "html": _clean(_code_block(command, BashLexer(), "bash"))}
+    return {"kind": "other", "html": _clean(_arguments(args))}
+
+
+def _tool_result(message: dict[str, Any], calls: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+    """A tool result, highlighted as the file when it answers a ``read`` of a known path."""
+    name, args = calls.get(_text(message.get("toolCallId")), (_text(message.get("toolName")), None))
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": _text(content)}]
+    path = _text(args.get("path")) if name == "read" and isinstance(args, dict) else ""
+    lexer = (_lexer_for_path(path) if path else None) or TextLexer()
+    out: list[str | None] = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text":
+            out.append(_clean(_path_head(path) + _code_block(_text(block.get("text")), lexer)))
+        else:
+            out.append(None)
+    return {"kind": name or "tool", "path": path, "blocks": out}
+
+
+def render_message(message: Any, calls: dict[str, tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """Return the rendered parts of one message: ``blocks`` parallel to its content list."""
+    calls = {} if calls is None else calls
+    if not isinstance(message, dict):
+        return {}
+    role = message.get("role")
+    if role == "toolResult":
+        return _tool_result(message, calls)
+    if role in ("compactionSummary", "branchSummary"):
+        return {"summary": render_markdown(_text(message.get("summary")))}
+    if role == "bashExecution":
+        return {"html": _clean(_code_block(_text(message.get("command")), BashLexer(), "bash"))}
+    content = message.get("content")
+    if isinstance(content, str):
+        return {"blocks": [render_markdown(content)]}
+    if not isinstance(content, list):
+        return {}
+    blocks: list[Any] = []
+    for block in content:
+        if not isinstance(block, dict):
+            blocks.append(None)
+        elif block.get("type") == "text":
+            blocks.append(render_markdown(_text(block.get("text"))))
+        elif block.get("type") == "toolCall":
+            name = _text(block.get("name"))
+            calls[_text(block.get("id"))] = (name, block.get("arguments"))
+            blocks.append(render_tool_call(name, block.get("arguments")))
+        else:
+            blocks.append(None)
+    return {"blocks": blocks}
+
+
+def render_entry(entry: Any, calls: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+    """Rendered parts of a session entry (messages, summaries, custom messages)."""
+    if not isinstance(entry, dict):
+        return {}
+    kind = entry.get("type")
+    if kind == "message":
+        return render_message(entry.get("message"), calls)
+    if kind in ("branch_summary", "compaction"):
+        return {"summary": render_markdown(_text(entry.get("summary")))}
+    if kind == "custom_message":
+        return render_message({"role": "custom", "content": entry.get("content")}, calls)
+    return {}
+
+
+def render_records(records: list[dict[str, Any]]) -> None:
+    """Add ``rendered`` to each entry record (API shape), in order so tool results find their calls."""
+    calls: dict[str, tuple[str, Any]] = {}
+    for record in records:
+        record["rendered"] = render_entry(record.get("entry"), calls)
