@@ -42,14 +42,29 @@ def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]
     }
 
 
+# channels_redis waits for a socket's next message with a blocking Redis read of this many seconds.
+LAYER_BLOCKING_READ = 5
+# redis-py 8 gives every connection a 5 s socket timeout, equal to that read: an idle socket's read then
+# times out on the client side and the consumer dies with 1011. The timeout must outlive the read.
+LAYER_SOCKET_TIMEOUT = 30
+
+
 def channel_layers_config(env: Mapping[str, str]) -> dict[str, Any]:
-    """Return CHANNEL_LAYERS: Redis if REDIS_URL is set, else the in-process layer."""
+    """Return CHANNEL_LAYERS: Redis if REDIS_URL is set, else the embedded layer that crosses processes."""
     url = env.get("REDIS_URL", "").strip()
     if url:
+        host = {
+            "address": url,
+            "socket_timeout": LAYER_SOCKET_TIMEOUT,
+            "socket_connect_timeout": 5,
+            "socket_keepalive": True,
+            # A connection that sat idle behind a firewall or a Redis restart is checked before use.
+            "health_check_interval": LAYER_SOCKET_TIMEOUT,
+        }
         return {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [url]},
+                "CONFIG": {"hosts": [host]},
             }
         }
     return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

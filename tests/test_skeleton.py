@@ -50,7 +50,10 @@ def test_redis_url_selects_redis_for_channels_and_celery() -> None:
     env = {"REDIS_URL": "redis://cache:6379/2"}
     layer = config.channel_layers_config(env)["default"]
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
-    assert layer["CONFIG"]["hosts"] == ["redis://cache:6379/2"]
+    (host,) = layer["CONFIG"]["hosts"]
+    assert host["address"] == "redis://cache:6379/2"
+    # An idle socket's blocking read must end before the connection's own timeout does.
+    assert host["socket_timeout"] > config.LAYER_BLOCKING_READ
     assert config.celery_broker(env) == "redis://cache:6379/2"
     assert config.celery_broker_transport_options(env, base_dir=BASE) == {}
 
