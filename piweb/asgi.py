@@ -9,12 +9,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "piweb.settings")
 # Set up Django before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from piweb.imports import import_optional  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
+from piweb.websocket import websocket_stack  # noqa: E402
 
 _routing = import_optional("sessions_app.routing")
 websocket_urlpatterns = list(_routing.websocket_urlpatterns) if _routing else []
@@ -23,6 +22,6 @@ application = ProtocolTypeRouter(
     {
         # Oversized bodies are refused from their headers, before Django reads them.
         "http": BodyLimitASGI(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -4,35 +4,45 @@ Events are hints, not data. Each carries the session's latest append sequence; t
 with what it holds and fetches ``entries?since=`` when it is behind. The socket also answers a
 ``sync`` message with the current sequence, so a client that suspects a dropped event (or has just
 reconnected) learns how far behind it is without waiting for the next event.
+
+What a socket forwards is decided by ``link_scope.live_event`` for its grant, the same rule REST reads
+follow. Access is re-checked on every access event (any revocation, whatever made it), on every
+``sync``, and for share links when they expire and every ``RECHECK_SECONDS``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
+from django.utils import timezone
 
-from . import access, realtime
+from . import access, link_scope, realtime
 
 # Close codes in the application range: the page shows "no access" instead of retrying forever.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
+# Share-link sockets re-check their link this often, besides at its expiry and on every access event.
+RECHECK_SECONDS = 60.0
+SUBPROTOCOL = "piweb"
 
-
-# Events that change who may read; every socket of the session re-checks its access on them.
-ACCESS_EVENTS = frozenset({"access_changed", "link_revoked"})
+ACCESS_EVENTS = link_scope.ACCESS_EVENTS
 
 
 @dataclass(frozen=True, slots=True)
 class SessionState:
     last_seq: int | None
     leaf_id: str | None
-    frozen: bool = False
+    grant: link_scope.Grant = link_scope.Grant.MEMBER
+    expires_at: datetime | None = None
 
 
 def read_state(user: Any, pk: int, link_token: str | None = None) -> SessionState | None:
@@ -40,7 +50,10 @@ def read_state(user: Any, pk: int, link_token: str | None = None) -> SessionStat
     grant = access.resolve_access(user, pk, link_token=link_token)
     if grant is None:
         return None
-    return SessionState(grant.last_seq(), grant.leaf_id(), grant.max_seq() is not None)
+    expires = grant.link.expires_at if grant.link is not None else None
+    return SessionState(
+        link_scope.visible_last_seq(grant), grant.leaf_id(), link_scope.grant_of(grant), expires
+    )
 
 
 class SessionConsumer(AsyncJsonWebsocketConsumer):
@@ -49,14 +62,15 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     session_pk: int
     group: str
     link_token: str | None = None
-    frozen: bool = False
+    grant: link_scope.Grant = link_scope.Grant.MEMBER
+    watch: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.session_pk = int(self.scope["url_route"]["kwargs"]["pk"])
         self.group = realtime.group_name(self.session_pk)
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        self.link_token = (query.get(access.LINK_PARAM) or [None])[0] or None
+        self.link_token = self.scope.get("share_token") or (query.get(access.LINK_PARAM) or [None])[0] or None
         if (user is None or not user.is_authenticated) and not self.link_token:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
@@ -64,13 +78,18 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if state is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        self.frozen = state.frozen
+        self.grant = state.grant
         # Join before reporting the state: an append between the two is then seen at least once.
         await self.channel_layer.group_add(self.group, self.channel_name)
-        await self.accept()
+        offered = self.scope.get("subprotocols") or []
+        await self.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
         await self.send_state(state, client_seq=None)
+        if state.grant is not link_scope.Grant.MEMBER:
+            self.watch = asyncio.create_task(self.watch_link(state.expires_at))
 
     async def disconnect(self, code: int) -> None:
+        if self.watch is not None:
+            self.watch.cancel()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -89,16 +108,36 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         seq = content.get("seq")
         client_seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
         # Access is re-checked on every sync as well as on every access event.
-        state = await self.current_state()
-        if state is None:
-            await self.close(code=CLOSE_FORBIDDEN)
-            return
-        await self.send_state(state, client_seq=client_seq)
+        state = await self.recheck()
+        if state is not None:
+            await self.send_state(state, client_seq=client_seq)
 
     async def current_state(self) -> SessionState | None:
         return await database_sync_to_async(read_state)(
             self.scope.get("user"), self.session_pk, self.link_token
         )
+
+    async def recheck(self) -> SessionState | None:
+        """Re-read access; close the socket when it is gone, else adopt the (maybe changed) grant."""
+        state = await self.current_state()
+        if state is None:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return None
+        self.grant = state.grant
+        return state
+
+    async def watch_link(self, expires_at: datetime | None) -> None:
+        """Close a share-link socket when its link expires or is found revoked, however that happened."""
+        with contextlib.suppress(asyncio.CancelledError):
+            while True:
+                wait = RECHECK_SECONDS
+                if expires_at is not None:
+                    wait = min(wait, max(0.0, (expires_at - timezone.now()).total_seconds()) + 0.05)
+                await asyncio.sleep(wait)
+                state = await self.recheck()
+                if state is None:
+                    return
+                expires_at = state.expires_at
 
     async def send_state(self, state: SessionState, *, client_seq: int | None) -> None:
         behind = state.last_seq is not None and (client_seq is None or client_seq < state.last_seq)
@@ -113,15 +152,13 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def session_event(self, message: dict[str, Any]) -> None:
-        """Forward a group event as ``{"type": "event", "event": name, "seq": n, ...}``."""
+        """Forward a group event as ``{"type": "event", "event": name, ...}``, as the grant allows."""
         if message.get("event") in ACCESS_EVENTS:
-            if await self.current_state() is None:
-                await self.close(code=CLOSE_FORBIDDEN)
+            await self.recheck()
             return
-        if self.frozen:
-            return  # a frozen link's view never changes: later entries are not its business
-        body = {k: v for k, v in message.items() if k != "type"}
-        await self.send_json({"type": "event", **body})
+        body = link_scope.live_event(self.grant, message)
+        if body is not None:
+            await self.send_json({"type": "event", **body})
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):

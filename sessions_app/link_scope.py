@@ -1,11 +1,17 @@
-"""Reads limited to what a share link shows: entries up to a frozen point, or one path root → entry.
+"""The scope rule of every grant, for every channel: REST reads, live events, and copies.
 
-Unrestricted viewers never come here; the normal read paths serve them without the extra filtering.
+A grant is one of: a member (the owner or a team role: everything), a live tree link (every entry, but
+not what collaborators alone see: run prompts, streamed deltas, compaction and summary runs), a path
+link (root → the entry pinned when it was made) or a frozen link (what existed at the freeze). Path and
+frozen links see a fixed part of the session, so nothing that happens later is theirs to hear about.
+
+Unrestricted viewers skip the entry filtering below; the normal read paths serve them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 from django.db.models import QuerySet
@@ -15,7 +21,81 @@ from .domain.jsjson import parse_json
 from .models import Entry, Segment, ShareLink
 from .queries import path_seqs
 
-__all__ = ["require_visible", "scoped_entries", "scoped_entries_since", "scoped_export", "scoped_tree"]
+__all__ = [
+    "ACCESS_EVENTS",
+    "Grant",
+    "grant_of",
+    "live_event",
+    "require_visible",
+    "scoped_entries",
+    "scoped_entries_since",
+    "scoped_export",
+    "scoped_tree",
+    "visible_last_seq",
+]
+
+
+class Grant(StrEnum):
+    """How a viewer holds a session; decides what reaches them on every channel."""
+
+    MEMBER = "member"  # the owner or a team role
+    TREE_LINK = "tree_link"
+    PATH_LINK = "path_link"
+    FROZEN_LINK = "frozen_link"
+
+
+# Events that change who may read: never forwarded, every socket of the session re-checks its access.
+ACCESS_EVENTS = frozenset({"access_changed", "link_revoked"})
+# Events a live tree link receives as they are, limited to these fields: positions, never content.
+_POSITION_FIELDS = {
+    "entries_appended": ("event", "session", "seq"),
+    "leaf_moved": ("event", "session", "leaf", "seq"),
+}
+
+
+def grant_of(access: Access) -> Grant:
+    """Return the kind of grant behind an access."""
+    if access.link is None:
+        return Grant.MEMBER
+    if access.link.frozen_seq is not None:
+        return Grant.FROZEN_LINK
+    if access.link.scope == ShareLink.Scope.PATH:
+        return Grant.PATH_LINK
+    return Grant.TREE_LINK
+
+
+def live_event(grant: Grant, message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return what a socket with this grant receives for a group event, or None for nothing.
+
+    Members get every event. A live tree link gets position events, and for anything else (whose
+    content REST shows to collaborators only) at most a bare ``changed`` hint with the sequence number.
+    Path and frozen links see a part fixed at their creation: only the session's deletion reaches them.
+    """
+    body = {k: v for k, v in message.items() if k != "type"}
+    name = body.get("event")
+    if name in ACCESS_EVENTS:
+        return None
+    if grant is Grant.MEMBER:
+        return body
+    if name == "session_deleted":
+        return {"event": name, "session": body.get("session")}
+    if grant is not Grant.TREE_LINK:
+        return None
+    fields = _POSITION_FIELDS.get(str(name))
+    if fields is not None:
+        return {k: body.get(k) for k in fields}
+    seq = body.get("seq")
+    if isinstance(seq, int) and not isinstance(seq, bool):
+        return {"event": "changed", "session": body.get("session"), "seq": seq}
+    return None
+
+
+def visible_last_seq(access: Access) -> int | None:
+    """Return the last append sequence inside this viewer's scope (what a caught-up client holds)."""
+    last = access.last_seq()
+    if access.link is None or access.link.scope != ShareLink.Scope.PATH or last is None:
+        return last
+    return scoped_entries(access).order_by("-seq").values_list("seq", flat=True).first()
 
 
 def scoped_entries(access: Access) -> QuerySet[Entry]:

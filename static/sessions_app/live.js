@@ -9,8 +9,9 @@ window.Pi = window.Pi || {};
 
   class LiveSession {
     constructor({ session, currentSeq, onState, onEvent, onStatus }) {
-      this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/sessions/${session}/` +
-        (Pi.shareToken ? `?link=${encodeURIComponent(Pi.shareToken)}` : "");
+      this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/sessions/${session}/`;
+      // Credentials ride in the subprotocol list, never in the URL that proxies and logs keep.
+      this.protocols = Pi.shareToken ? ["piweb", `piweb.link.${Pi.shareToken}`] : ["piweb"];
       this.currentSeq = currentSeq;
       this.onState = onState;
       this.onEvent = onEvent;
@@ -25,7 +26,7 @@ window.Pi = window.Pi || {};
 
     connect() {
       this.onStatus("connecting");
-      const socket = new WebSocket(this.url);
+      const socket = new WebSocket(this.url, this.protocols);
       this.socket = socket;
       socket.addEventListener("open", () => {
         this.delay = 500;
