@@ -6,3 +6,6 @@ class SessionsAppConfig(AppConfig):
     label = "sessions_app"
     verbose_name = "Pi sessions"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import signals  # noqa: F401  (connects the receivers)

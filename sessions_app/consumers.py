@@ -64,6 +64,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     link_token: str | None = None
     grant: link_scope.Grant = link_scope.Grant.MEMBER
     watch: asyncio.Task[None] | None = None
+    expires_at: datetime | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -85,7 +86,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         await self.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
         await self.send_state(state, client_seq=None)
         if state.grant is not link_scope.Grant.MEMBER:
-            self.watch = asyncio.create_task(self.watch_link(state.expires_at))
+            self.start_watch(state.expires_at)
 
     async def disconnect(self, code: int) -> None:
         if self.watch is not None:
@@ -124,7 +125,16 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_FORBIDDEN)
             return None
         self.grant = state.grant
+        if state.grant is not link_scope.Grant.MEMBER and state.expires_at != self.expires_at:
+            # The link was given another expiry: watch for that one instead.
+            self.start_watch(state.expires_at)
         return state
+
+    def start_watch(self, expires_at: datetime | None) -> None:
+        if self.watch is not None and self.watch is not asyncio.current_task():
+            self.watch.cancel()
+        self.expires_at = expires_at
+        self.watch = asyncio.create_task(self.watch_link(expires_at))
 
     async def watch_link(self, expires_at: datetime | None) -> None:
         """Close a share-link socket when its link expires or is found revoked, however that happened."""
@@ -135,8 +145,8 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
                     wait = min(wait, max(0.0, (expires_at - timezone.now()).total_seconds()) + 0.05)
                 await asyncio.sleep(wait)
                 state = await self.recheck()
-                if state is None:
-                    return
+                if state is None or self.watch is not asyncio.current_task():
+                    return  # closed, or a newer watch took over
                 expires_at = state.expires_at
 
     async def send_state(self, state: SessionState, *, client_seq: int | None) -> None:

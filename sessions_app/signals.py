@@ -1,0 +1,48 @@
+"""Open sockets learn of every change to who may read, whatever made it (API, admin, shell, ORM).
+
+The use cases announce their own changes too; these receivers cover everything else. An announcement
+only makes the session's sockets re-check their access, so announcing twice costs one extra check.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from . import realtime
+from .models import SessionShare, ShareLink, TeamMembership
+
+
+def _announce(session_id: int, event: str, **fields: Any) -> None:
+    transaction.on_commit(partial(realtime.broadcast, session_id, event, **fields))
+
+
+@receiver(post_save, sender=ShareLink, dispatch_uid="piweb-link-saved")
+@receiver(post_delete, sender=ShareLink, dispatch_uid="piweb-link-deleted")
+def link_changed(sender: Any, instance: ShareLink, created: bool = False, **kwargs: Any) -> None:
+    """A revoked, re-dated or deleted link: its sockets re-check (and close if it no longer works)."""
+    if not created:
+        _announce(instance.session_id, "link_revoked", link=instance.pk)
+
+
+@receiver(post_save, sender=SessionShare, dispatch_uid="piweb-share-saved")
+@receiver(post_delete, sender=SessionShare, dispatch_uid="piweb-share-deleted")
+def share_changed(sender: Any, instance: SessionShare, created: bool = False, **kwargs: Any) -> None:
+    if not created:
+        _announce(instance.session_id, "access_changed")
+
+
+@receiver(post_save, sender=TeamMembership, dispatch_uid="piweb-member-saved")
+@receiver(post_delete, sender=TeamMembership, dispatch_uid="piweb-member-deleted")
+def membership_changed(sender: Any, instance: TeamMembership, created: bool = False, **kwargs: Any) -> None:
+    """A member removed or given another role: every session shared with the team re-checks."""
+    if created:
+        return
+    for session_id in SessionShare.objects.filter(team_id=instance.team_id).values_list(
+        "session_id", flat=True
+    ):
+        _announce(session_id, "access_changed")
