@@ -95,6 +95,9 @@ class Entry(models.Model):
     compaction_seq = models.IntegerField(null=True, blank=True, help_text="Latest compaction on the path")
     model_seq = models.IntegerField(null=True, blank=True, help_text="Latest model change on the path")
     thinking_seq = models.IntegerField(null=True, blank=True, help_text="Latest thinking change on the path")
+    # What a search matches: the message text (domain/search.py). On PostgreSQL a stored generated
+    # column, search_vector, holds its text-search vector under a GIN index (migration 0008).
+    search_text = models.TextField(blank=True, default="")
 
     class Meta:
         verbose_name_plural = "entries"

@@ -31,6 +31,7 @@ from .domain.operations import (
     plan_navigation,
     session_info_entry,
 )
+from .domain.search import search_text
 from .domain.timestamps import now_iso
 from .domain.tree import SessionTree, js_trim
 from .models import ChatSession, Entry, Segment
@@ -74,6 +75,7 @@ COLUMNS = (
     "compaction_seq",
     "model_seq",
     "thinking_seq",
+    "search_text",
 )
 
 
@@ -126,8 +128,8 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
         stream.seek(0)
         loaded = load_text(stream.read().decode("utf-8", errors="replace"))
         entries = [entry_from_value(seq, line.value) for seq, line in enumerate(loaded.entries)]
-        lines: Iterable[tuple[str, Any]] = [
-            (line.raw, entries[i].timestamp) for i, line in enumerate(loaded.entries)
+        lines: Iterable[tuple[str, Any, str]] = [
+            (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
     else:
         entries = scanned.entries
@@ -140,7 +142,7 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
-            appended = _import_into_existing(existing, entries, [raw for raw, _ in lines])
+            appended = _import_into_existing(existing, entries, [raw for raw, _, _ in lines])
             return ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
         session = _create_session(
             owner=owner, header=loaded.header or {}, header_raw=loaded.header_raw, filename=filename
@@ -222,11 +224,11 @@ def _check_storable_entry(entry: DomainEntry, stamp: Any, seq: int) -> None:
 
 
 def _insert_all(
-    session: ChatSession, entries: Sequence[DomainEntry], lines: Iterable[tuple[str, Any]]
+    session: ChatSession, entries: Sequence[DomainEntry], lines: Iterable[tuple[str, Any, str]]
 ) -> None:
     """Insert every entry of a new session with its folded path facts, by COPY where available.
 
-    ``lines`` gives each entry's verbatim text and timestamp, in order; it is consumed once.
+    ``lines`` gives each entry's verbatim text, timestamp and search text, in order; it is consumed once.
     """
     tree = SessionTree(entries)
     facts, segments = tree.path_facts()
@@ -236,7 +238,7 @@ def _insert_all(
             tip[fact.segment] = (seq, fact.depth)
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        for seq, (entry, (raw, stamp)) in enumerate(zip(entries, lines, strict=True)):
+        for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
             _check_storable_entry(entry, stamp, seq)
             fact = facts[seq]
             parent = tree.parent[seq]
@@ -255,6 +257,7 @@ def _insert_all(
                 None if fact is None or fact.compaction < 0 else fact.compaction,
                 None if fact is None or fact.model < 0 else fact.model,
                 None if fact is None or fact.thinking < 0 else fact.thinking,
+                text,
             )
 
     _copy_rows(rows())
@@ -442,6 +445,7 @@ def _append_rows(
             role=_role(entry),
             timestamp=_timestamp(entry),
             raw=raw,
+            search_text=search_text(entry.payload),
         )
         if entry.id is not None:
             if parent is None or parent.depth is None:
@@ -673,7 +677,7 @@ def _store_branched(
         _insert_all(
             new,
             [entry_from_value(seq, e) for seq, e in enumerate(entries)],
-            [(js_stringify(e), e.get("timestamp")) for e in entries],
+            [(js_stringify(e), e.get("timestamp"), search_text(e)) for e in entries],
         )
         # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
         leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)

@@ -8,15 +8,15 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
-from . import access
+from . import access, search
 from .domain.operations import FORK_MODES
-from .models import ChatSession, Entry, ShareLink, Team
+from .models import ChatSession, ShareLink, Team
 
 PAGE_SIZE = 50
 SORTS = {
@@ -38,10 +38,10 @@ def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[
     elif scope == "shared":
         query = query.exclude(owner=user)
     if text:
-        # Only message lines are searched, and the raw JSON stands in for their text: escaped
-        # characters may miss, but the scan stays one indexed pass per session.
-        messages = Entry.objects.filter(session=OuterRef("pk"), type="message", raw__icontains=text)
-        query = query.filter(Q(name__icontains=text) | Q(cwd__icontains=text) | Exists(messages))
+        # Message text through the search index (full-text on PostgreSQL), among the readable sessions.
+        readable = list(query.values_list("pk", flat=True))
+        matched = search.matching_sessions(readable, text)
+        query = query.filter(Q(name__icontains=text) | Q(cwd__icontains=text) | Q(pk__in=matched))
     return query.order_by(*SORTS.get(sort, SORTS["recent"]))
 
 

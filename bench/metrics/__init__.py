@@ -14,7 +14,13 @@ from pathlib import Path
 from bench import generate
 
 # Modules whose import registers metrics; add new ones here (baselines first).
-METRIC_MODULES = ("bench.metrics.pi", "bench.metrics.inmemory", "bench.metrics.db", "bench.metrics.serve")
+METRIC_MODULES = (
+    "bench.metrics.pi",
+    "bench.metrics.inmemory",
+    "bench.metrics.db",
+    "bench.metrics.serve",
+    "bench.metrics.team",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

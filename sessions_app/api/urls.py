@@ -5,13 +5,14 @@ from __future__ import annotations
 from django.urls import path
 from rest_framework.authtoken.views import obtain_auth_token
 
-from . import sharing, sync, views
+from . import search, sharing, sync, views
 
 app_name = "sessions_api"
 
 urlpatterns = [
     path("sessions/", views.SessionListView.as_view(), name="session-list"),
     path("sync/", sync.SyncView.as_view(), name="sync"),
+    path("search/", search.SearchView.as_view(), name="search"),
     path("token/", obtain_auth_token, name="token"),
     path("sessions/import/", views.ImportView.as_view(), name="session-import"),
     path("sessions/<int:pk>/", views.SessionDetailView.as_view(), name="session-detail"),

@@ -14,6 +14,7 @@ from typing import Any
 
 from .entries import Entry, entry_from_value
 from .jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
+from .search import search_text
 
 CURRENT_VERSION = 3
 
@@ -373,8 +374,8 @@ def _parse_chunk(chunk: bytes, fast: Any, fast_error: type[Exception]) -> tuple[
         return parse_json(text), text  # the stdlib parser accepts what JSON.parse accepts beyond orjson
 
 
-def iter_kept_lines(lines: Iterable[bytes], line_numbers: Sequence[int]) -> Iterator[tuple[str, Any]]:
-    """Yield (verbatim text, timestamp) of the kept lines on a second read of the same file."""
+def iter_kept_lines(lines: Iterable[bytes], line_numbers: Sequence[int]) -> Iterator[tuple[str, Any, str]]:
+    """Yield (verbatim text, timestamp, search text) of the kept lines on a second read of the same file."""
     import orjson
 
     wanted = iter(line_numbers)
@@ -386,5 +387,5 @@ def iter_kept_lines(lines: Iterable[bytes], line_numbers: Sequence[int]) -> Iter
             continue
         value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
         stamp = value.get("timestamp") if isinstance(value, dict) else None
-        yield text, stamp
+        yield text, stamp, search_text(value)
         target = next(wanted, None)

@@ -74,6 +74,7 @@ ROWS = [
         NEW_FILE,
         "ndjson",
     ),
+    Row("api/search/", "GET", lambda w: "/api/search/?q=hello", "200 200 200 403 200 403"),
     Row("api/sync/", "GET", lambda w: f"/api/sync/?piId={w.session.pi_id}", "200 200 200 403 200 403"),
     Row("api/sessions/<int:pk>/", "GET", s(), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/", "PATCH", s(), "200 200 403 403 404 403", {"name": "renamed"}),

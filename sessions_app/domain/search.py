@@ -1,0 +1,70 @@
+"""What a session search looks at in an entry, and the short excerpt shown for a hit.
+
+The searchable text of an entry is the text a person reads in it: the text blocks of user, assistant and
+tool-result messages, a bash execution's command and output, custom messages, and the summaries of
+compactions and branch summaries. Thinking, tool-call arguments and images are left out. The text is
+capped so one huge tool output cannot make an entry unsearchable (PostgreSQL's text-search vectors are
+limited to 1 MB) or the index large.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .messages import content_text
+
+__all__ = ["MAX_SEARCH_CHARS", "query_terms", "search_text", "snippet"]
+
+MAX_SEARCH_CHARS = 32_000
+SNIPPET_CHARS = 160
+# What a database text column cannot hold: NUL and lone UTF-16 surrogates (JSON allows both).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def search_text(value: Any) -> str:
+    """Return the searchable text of one parsed entry ("" for entries with nothing to search)."""
+    if not isinstance(value, dict):
+        return ""
+    kind = value.get("type")
+    parts: list[str] = []
+    if kind == "message":
+        message = value.get("message")
+        if isinstance(message, dict):
+            if message.get("role") == "bashExecution":
+                parts += [_text(message.get("command")), _text(message.get("output"))]
+            elif message.get("role") in ("branchSummary", "compactionSummary"):
+                parts.append(_text(message.get("summary")))
+            else:
+                parts.append(content_text(message.get("content"), "\n"))
+    elif kind == "custom_message":
+        parts.append(content_text(value.get("content"), "\n"))
+    elif kind in ("compaction", "branch_summary"):
+        parts.append(_text(value.get("summary")))
+    text = "\n".join(p for p in parts if p)
+    if len(text) > MAX_SEARCH_CHARS:
+        text = text[:MAX_SEARCH_CHARS]
+    return _UNSTORABLE.sub(" ", text) if not text.isascii() or "\x00" in text else text
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def query_terms(query: str) -> list[str]:
+    """Return the lower-cased words of a query, in order, without repeats (quotes and operators dropped)."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.lower()):
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
+    """Return about ``width`` characters of ``text`` around the first query word it contains."""
+    lowered = text.lower()
+    at = min((i for i in (lowered.find(t) for t in terms) if i >= 0), default=0)
+    start = max(0, at - width // 3)
+    end = min(len(text), start + width)
+    piece = " ".join(text[start:end].split())
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(text) else "")

@@ -1,0 +1,45 @@
+"""What an entry offers to search: the text people read, never thinking or tool arguments."""
+
+from __future__ import annotations
+
+from sessions_app.domain.search import MAX_SEARCH_CHARS, query_terms, search_text, snippet
+
+
+def test_message_text_blocks_are_searchable_but_thinking_and_tool_calls_are_not() -> None:
+    value = {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "secret plan"},
+                {"type": "text", "text": "Visible answer"},
+                {"type": "toolCall", "id": "c", "name": "bash", "arguments": {"command": "rm -rf"}},
+            ],
+        },
+    }
+    assert search_text(value) == "Visible answer"
+
+
+def test_string_content_summaries_bash_and_custom_messages() -> None:
+    assert search_text({"type": "message", "message": {"role": "user", "content": "plain"}}) == "plain"
+    bash = {"type": "message", "message": {"role": "bashExecution", "command": "ls", "output": "a.txt"}}
+    assert search_text(bash) == "ls\na.txt"
+    assert search_text({"type": "compaction", "summary": "did things"}) == "did things"
+    assert search_text({"type": "branch_summary", "summary": "left branch"}) == "left branch"
+    assert search_text({"type": "custom_message", "content": [{"type": "text", "text": "ext"}]}) == "ext"
+    assert search_text({"type": "label", "label": "x"}) == ""
+    assert search_text(["not", "an", "object"]) == ""
+
+
+def test_text_is_capped_and_cleaned_of_what_a_database_cannot_store() -> None:
+    huge = {"type": "message", "message": {"role": "user", "content": "y" * (MAX_SEARCH_CHARS + 10)}}
+    assert len(search_text(huge)) == MAX_SEARCH_CHARS
+    odd = {"type": "message", "message": {"role": "user", "content": "a\x00b\ud800c"}}
+    assert search_text(odd) == "a b c"
+
+
+def test_query_words_and_snippet_around_the_first_match() -> None:
+    assert query_terms('"Connection refused" OR -Port port') == ["connection", "refused", "or", "port"]
+    text = "x " * 200 + "the Needle is here" + " y" * 200
+    piece = snippet(text, ["needle"])
+    assert "Needle" in piece and piece.startswith("…") and piece.endswith("…") and len(piece) < 200
