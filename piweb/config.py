@@ -49,7 +49,7 @@ LAYER_BLOCKING_READ = 5
 LAYER_SOCKET_TIMEOUT = 30
 
 
-def channel_layers_config(env: Mapping[str, str]) -> dict[str, Any]:
+def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
     """Return CHANNEL_LAYERS: Redis if REDIS_URL is set, else the embedded layer that crosses processes."""
     url = env.get("REDIS_URL", "").strip()
     if url:
@@ -67,7 +67,13 @@ def channel_layers_config(env: Mapping[str, str]) -> dict[str, Any]:
                 "CONFIG": {"hosts": [host]},
             }
         }
-    return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # No Redis: events from the worker and commands reach the web process through a SQLite file.
+    return {
+        "default": {
+            "BACKEND": "piweb.embedded_layer.EmbeddedChannelLayer",
+            "CONFIG": {"path": str(data_dir(base_dir) / "live.sqlite3")},
+        }
+    }
 
 
 def celery_broker(env: Mapping[str, str]) -> str:

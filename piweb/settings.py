@@ -83,7 +83,7 @@ for _folder in config.local_folders(ENV, base_dir=BASE_DIR):
 DATABASES = {"default": config.database_config(ENV, base_dir=BASE_DIR)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CHANNEL_LAYERS = config.channel_layers_config(ENV)
+CHANNEL_LAYERS = config.channel_layers_config(ENV, base_dir=BASE_DIR)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

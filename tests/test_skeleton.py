@@ -38,7 +38,10 @@ def test_database_url_selects_postgres() -> None:
 
 
 def test_without_redis_the_channel_layer_is_in_memory_and_celery_uses_files() -> None:
-    assert config.channel_layers_config({})["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    layer = config.channel_layers_config({}, base_dir=BASE)["default"]
+    # Groups in memory, events across processes through a file beside the embedded database.
+    assert layer["BACKEND"] == "piweb.embedded_layer.EmbeddedChannelLayer"
+    assert layer["CONFIG"]["path"] == "/srv/piweb/.data/live.sqlite3"
     assert config.celery_broker({}) == "filesystem://"
     options = config.celery_broker_transport_options({}, base_dir=BASE)
     # Web process and worker must read and write the same queue folder.
@@ -48,7 +51,7 @@ def test_without_redis_the_channel_layer_is_in_memory_and_celery_uses_files() ->
 
 def test_redis_url_selects_redis_for_channels_and_celery() -> None:
     env = {"REDIS_URL": "redis://cache:6379/2"}
-    layer = config.channel_layers_config(env)["default"]
+    layer = config.channel_layers_config(env, base_dir=BASE)["default"]
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
     (host,) = layer["CONFIG"]["hosts"]
     assert host["address"] == "redis://cache:6379/2"
