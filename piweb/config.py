@@ -76,6 +76,20 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
     }
 
 
+def cache_config(env: Mapping[str, str]) -> dict[str, Any]:
+    """Return CACHES: Redis if REDIS_URL is set (shared by every process), else process memory."""
+    url = env.get("REDIS_URL", "").strip()
+    if url:
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": url,
+                "KEY_PREFIX": "piweb",
+            }
+        }
+    return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
 def celery_broker(env: Mapping[str, str]) -> str:
     """Return the Celery broker URL: REDIS_URL if set, else kombu's filesystem transport."""
     return env.get("REDIS_URL", "").strip() or "filesystem://"

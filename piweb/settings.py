@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -35,7 +36,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
@@ -126,7 +127,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * config.MIB
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "sessions_app.api.authentication.ApiTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # Size-limited JSON that refuses deep nesting without recursing (orjson).
@@ -139,6 +140,20 @@ REST_FRAMEWORK = {
     # Endpoints that spend model tokens (runs, compactions, branch summaries) share one per-user budget.
     "DEFAULT_THROTTLE_RATES": {"llm": ENV.get("PIWEB_LLM_RATE", "30/min")},
 }
+# API tokens (django-rest-knox): stored as SHA-512 hashes, one per device, each expiring and revocable.
+KNOX_TOKEN_MODEL = "sessions_app.ApiToken"
+PIWEB_API_TOKEN_TTL_DAYS = int(ENV.get("PIWEB_API_TOKEN_TTL_DAYS", "90"))
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=PIWEB_API_TOKEN_TTL_DAYS) if PIWEB_API_TOKEN_TTL_DAYS > 0 else None,
+    "AUTH_HEADER_PREFIX": "Bearer",
+}
+# Failed sign-ins (login page and POST /api/token/) allowed per client address and per username;
+# past either, 429 with the seconds to wait.
+PIWEB_LOGIN_RATE_PER_CLIENT = ENV.get("PIWEB_LOGIN_RATE_PER_CLIENT", "20/min")
+PIWEB_LOGIN_RATE_PER_USERNAME = ENV.get("PIWEB_LOGIN_RATE_PER_USERNAME", "10/min")
+# Throttle counts must be shared by every web process: Redis when there is one.
+CACHES = config.cache_config(ENV)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "piweb API",
     "DESCRIPTION": "Store, browse, branch and compact Pi coding-agent session trees.",

@@ -6,6 +6,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from piweb.imports import import_optional
+from sessions_app.signin_throttle import ThrottledLoginView
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -15,6 +16,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Before Django's own auth URLs, so failed sign-ins are throttled.
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from knox.models import AbstractAuthToken
 
 from .domain.entries import Entry as DomainEntry
 from .domain.entries import entry_from_value
@@ -253,3 +254,21 @@ class ActionLog(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         raise ValueError("the action log is append-only")
+
+
+class ApiToken(AbstractAuthToken):
+    """An API token for one device or script: only its hash is stored, it expires, and it is revoked alone.
+
+    The token text itself is shown once, when it is created (``POST /api/token/`` or
+    ``manage.py create_api_token``); ``token_key`` (its first 15 characters) names it in lists.
+    """
+
+    name = models.CharField(
+        max_length=100, blank=True, default="", help_text="The device or script it is for"
+    )
+
+    class Meta:
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name or 'token'} {self.token_key}… of {self.user}"

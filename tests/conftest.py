@@ -35,3 +35,14 @@ def api_client(user: Callable[..., Any]) -> APIClient:
 def _fast_password_hashing(settings: Any) -> None:
     """Hash test passwords cheaply; the default hasher spends a quarter second per user on purpose."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(settings: Any) -> Any:
+    """Give each test an empty cache of its own, so throttle counts never leak between tests or runs."""
+    from django.core.cache import cache
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    cache.clear()
+    yield
+    cache.clear()

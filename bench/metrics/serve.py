@@ -94,10 +94,10 @@ async def _load(request: bytes, port: int, seconds: float) -> dict[str, int]:
 def rest_read(ctx: Context) -> list[Result]:
     """Serve the app with gunicorn and load GET /api/sessions/<pk>/ over 16 keep-alive connections."""
     require_db(ctx)
-    from rest_framework.authtoken.models import Token
+    from sessions_app.models import ApiToken
 
     pk = session_pk(ctx, "1k")
-    token, _ = Token.objects.get_or_create(user=bench_user())
+    _, token = ApiToken.objects.create(user=bench_user(), name="bench")
     port = free_port()
     workers, threads = 2, 8
     proc = subprocess.Popen(
@@ -126,7 +126,7 @@ def rest_read(ctx: Context) -> list[Result]:
         wait_for_port(port, proc)
         request = (
             f"GET /api/sessions/{pk}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
-            f"Authorization: Token {token.key}\r\n\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
         ).encode()
         asyncio.run(_load(request, port, WARMUP_SECONDS))
         started = time.perf_counter()

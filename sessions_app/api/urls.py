@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 
-from . import search, sharing, sync, views
+from . import search, sharing, sync, tokens, views
 
 app_name = "sessions_api"
 
@@ -13,7 +12,9 @@ urlpatterns = [
     path("sessions/", views.SessionListView.as_view(), name="session-list"),
     path("sync/", sync.SyncView.as_view(), name="sync"),
     path("search/", search.SearchView.as_view(), name="search"),
-    path("token/", obtain_auth_token, name="token"),
+    path("token/", tokens.TokenObtainView.as_view(), name="token"),
+    path("tokens/", tokens.TokenListView.as_view(), name="token-list"),
+    path("tokens/<str:token_id>/", tokens.TokenDetailView.as_view(), name="token-detail"),
     path("sessions/import/", views.ImportView.as_view(), name="session-import"),
     path("sessions/<int:pk>/", views.SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<int:pk>/entries/", views.EntryListView.as_view(), name="entry-list"),

@@ -11,12 +11,12 @@ import schemathesis
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, Phase, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.transport.serialization import serialize_binary
 
 import piweb.wsgi
 from sessions_app import services
+from sessions_app.models import ApiToken
 
 from .helpers import session_file, small_tree
 
@@ -63,7 +63,7 @@ def owned(user: Callable[..., Any]) -> tuple[str, int]:
     """Return the token key of a user and the id of a small session that user imported."""
     owner = user("owner")
     session = services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
-    return Token.objects.create(user=owner).key, session.pk
+    return ApiToken.objects.create(user=owner)[1], session.pk
 
 
 def _aim_at_real_rows(case: schemathesis.Case, session_id: int, turn: int) -> None:

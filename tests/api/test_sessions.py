@@ -101,11 +101,11 @@ def test_anonymous_requests_are_refused_in_the_error_shape(stored: Any) -> None:
 
 
 def test_token_authentication_works(stored: Any, api_client: Any) -> None:
-    from rest_framework.authtoken.models import Token
+    from sessions_app.models import ApiToken
 
-    token = Token.objects.create(user=api_client.user)
+    _, token = ApiToken.objects.create(user=api_client.user)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get("/api/sessions/").json()["count"] == 1
 
 

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from sessions_app import services
-from sessions_app.models import ChatSession
+from sessions_app.models import ApiToken, ChatSession
 
 from .helpers import Cli, append, chain, header, write
 
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def setup(live_server: Any, user: Callable[..., Any], tmp_path: Path) -> tuple[Any, Cli, Path]:
     owner = user()
-    cli = Cli(live_server.url, Token.objects.create(user=owner).key, tmp_path)
+    cli = Cli(live_server.url, ApiToken.objects.create(user=owner)[1], tmp_path)
     return owner, cli, tmp_path / "agent" / "sessions"
 
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from sessions_app import services
-from sessions_app.models import ChatSession
+from sessions_app.models import ApiToken, ChatSession
 
 from .helpers import Cli, append, chain, entry, header, write
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def setup(live_server: Any, user: Callable[..., Any], tmp_path: Path) -> tuple[Any, Cli, Path]:
     owner = user()
-    token = Token.objects.create(user=owner).key
+    token = ApiToken.objects.create(user=owner)[1]
     cli = Cli(live_server.url, token, tmp_path)
     sessions = tmp_path / "agent" / "sessions"
     sessions.mkdir(parents=True)

@@ -5,16 +5,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0001_initial'),
-        ('sessions_app', '0006_entry_session_fk_unindexed'),
+        ("audit", "0001_initial"),
+        ("sessions_app", "0006_entry_session_fk_unindexed"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='omittedattempt',
-            name='edit',
-            field=models.OneToOneField(on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='sessions_app.entry'),
+            model_name="omittedattempt",
+            name="edit",
+            field=models.OneToOneField(
+                on_delete=django.db.models.deletion.DO_NOTHING, related_name="+", to="sessions_app.entry"
+            ),
         ),
     ]

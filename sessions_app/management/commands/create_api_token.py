@@ -1,4 +1,4 @@
-"""``manage.py create_api_token USERNAME``: print the user's API token, creating the user if missing."""
+"""``manage.py create_api_token USERNAME``: print a new API token, creating the user if missing."""
 
 from __future__ import annotations
 
@@ -6,17 +6,20 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
-from rest_framework.authtoken.models import Token
+
+from sessions_app.models import ApiToken
 
 
 class Command(BaseCommand):
     help = (
-        "Print USERNAME's API token (for the Authorization: Token header), creating user and token if needed."
+        "Print a new API token for USERNAME (for the Authorization: Bearer header), creating the user if "
+        "needed. Only its hash is stored: the token is shown this once."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--password", help="Also set this password, so the user can log in to the pages")
+        parser.add_argument("--name", default="", help="What the token is for (a device or script)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         user, created = get_user_model().objects.get_or_create(username=options["username"])
@@ -27,5 +30,5 @@ class Command(BaseCommand):
             # A token-only account: no password login until one is set.
             user.set_unusable_password()
             user.save(update_fields=["password"])
-        token, _ = Token.objects.get_or_create(user=user)
-        self.stdout.write(token.key)
+        _, token = ApiToken.objects.create(user=user, name=options["name"][:100])
+        self.stdout.write(token)

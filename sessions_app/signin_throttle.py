@@ -1,0 +1,91 @@
+"""Failed sign-ins are limited per client address and per username (login page and ``POST /api/token/``).
+
+Only failures count, so a user who signs in normally is never slowed down; a guesser is stopped by
+whichever limit is reached first, whether they try many passwords for one name or one password for many
+names. Counts live in the shared cache (Redis in production), a sliding window per key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.views import LoginView
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from rest_framework.throttling import BaseThrottle
+
+__all__ = ["SigninThrottle", "Throttled", "ThrottledLoginView"]
+
+
+@dataclass(frozen=True, slots=True)
+class Throttled:
+    """Sign-ins are refused for ``retry_after`` more seconds."""
+
+    retry_after: int
+
+    @property
+    def message(self) -> str:
+        return f"Too many failed sign-ins. Try again in {self.retry_after} seconds."
+
+
+def _parse_rate(rate: str) -> tuple[int, int]:
+    count, _, period = rate.partition("/")
+    seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400}[period.strip()[:1].lower()]
+    return int(count), seconds
+
+
+def _client(request: Any) -> str:
+    # DRF's identification: REMOTE_ADDR, or X-Forwarded-For when NUM_PROXIES says to trust it.
+    return str(BaseThrottle().get_ident(request))
+
+
+def _key(kind: str, value: str) -> str:
+    # Hashed: usernames are arbitrary client text, cache keys are not.
+    return f"signin-failures:{kind}:{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+class SigninThrottle:
+    """Check before authenticating; record after a failure."""
+
+    def __init__(self, request: Any, username: str) -> None:
+        self.keys = [
+            (_key("client", _client(request)), _parse_rate(settings.PIWEB_LOGIN_RATE_PER_CLIENT)),
+            (_key("username", username.strip().lower()), _parse_rate(settings.PIWEB_LOGIN_RATE_PER_USERNAME)),
+        ]
+
+    def check(self) -> Throttled | None:
+        """Return the wait when either limit is reached, else None."""
+        now = time.time()
+        wait = 0.0
+        for key, (count, period) in self.keys:
+            history = [t for t in cache.get(key, []) if t > now - period]
+            if len(history) >= count:
+                wait = max(wait, history[-count] + period - now)
+        return Throttled(max(1, int(wait + 0.999))) if wait > 0 else None
+
+    def failed(self) -> None:
+        """Count one failed attempt against the client and the username."""
+        now = time.time()
+        for key, (count, period) in self.keys:
+            history = [t for t in cache.get(key, []) if t > now - period][-count:]
+            cache.set(key, [*history, now], period)
+
+
+class ThrottledLoginView(LoginView):
+    """Django's login page, refusing with 429 once failed sign-ins pass either limit."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        throttle = SigninThrottle(request, str(request.POST.get("username", "")))
+        refused = throttle.check()
+        if refused is not None:
+            response = self.render_to_response(self.get_context_data(throttled=refused.message), status=429)
+            response["Retry-After"] = str(refused.retry_after)
+            return response
+        response = super().post(request, *args, **kwargs)
+        if not request.user.is_authenticated:
+            throttle.failed()
+        return response
