@@ -142,6 +142,8 @@ REST_FRAMEWORK = {
 }
 # API tokens (django-rest-knox): stored as SHA-512 hashes, one per device, each expiring and revocable.
 KNOX_TOKEN_MODEL = "sessions_app.ApiToken"
+# Knox's own migrations create its default token table even when the model is swapped; ours replaces it.
+MIGRATION_MODULES = {"knox": None}
 PIWEB_API_TOKEN_TTL_DAYS = int(ENV.get("PIWEB_API_TOKEN_TTL_DAYS", "90"))
 REST_KNOX = {
     "TOKEN_TTL": timedelta(days=PIWEB_API_TOKEN_TTL_DAYS) if PIWEB_API_TOKEN_TTL_DAYS > 0 else None,

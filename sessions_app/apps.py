@@ -9,3 +9,6 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from . import signals  # noqa: F401  (connects the receivers)
+
+        # Registers the API token scheme with the OpenAPI generator.
+        from .api import schema_auth  # noqa: F401

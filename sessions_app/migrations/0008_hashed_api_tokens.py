@@ -39,7 +39,7 @@ def hash_legacy_tokens(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0006_entry_session_fk_unindexed"),
+        ("sessions_app", "0007_sync_cursor"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
