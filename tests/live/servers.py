@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 from django.db import connection
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from websockets.asyncio.client import ClientConnection, connect
 
+from sessions_app.models import ApiToken
 from tests.faults.stack import VENV_BIN, PrivateRedis, Service, free_port
 
 __all__ = [
@@ -108,7 +108,7 @@ def cookie_for(user: Any) -> str:
 
 
 def token_for(user: Any) -> str:
-    return Token.objects.get_or_create(user=user)[0].key
+    return ApiToken.objects.create(user=user)[1]
 
 
 async def open_socket(

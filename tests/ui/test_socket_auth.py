@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from channels.testing import WebsocketCommunicator
-from rest_framework.authtoken.models import Token
 
 from piweb.asgi import application
 from sessions_app import services
+from sessions_app.models import ApiToken
 
 from .helpers import session_file, small_tree
 from .test_consumers import cookie_for, run
@@ -49,7 +49,7 @@ def stored(owner: Any) -> Any:
 
 @pytest.fixture
 def token(owner: Any) -> str:
-    return Token.objects.create(user=owner).key
+    return ApiToken.objects.create(user=owner)[1]
 
 
 async def outcome(ws: WebsocketCommunicator) -> tuple[bool, Any]:
@@ -128,7 +128,7 @@ def test_tokens_in_the_url_wrong_tokens_and_cookies_without_origin_are_refused(
 
 
 def test_another_users_token_sees_no_session(user: Callable[..., Any], stored: Any) -> None:
-    other = Token.objects.create(user=user("stranger")).key
+    other = ApiToken.objects.create(user=user("stranger"))[1]
 
     async def scenario() -> None:
         connected, code = await outcome(socket(stored.pk, authorization=f"Token {other}".encode()))
