@@ -39,7 +39,7 @@ def hash_legacy_tokens(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0007_sync_cursor"),
+        ("sessions_app", "0008_entry_search"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
