@@ -22,9 +22,9 @@ from compaction_app.domain.settings import CompactionSettings
 from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
 from piweb.llm.client import DEFAULT_TIMEOUT
 from piweb.llm.stream import zero_usage
+from piweb.llm.transcript import Transcript, split_transcript
 from sessions_app import realtime
 from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.tokens import current_system_message
 from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import append_entries
 
@@ -34,7 +34,7 @@ from .policy import Action, Decision, ModelSpec, RetrySettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["INTERRUPTED", "RunLoop", "interrupted_message", "model_spec"]
+__all__ = ["INTERRUPTED", "RunLoop", "interrupted_message", "model_spec", "request_transcript"]
 
 INTERRUPTED = (
     "The run was interrupted: the worker stopped while the reply was streaming, "
@@ -208,13 +208,12 @@ class RunLoop:
     def _turn(self) -> tuple[dict[str, Any], str]:
         """Send the context, stream the answer to viewers and append it whole at message end."""
         view = self.context()
-        messages = view.projection.messages
-        system = current_system_message(messages)
-        wire = convert_to_llm([m for m in messages if m.get("role") != "system"])
+        transcript = request_transcript(self.config, view.projection.messages)
         message = stream_completion(
             self.config,
-            system=system["content"] if system and system.get("content") else None,
-            messages=wire,
+            system=transcript.system,
+            messages=transcript.messages,
+            tools=transcript.tools,
             on_event=self._on_stream_event,
             max_tokens=self.config.max_output_tokens,
             session_id=str(self.session.pi_id),
@@ -405,6 +404,13 @@ class RunLoop:
             stopReason=run.stop_reason or None,
             toolUse=last.get("stopReason") == "toolUse",
         )
+
+
+def request_transcript(config: ProviderConfig, messages: list[dict[str, Any]]) -> Transcript:
+    """What a provider receives for a projected context: Pi's prompt (content and sections), the
+    conversation, and the tools in force. piweb runs no tools: a ``toolUse`` stop ends the run."""
+    in_place = config.api == "openai-completions" and config.mid_conversation_system
+    return split_transcript(convert_to_llm(messages), in_place=in_place)
 
 
 def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:

@@ -55,7 +55,8 @@ def build_request(
         body["system"] = [{"type": "text", "text": system}]
     if tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in tools
+            {"name": t.name, "description": t.description, "input_schema": _input_schema(t.parameters)}
+            for t in tools
         ]
     if cache:
         if system:
@@ -67,6 +68,19 @@ def build_request(
     if config.api_key:
         headers["x-api-key"] = config.api_key
     return f"{config.base_url.rstrip('/')}/v1/messages", headers, body
+
+
+def _input_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """An object schema as the API takes it: root combinators (anyOf, oneOf, allOf) are refused there."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": parameters.get("properties") or {},
+        "required": parameters.get("required") or [],
+    }
+    for key in ("additionalProperties", "$defs", "definitions"):
+        if key in parameters:
+            schema[key] = parameters[key]
+    return schema
 
 
 def _is_results(message: Mapping[str, Any]) -> bool:

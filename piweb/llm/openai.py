@@ -72,6 +72,8 @@ def _user_content(content: str | Sequence[Mapping[str, Any]]) -> str | list[dict
 
 def _to_wire(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     role = message["role"]
+    if role == "system":  # an update in place (see piweb.llm.transcript)
+        return [{"role": "system", "content": text_of(message["content"])}] if message["content"] else []
     if role == "user":
         return [{"role": "user", "content": _user_content(message["content"])}]
     if role == "assistant":

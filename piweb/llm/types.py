@@ -26,6 +26,9 @@ class ProviderConfig:
     api_key: str = field(repr=False)
     context_window: int
     max_output_tokens: int
+    # The server accepts system messages mid-conversation (OpenAI-compatible only): later system
+    # messages then go out in place as updates instead of being replayed into the leading prompt.
+    mid_conversation_system: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -267,3 +267,29 @@ def test_retries_give_up_after_max_retries(user, make_provider, server, listen) 
     assert len(server.requests) == 4
     end = viewer.named("auto_retry_end")[0]
     assert end["success"] is False and end["attempt"] == 3
+
+
+def test_runs_send_pis_system_prompt_and_tools(user, make_provider, server, listen) -> None:
+    owner = user()
+    session = session_services.create_session(owner=owner, cwd="/repo")
+    tool = {
+        "name": "read",
+        "description": "Read a file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    }
+    system = {"role": "system", "content": "", "sections": {"preamble": "You are a coding assistant.",
+              "cwd": "<cwd>\n/repo\n</cwd>"}, "toolsAdded": [tool], "timestamp": 1}  # fmt: skip
+    session_services.append_entries(session=session, entries=[{"type": "message", "message": system}])
+    server.enqueue(script.tool_call("read", {"path": "auth.ts"}))
+    viewer = listen(session.pk)
+
+    run = run_prompt(session, owner, make_provider())
+
+    body = server.requests[0].body
+    assert body["system"][0]["text"] == "You are a coding assistant.\n\n<cwd>\n/repo\n</cwd>"
+    assert body["tools"] == [
+        {"name": "read", "description": "Read a file", "input_schema": tool["parameters"]}
+    ]
+    # piweb runs no tools: the toolUse stop ends the run, and viewers are told so they can offer Pi.
+    assert run.status == "succeeded" and run.stop_reason == "toolUse"
+    assert viewer.named("run_ended")[-1]["toolUse"] is True
