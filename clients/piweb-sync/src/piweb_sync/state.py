@@ -57,11 +57,20 @@ class StateStore:
         return cls(path=path, server=server, files=files, _all=raw)
 
     def get(self, key: str) -> FileState:
-        return self.files.setdefault(key, FileState())
+        if key not in self.files:
+            # Another process (a ``pull`` beside a running ``push``) may have recorded it since.
+            fresh = StateStore.load(self.path, self.server)
+            self.files[key] = fresh.files.get(key) or FileState()
+        return self.files[key]
 
     def save(self) -> None:
+        """Write our files over what is on disk now, keeping the files other processes recorded."""
+        on_disk = StateStore.load(self.path, self.server)
+        self._all = on_disk._all
+        files = {key: asdict(value) for key, value in on_disk.files.items()}
+        files.update({key: asdict(value) for key, value in self.files.items()})
         servers = dict(self._all.get("servers") or {})
-        servers[self.server] = {"files": {key: asdict(value) for key, value in self.files.items()}}
+        servers[self.server] = {"files": files}
         self._all = {"version": 1, "servers": servers}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".state-")

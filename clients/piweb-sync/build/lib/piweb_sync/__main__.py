@@ -1,0 +1,3 @@
+from piweb_sync.cli import main
+
+raise SystemExit(main())
