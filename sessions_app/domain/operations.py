@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .entries import Entry
+from .jsjson import UNDEFINED
 from .jsonl import CURRENT_VERSION, generate_entry_id
 from .messages import content_text
 from .timestamps import now_iso
@@ -356,9 +357,10 @@ def create_branched_session(
     for target_id, label in labels.items():
         if target_id not in kept_ids:
             continue
-        made = _label(previous, target_id, label, taken, stamps.get(target_id))
-        made["timestamp"] = stamps.get(target_id)  # the original label time, not now
-        if made["timestamp"] is None:
+        stamp = stamps.get(target_id, UNDEFINED)
+        made = _label(previous, target_id, label, taken, None)
+        made["timestamp"] = stamp  # the original label time, not now (null stays null)
+        if stamp is UNDEFINED:
             del made["timestamp"]
         taken.add(made["id"])
         entries.append(made)

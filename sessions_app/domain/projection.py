@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .entries import Entry
+from .jsjson import UNDEFINED
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 
 __all__ = [
@@ -140,7 +141,7 @@ def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
                 [] if content is None else content,
                 payload.get("display"),
                 payload.get("details"),
-                payload.get("timestamp"),
+                payload.get("timestamp", UNDEFINED),
                 missing=missing,
             )
         ]
@@ -148,7 +149,7 @@ def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
         summary = entry.get("summary")
         if not summary:
             return []
-        return [branch_summary_message(summary, entry.get("fromId"), entry.get("timestamp"))]
+        return [branch_summary_message(summary, entry.get("fromId"), entry.get("timestamp", UNDEFINED))]
     if kind == "compaction":
         out: list[dict[str, Any]] = []
         system = entry.get("systemMessage")
@@ -156,7 +157,7 @@ def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
             out.append(system)
         out.append(
             compaction_summary_message(
-                entry.get("summary"), entry.get("tokensBefore"), entry.get("timestamp")
+                entry.get("summary"), entry.get("tokensBefore"), entry.get("timestamp", UNDEFINED)
             )
         )
         return out

@@ -18,8 +18,21 @@ _ISO = re.compile(
 )
 
 
+_MAX_TIME = 8.64e15
+
+
 def js_date_ms(value: Any) -> float:
-    """Return epoch milliseconds for an ISO date-time string, NaN when JavaScript would give NaN."""
+    """Return ``new Date(value).getTime()``: ISO strings parsed, numbers clipped, null → 0, else NaN.
+
+    Pass ``UNDEFINED`` for an absent field: ``new Date(undefined)`` is NaN while ``new Date(null)`` is 0.
+    """
+    if value is None or isinstance(value, bool):
+        return float(bool(value))
+    if isinstance(value, int | float):
+        number = float(value)
+        if number != number or abs(number) > _MAX_TIME:
+            return NAN
+        return float(math.trunc(number)) + 0.0  # TimeClip: toward zero, never -0
     if not isinstance(value, str):
         return NAN
     m = _ISO.match(value)

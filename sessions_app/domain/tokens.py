@@ -168,16 +168,21 @@ def current_system_message(messages: Sequence[Mapping[str, Any]]) -> dict[str, A
                     sections.pop(name, None)
                 else:
                     sections[name] = value
-        for tool in message.get("toolsAdded") or []:
-            if isinstance(tool, Mapping):
-                tools[str(tool.get("name"))] = tool
+        # A message's removals apply before its additions: a tool named in both stays, redefined.
         for ref in message.get("toolsRemoved") or []:
             name = ref.get("name") if isinstance(ref, Mapping) else ref
             tools.pop(str(name), None)
+        for tool in message.get("toolsAdded") or []:
+            if isinstance(tool, Mapping):
+                tools[str(tool.get("name"))] = tool
+    # The first system message that has a time stamps the prompt; with no time and no tools there is none.
+    stamp = next((m["timestamp"] for m in system if m.get("timestamp") is not None), None)
+    if stamp is None and not tools:
+        return None
     out: dict[str, Any] = {
         "role": "system",
         "content": "\n\n".join(parts),
-        "timestamp": system[0].get("timestamp"),
+        "timestamp": 0 if stamp is None else stamp,
     }
     if sections:
         out["sections"] = sections
@@ -189,7 +194,8 @@ def current_system_message(messages: Sequence[Mapping[str, Any]]) -> dict[str, A
 def _text_of(content: Any) -> str:
     if not isinstance(content, list):
         return ""
-    return "".join(
+    # Text blocks of one system message are separate lines of the prompt.
+    return "\n".join(
         b["text"]
         for b in content
         if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)

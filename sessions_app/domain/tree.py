@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .entries import Entry
-from .jsjson import JS_WHITESPACE
+from .jsjson import JS_WHITESPACE, UNDEFINED
 from .timestamps import js_date_ms
 
 __all__ = ["PathFacts", "Segment", "SessionTree", "js_trim"]
@@ -130,7 +130,7 @@ class SessionTree:
             if isinstance(label, str) and label:
                 # A re-set keeps its place, as in a JavaScript Map; a re-set after a clear moves it last.
                 labels[target] = label
-                stamps[target] = entry.payload.get("timestamp")
+                stamps[target] = entry.payload.get("timestamp", UNDEFINED)  # absent stays absent
             else:
                 labels.pop(target, None)
                 stamps.pop(target, None)
@@ -165,9 +165,27 @@ class SessionTree:
                 kids[parent] = sorted(positions, key=functools.cmp_to_key(self._by_time))
         return kids
 
+    def children_in_tree_order(self) -> list[tuple[int, list[int]]]:
+        """Return (parent, children) for every entry with children, in Pi's tree walk order.
+
+        Pi lists the tree depth first from each root, each entry's children oldest first (a stable sort
+        on the timestamp, so equal or unreadable times keep file order).
+        """
+        kids = self.sorted_children()
+        out: list[tuple[int, list[int]]] = []
+        stack = list(reversed(self.roots()))
+        while stack:
+            pos = stack.pop()
+            children = kids.get(pos)
+            if children:
+                out.append((pos, children))
+                stack.extend(reversed(children))
+        return out
+
     def _by_time(self, a: int, b: int) -> int:
-        ta = js_date_ms(self.entries[a].timestamp)
-        tb = js_date_ms(self.entries[b].timestamp)
+        # An absent time is undefined to JavaScript (NaN), unlike null (0).
+        ta = js_date_ms(self.entries[a].get("timestamp", UNDEFINED))
+        tb = js_date_ms(self.entries[b].get("timestamp", UNDEFINED))
         diff = ta - tb
         if diff != diff or diff == 0:
             return 0
