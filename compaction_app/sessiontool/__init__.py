@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from sessions_app.domain.jsjson import js_stringify
+
 COMMANDS: dict[str, str] = {
     "project": "compaction_app.sessiontool.project",
     "cut": "compaction_app.sessiontool.cut",
@@ -18,6 +20,11 @@ COMMANDS: dict[str, str] = {
     "branch-with-summary": "compaction_app.sessiontool.branch_with_summary",
     "context-edit": "compaction_app.sessiontool.context_edit",
 }
+
+
+def dump(value: object) -> str:
+    """Write an answer as Pi's oracle does: ``JSON.stringify``'s number spelling and key order."""
+    return js_stringify(value)
 
 
 def resolve(command: str) -> Callable[[list[str]], object]:

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sessions_app.domain.jsjson import js_truthy, utf16_len
 from sessions_app.domain.projection import Projection
 from sessions_app.domain.session import LoadedSession, load_session
 from sessions_app.domain.tokens import TokenEstimate, estimate_tokens
@@ -44,7 +45,7 @@ _ROLE_KEYS: dict[str, tuple[str, ...]] = {
     "assistant": ("content", "provider", "model", "stopReason", "errorMessage", "usage", "timestamp"),
     "toolResult": ("toolCallId", "toolName", "content", "isError", "timestamp"),
     "system": ("content", "sections", "toolsAdded", "toolsRemoved", "timestamp"),
-    "custom": ("customType", "content", "display", "timestamp"),
+    "custom": ("customType", "content", "display", "details", "timestamp"),
     "bashExecution": (
         "command",
         "output",
@@ -61,23 +62,35 @@ _ROLE_KEYS: dict[str, tuple[str, ...]] = {
 _USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 
 
+def _block_view(block: Any) -> Any:
+    """Show a content block as the conformance format does: no signatures, images by size."""
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind == "text":
+        keys: tuple[str, ...] = ("type", "text")
+    elif kind == "thinking":
+        keys = ("type", "thinking", "redacted") if js_truthy(block.get("redacted")) else ("type", "thinking")
+    elif kind == "toolCall":
+        keys = ("type", "id", "name", "arguments")
+    elif kind == "image":
+        data = block.get("data")
+        image = (
+            {"type": "image", "mimeType": block.get("mimeType")} if "mimeType" in block else {"type": "image"}
+        )
+        return {**image, "dataLength": utf16_len(data) if isinstance(data, str) else 0}
+    else:
+        return block
+    view = {k: block[k] for k in keys if k in block}
+    if "redacted" in keys:
+        view["redacted"] = True
+    return view
+
+
 def _content_view(content: Any) -> Any:
     if not isinstance(content, list):
         return content
-    out = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "image":
-            data = block.get("data")
-            out.append(
-                {
-                    "type": "image",
-                    "mimeType": block.get("mimeType"),
-                    "dataLength": len(data) if isinstance(data, str) else 0,
-                }
-            )
-        else:
-            out.append(block)
-    return out
+    return [_block_view(block) for block in content]
 
 
 def message_view(message: dict[str, Any], source: str | None, *, with_tokens: bool = True) -> dict[str, Any]:

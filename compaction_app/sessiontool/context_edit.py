@@ -1,6 +1,7 @@
 """``sessiontool context-edit FILE TARGET REPLACEMENT_JSON [--leaf=ID|null]``: edit a message's context.
 
-The ``context_edit`` entry is appended in memory under the leaf; the output shows it and the new projection.
+The ``context_edit`` entry is appended in memory under the leaf; the output shows it, the context entries
+and the messages they now give.
 """
 
 from __future__ import annotations
@@ -30,4 +31,7 @@ def run(args: list[str]) -> object:
         entry = context_edit_entry(session.tree, leaf, positional[1], replacement)
     except TreeOperationError as exc:
         return {"error": exc.message}
-    return appended_view(session, leaf, entry)
+    view = appended_view(session, leaf, entry)
+    # Pi's answer shows the new entry (without its clock time) and the context it leads to.
+    shown = {k: v for k, v in view["entry"].items() if k != "timestamp"}
+    return {"entry": shown, "contextEntries": view["contextEntries"], "messages": view["messages"]}

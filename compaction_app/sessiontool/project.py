@@ -26,7 +26,6 @@ def load_view(session: LoadedSession) -> dict[str, Any]:
     if "parentSession" in header:
         view_header["parentSession"] = header.get("parentSession")
     labels, stamps = tree.labels()
-    kids = tree.sorted_children()
     entries = tree.entries
     out: dict[str, Any] = {
         "header": view_header,
@@ -40,7 +39,9 @@ def load_view(session: LoadedSession) -> dict[str, Any]:
         "sessionName": tree.session_name(),
         "tree": {
             "roots": [entries[p].id for p in tree.roots()],
-            "children": [[entries[p].id, [entries[c].id for c in cs]] for p, cs in sorted(kids.items())],
+            "children": [
+                [entries[p].id, [entries[c].id for c in cs]] for p, cs in tree.children_in_tree_order()
+            ],
         },
     }
     if loaded.migrated:

@@ -217,7 +217,8 @@ class TestContextEdit:
         assert isinstance(out, dict)
         edited = [m for m in out["messages"] if m["source"] == "a2b"]
         assert edited[0]["content"] == [{"type": "text", "text": "rewritten"}]
-        assert out["path"][-1] == out["newLeafId"] == out["entry"]["id"]
+        assert out["contextEntries"][-1] == out["entry"]["id"]
+        assert "timestamp" not in out["entry"]
         omitted = context_edit_command.run([file, "a2", "null", "--leaf=a3"])
         assert isinstance(omitted, dict)
         assert "a2" not in [m["source"] for m in omitted["messages"]]

@@ -9,11 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compaction_app.sessiontool import COMMANDS, resolve
-
-
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+from compaction_app.sessiontool import COMMANDS, dump, resolve
 
 
 def _answer(argv: list[str]) -> object:
@@ -44,9 +40,9 @@ class Command(BaseCommand):
             for line in sys.stdin:
                 if not line.strip():
                     continue
-                sys.stdout.write(_dump(_answer(json.loads(line))) + "\n")
+                sys.stdout.write(dump(_answer(json.loads(line))) + "\n")
                 sys.stdout.flush()
             return
         if argv[0] not in COMMANDS:
             raise CommandError(f"unknown command {argv[0]!r}")
-        sys.stdout.write(_dump(_answer(argv)) + "\n")
+        sys.stdout.write(dump(_answer(argv)) + "\n")
