@@ -11,7 +11,7 @@ SHARED ?= ../shared
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/piweb
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: venv browser run worker test pytest lint format bench conformance clean
+.PHONY: venv browser pi run worker test pytest lint format bench conformance fuzz-pi clean
 
 venv: $(STAMP)
 
@@ -61,13 +61,23 @@ browser:
 		echo "chromium could not be installed; browser tests will skip" >&2; \
 	fi
 
+# Pi 1.6.0 and its Node 22 from the npm registry, pinned by bench/package-lock.json: the differential
+# tests run Pi's own code as the oracle. Reinstalled only when the lockfile changes.
+PI_STAMP := bench/node_modules/.piweb-installed
+pi: $(PI_STAMP)
+
+$(PI_STAMP): bench/package.json bench/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is needed to install Pi 1.6.0 for the differential tests" >&2; exit 1; }
+	npm ci --prefix bench --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # Long real-time tests (marked `background`: sockets idle for a minute, the ten-minute soak) run in a
 # second pytest process beside the suite, on a database and a Redis db of their own, so they overlap the
 # suite instead of adding to it. PYTEST_BACKGROUND=0 skips them.
 PYTEST_BACKGROUND ?= 1
 BACKGROUND_LOG := .data/pytest-background.log
 
-pytest: venv browser
+pytest: venv browser pi
 	@set +e; mkdir -p .data; \
 	db="$${DATABASE_URL:-$(TEST_DATABASE_URL)}"; redis="$${REDIS_URL:-$(TEST_REDIS_URL)}"; bg=""; \
 	case "$$redis" in *://*/[0-9]|*://*/[0-9][0-9]) bgredis="$${redis%/*}/$$(( ($${redis##*/} + 15) % 16 ))";; *) bgredis="$$redis";; esac; \
@@ -101,6 +111,16 @@ conformance: venv
 	else \
 		echo "$(SHARED)/conformance not found; skipping the conformance run"; \
 	fi
+
+# A long differential campaign against Pi: `make fuzz-pi N=20000 SEED=7`; failing files go to
+# .data/fuzz-pi/ and `make fuzz-pi REPLAY=.data/fuzz-pi` runs them again.
+N ?= 20000
+SEED ?= $(shell date +%s)
+DB_EVERY ?= 50
+fuzz-pi: venv pi
+	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
+	PIWEB_FUZZ_PI_N=$(N) PIWEB_FUZZ_PI_SEED=$(SEED) PIWEB_FUZZ_PI_DB_EVERY=$(DB_EVERY) PIWEB_FUZZ_PI_REPLAY=$(REPLAY) \
+		$(PY) -m pytest tests/pi_oracle -q -p no:cacheprovider $(if $(REPLAY),-k replay)
 
 clean:
 	rm -rf .data staticfiles .pytest_cache .ruff_cache

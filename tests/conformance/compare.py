@@ -17,6 +17,8 @@ from types import ModuleType
 
 import pytest
 
+from compaction_app.sessiontool import dump
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -42,6 +44,14 @@ def _runner() -> ModuleType | None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def runner() -> ModuleType:
+    """Return the shared conformance runner module (its ``compare`` is the one rule for differences)."""
+    module = _runner()
+    if module is None:
+        raise RuntimeError("the shared conformance runner (../shared/conformance/run.py) was not found")
     return module
 
 
@@ -83,8 +93,8 @@ def differences(expected: object, actual: object) -> list[str]:
     runner = _runner()
     if runner is None:
         pytest.skip("shared conformance runner not found")
-    # Round-trip through JSON so tuples, NaN markers and key types look as they would on stdout.
-    actual = json.loads(json.dumps(actual, ensure_ascii=False, allow_nan=False))
+    # Round-trip through the command's own writer so numbers and keys look as they would on stdout.
+    actual = json.loads(dump(actual))
     diffs: list[str] = []
     runner.compare(expected, actual, "output", {}, diffs)
     return diffs

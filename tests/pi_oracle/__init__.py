@@ -1,0 +1,1 @@
+"""Differential checks against Pi 1.6.0's own code (bench/pi_oracle.mjs)."""

@@ -1,0 +1,105 @@
+"""Random sessions answered by Pi 1.6.0's own code and by piweb, in memory and from the database.
+
+`make test` runs a few hundred sessions (``PIWEB_FUZZ_PI_N``, ``PIWEB_FUZZ_PI_SEED``); `make fuzz-pi`
+runs a long campaign through the same test and keeps failing files in `.data/fuzz-pi/` for replay.
+With ``CI`` set, a missing Pi fails the run instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_app.sessiontool import dump
+from sessions_app import services
+from tests.sessions.test_store_conformance import _db_projection
+
+from .campaign import FAILURES_DIR, Campaign, replay
+from .differ import Outcome, compare_answers
+from .generator import DEFAULT_CORNERS, GeneratedSession
+from .oracle import PiOracle, pi_installed
+
+SESSIONS = int(os.environ.get("PIWEB_FUZZ_PI_N", "300"))
+SEED = int(os.environ.get("PIWEB_FUZZ_PI_SEED", "20261130"))
+DATABASE_EVERY = int(os.environ.get("PIWEB_FUZZ_PI_DB_EVERY", "1"))
+CORNERS = (
+    frozenset(os.environ["PIWEB_FUZZ_PI_CORNERS"].split(","))
+    if os.environ.get("PIWEB_FUZZ_PI_CORNERS")
+    else DEFAULT_CORNERS
+)
+REPLAY = os.environ.get("PIWEB_FUZZ_PI_REPLAY", "")
+
+
+@pytest.fixture(scope="module")
+def pi() -> Iterator[PiOracle]:
+    if not pi_installed():
+        message = "Pi 1.6.0 is not installed in bench/node_modules (`make pi` installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    oracle = PiOracle()
+    yield oracle
+    oracle.close()
+
+
+def _database_check(
+    make_user: Callable[..., Any],
+) -> Callable[[GeneratedSession, Path, Outcome], list[dict[str, Any]]]:
+    owner = make_user()
+
+    def check(session: GeneratedSession, path: Path, outcome: Outcome) -> list[dict[str, Any]]:
+        failures: list[dict[str, Any]] = []
+        projects = [(argv, theirs) for argv, theirs in outcome.answers if argv[0] == "project"]
+        if not projects:
+            return failures
+        if "error" in projects[0][1] or not session.data:
+            try:
+                services.import_jsonl(owner=owner, data=session.data, filename=path.name)
+            except services.InvalidSessionFile:
+                return failures
+            return [{"argv": ["import", str(path)], "differences": ["imported a file Pi refuses"]}]
+        stored = services.import_jsonl(owner=owner, data=session.data, filename=path.name).session
+        for argv, theirs in projects:
+            leaf = argv[2] if len(argv) > 2 else None
+            mine = json.loads(dump(_db_projection(stored, None if leaf == "null" else leaf, leaf == "null")))
+            diffs = compare_answers({key: theirs[key] for key in mine}, mine)
+            if diffs:
+                failures.append({"argv": ["database", *argv], "differences": diffs[:20]})
+        return failures
+
+    return check
+
+
+@pytest.mark.django_db
+def test_random_sessions_answer_as_pi_does(
+    pi: PiOracle, user: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    campaign = Campaign(
+        SEED,
+        SESSIONS,
+        corners=CORNERS,
+        database_every=DATABASE_EVERY,
+        database_check=_database_check(user),
+    )
+    report = campaign.run(pi, tmp_path)
+    with capsys.disabled():
+        print(f"\n{report.summary()}")
+    assert report.sessions == SESSIONS
+    assert not report.failing, (
+        f"{len(report.failing)} sessions differ from Pi; kept in {FAILURES_DIR}: {report.failing[:5]}"
+    )
+
+
+@pytest.mark.skipif(
+    not REPLAY, reason="set PIWEB_FUZZ_PI_REPLAY (make fuzz-pi REPLAY=…) to replay kept failures"
+)
+def test_replay_kept_failures(pi: PiOracle) -> None:
+    target = Path(REPLAY)
+    reports = sorted(target.glob("*.json")) if target.is_dir() else [target.with_suffix(".json")]
+    failing = {str(r): replay(pi, r) for r in reports}
+    assert not any(failing.values()), {k: [f["differences"][:3] for f in v] for k, v in failing.items() if v}
