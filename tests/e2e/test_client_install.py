@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 
-from sessions_app.models import ChatSession
+from sessions_app.models import ApiToken, ChatSession
 
 from .pi import ROOT
 
@@ -51,7 +50,7 @@ def test_a_fresh_venv_with_only_the_client_pushes(
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("PIWEB_", "PI_", "XDG_"))},
         "PIWEB_URL": live_server.url,
-        "PIWEB_TOKEN": Token.objects.create(user=owner).key,
+        "PIWEB_TOKEN": ApiToken.objects.create(user=owner)[1],
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }

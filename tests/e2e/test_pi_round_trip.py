@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from compaction_app.services import compact_session
 from compaction_app.summarizers import OfflineSummarizer
 from piweb.llm import testserver as script
 from piweb.llm.testserver import ProviderServer
 from sessions_app import services
-from sessions_app.models import ChatSession
+from sessions_app.models import ApiToken, ChatSession
 
 from .pi import PiHome, file_lines, pi_installed, piweb_request, prompt_text, stored_lines, wait_for
 
@@ -72,7 +71,7 @@ def test_round_trip_with_pi(
 ) -> None:
     settings.PIWEB_COMPACTION = {"keepRecentTokens": 300}  # so the short fork has something to compact
     owner = user()
-    token = Token.objects.create(user=owner).key
+    token = ApiToken.objects.create(user=owner)[1]
     provider = ProviderServer().start()
     home = PiHome(tmp_path, provider.url, live_server.url, token)
     try:

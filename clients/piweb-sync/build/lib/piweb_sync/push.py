@@ -301,5 +301,5 @@ def _json(response: httpx.Response) -> dict[str, Any]:
 
 def make_client(server: str, token: str, *, timeout: float = 30.0) -> httpx.Client:
     """An HTTP client for the server; the token goes in a header, never in a URL."""
-    headers = {"Authorization": f"Token {token}", "User-Agent": f"piweb-sync/{__version__}"}
+    headers = {"Authorization": f"Bearer {token}", "User-Agent": f"piweb-sync/{__version__}"}
     return httpx.Client(base_url=server, headers=headers, timeout=timeout)
