@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import search, sharing, sync, tokens, views
+from . import continue_in_pi, search, sharing, sync, tokens, views
 
 app_name = "sessions_api"
 
@@ -28,6 +28,11 @@ urlpatterns = [
     path("sessions/<int:pk>/labels/", views.LabelView.as_view(), name="session-labels"),
     path("sessions/<int:pk>/append/", views.AppendView.as_view(), name="session-append"),
     path("sessions/<int:pk>/export/", views.ExportView.as_view(), name="session-export"),
+    path(
+        "sessions/<int:pk>/continue-in-pi/",
+        continue_in_pi.ContinueInPiView.as_view(),
+        name="session-continue-in-pi",
+    ),
     path("sessions/<int:pk>/shares/", sharing.SessionSharesView.as_view(), name="session-shares"),
     path(
         "sessions/<int:pk>/shares/<int:team_id>/",

@@ -632,6 +632,8 @@
           return;
         case "run_ended":
           endStream();
+          // piweb runs no tools: continue_in_pi.js offers to continue this branch in Pi.
+          if (message.toolUse) document.dispatchEvent(new CustomEvent("piweb:tool-use", { detail: {} }));
           break;
         case "branch_summary_start":
           showOperation("Summarizing a branch…");

@@ -348,3 +348,22 @@ def test_a_large_session_shows_its_first_screen_fast_with_few_rows_in_the_dom(
     row(page, "tip").wait_for()
     assert page.locator(".tree-row").count() < 120
     screenshot(page, "large-session")
+
+
+def test_continue_in_pi_shows_the_pull_command_for_the_selected_node(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("pi-user"), small_tree())
+    page = sign_in(open_browser(), "pi-user")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+
+    row(page, "a2").click()
+    page.click("#node-actions button[data-continue-in-pi]")
+    dialog = page.locator("#continue-in-pi-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("code").first).to_have_text(f"piweb-sync pull {session.pk} --at a2")
+    screenshot(page, "continue-in-pi")
+    dialog.locator("button[value=ok]").click()
+    row(page, "a3").click()  # the leaf: no --at
+    page.click("#node-actions button[data-continue-in-pi]")
+    expect(dialog.locator("code").first).to_have_text(f"piweb-sync pull {session.pk}")

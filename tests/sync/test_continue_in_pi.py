@@ -1,0 +1,47 @@
+""" "Continue in Pi" on any node: the exact pull command, the file it writes, and where Pi finds it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from sessions_app import services
+
+from .helpers import chain, header
+
+pytestmark = pytest.mark.django_db
+
+
+def _session(owner: Any) -> Any:
+    lines = [header(cwd="/home/me/project"), *chain(4)]
+    return services.import_jsonl(owner=owner, data="".join(x + "\n" for x in lines).encode()).session
+
+
+def test_the_command_names_the_node_and_pi_finds_the_file(api_client: APIClient) -> None:
+    session = _session(api_client.user)  # type: ignore[attr-defined]
+    url = f"/api/sessions/{session.pk}/continue-in-pi/"
+    at_leaf = api_client.get(url).json()
+    assert at_leaf["command"] == f"piweb-sync pull {session.pk}"
+    assert at_leaf["folder"] == "~/.pi/agent/sessions/--home-me-project--"
+    assert at_leaf["fileName"] == "2026-03-01T10-00-00-000Z_sync-demo.jsonl"
+    assert at_leaf["resume"] == f"pi --session {at_leaf['folder']}/{at_leaf['fileName']}"
+
+    node = api_client.get(url, {"entry": "e1"}).json()
+    assert node["command"] == f"piweb-sync pull {session.pk} --at e1"
+    download = api_client.get(node["download"])
+    last = b"".join(download.streaming_content).decode().splitlines()[-1]
+    assert '"customType":"piweb.leaf"' in last and '"parentId":"e1"' in last
+
+
+def test_unknown_nodes_and_other_peoples_sessions_are_not_found(
+    api_client: APIClient, user: Callable[..., Any]
+) -> None:
+    session = _session(api_client.user)  # type: ignore[attr-defined]
+    missing = api_client.get(f"/api/sessions/{session.pk}/continue-in-pi/", {"entry": "nope"})
+    assert missing.status_code == 404 and "nope" in missing.json()["error"]
+    stranger = APIClient()
+    stranger.force_authenticate(user=user("stranger"))
+    assert stranger.get(f"/api/sessions/{session.pk}/continue-in-pi/").status_code == 404
