@@ -9,7 +9,6 @@ is asked for, which keeps compaction usable in tests, demos and air-gapped insta
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 import uuid
@@ -25,6 +24,7 @@ from compaction_app.domain.prompts import (
     SummaryKind,
 )
 from compaction_app.domain.summary import (
+    OFFLINE_API,
     SPLIT_TURN_SEPARATOR,
     Summarizer,
     SummaryRequest,
@@ -327,15 +327,14 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _usage(prompt: str, output: str) -> dict[str, Any]:
-    tokens_in = math.ceil(utf16_len(prompt) / CHARS_PER_TOKEN)
-    tokens_out = math.ceil(utf16_len(output) / CHARS_PER_TOKEN)
+def _usage() -> dict[str, Any]:
+    """No model ran, so nothing was spent: zero, so totals that add usage up (Pi's) stay honest."""
     return {
-        "input": tokens_in,
-        "output": tokens_out,
+        "input": 0,
+        "output": 0,
         "cacheRead": 0,
         "cacheWrite": 0,
-        "totalTokens": tokens_in + tokens_out,
+        "totalTokens": 0,
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
     }
 
@@ -364,10 +363,10 @@ class OfflineSummarizer:
         return {
             "role": "assistant",
             "content": [{"type": "text", "text": text}],
-            "api": "offline",
+            "api": OFFLINE_API,
             "provider": "piweb",
             "model": "offline-structured",
-            "usage": _usage(request.prompt, text),
+            "usage": _usage(),
             "stopReason": "stop",
             "timestamp": self.clock(),
         }

@@ -23,6 +23,7 @@ __all__ = [
     "BRANCH_LABEL",
     "HISTORY_LABEL",
     "NO_PRIOR_HISTORY",
+    "OFFLINE_API",
     "SPLIT_TURN_SEPARATOR",
     "TURN_PREFIX_LABEL",
     "CompactionResult",
@@ -36,6 +37,7 @@ __all__ = [
     "response_text",
     "summarization_failure",
     "validated_summary",
+    "with_offline_mark",
 ]
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
@@ -93,8 +95,20 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: float
-    details: dict[str, list[Any]]  # {"readFiles", "modifiedFiles"}
+    details: dict[str, Any]  # {"readFiles", "modifiedFiles"}, and "offline": true without a model
     usage: dict[str, Any] | None
+
+
+# The ``api`` of a summary written without a model. Entries built from such summaries say so in their
+# ``details`` (``"offline": true``), so readers (and the UI) can tell them from a model's summaries.
+OFFLINE_API = "offline"
+
+
+def with_offline_mark(details: dict[str, Any], responses: Sequence[SummaryResponse]) -> dict[str, Any]:
+    """Add ``"offline": true`` to an entry's details when every summary in it came from no model."""
+    if responses and all(r.get("api") == OFFLINE_API for r in responses):
+        return {**details, "offline": True}
+    return details
 
 
 def response_text(response: SummaryResponse) -> str:
@@ -168,6 +182,7 @@ def compact(
         raise SummarizationError(NO_FIRST_KEPT_ID)
     previous = prep.previous_summary if isinstance(prep.previous_summary, str) else None
     usages: list[Mapping[str, Any] | None] = []
+    responses: list[SummaryResponse] = []
 
     def history_summary() -> str:
         request = SummaryRequest(
@@ -180,6 +195,7 @@ def compact(
         response = summarizer.summarize(request)
         text = validated_summary(response, HISTORY_LABEL)
         usages.append(response.get("usage"))
+        responses.append(response)
         return text
 
     if prep.is_split_turn and prep.turn_prefix:
@@ -199,6 +215,7 @@ def compact(
         response = summarizer.summarize(request)
         prefix = validated_summary(response, TURN_PREFIX_LABEL)
         usages.append(response.get("usage"))
+        responses.append(response)
         summary = history + SPLIT_TURN_SEPARATOR + prefix
     else:
         summary = history_summary()
@@ -209,6 +226,6 @@ def compact(
         summary=summary,
         first_kept_entry_id=prep.first_kept_entry_id,
         tokens_before=prep.tokens_before,
-        details={"readFiles": read_files, "modifiedFiles": modified_files},
+        details=with_offline_mark({"readFiles": read_files, "modifiedFiles": modified_files}, responses),
         usage=combine_usage(usages),
     )

@@ -46,7 +46,10 @@ def test_manual_compaction_writes_one_entry_with_the_system_prompt_snapshot(comp
     assert entry["firstKeptEntryId"] == outcome.first_kept_entry_id
     assert entry["summary"].startswith("## Goal")
     assert entry["fromHook"] is False
-    assert set(entry["details"]) == {"readFiles", "modifiedFiles"}
+    # No model ran: the summary says it is offline and spent nothing (Pi adds entry usage to its totals).
+    assert set(entry["details"]) == {"readFiles", "modifiedFiles", "offline"}
+    assert entry["details"]["offline"] is True
+    assert entry["usage"]["totalTokens"] == 0 and entry["usage"]["cost"]["total"] == 0
     assert entry["systemMessage"]["content"] == SYSTEM_PROMPT
     assert entry["systemMessage"]["timestamp"] == js_date_ms(entry["timestamp"])
     context = context_for_leaf(compactable).projection.messages
