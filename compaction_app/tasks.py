@@ -12,7 +12,7 @@ from celery import shared_task
 from sessions_app.access import still_writable
 
 from .models import CompactionRun
-from .services import _fail, compact_session, summarize_and_navigate
+from .services import compact_session, fail_run, summarize_and_navigate
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 
@@ -31,7 +31,7 @@ def run_compaction(run_id: int) -> str:
     if run.is_finished:
         return run.status
     if not _still_allowed(run):
-        return _fail(run, NO_LONGER_ALLOWED).status
+        return fail_run(run, NO_LONGER_ALLOWED).status
     outcome = compact_session(
         session=run.session,
         reason=run.reason,
@@ -52,5 +52,5 @@ def run_branch_summary(run_id: int) -> str:
     if run.is_finished:
         return run.status
     if not _still_allowed(run):
-        return _fail(run, NO_LONGER_ALLOWED).status
+        return fail_run(run, NO_LONGER_ALLOWED).status
     return summarize_and_navigate(run).status

@@ -11,12 +11,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from piweb.imports import import_optional  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
 from piweb.websocket import websocket_stack  # noqa: E402
-
-_routing = import_optional("sessions_app.routing")
-websocket_urlpatterns = list(_routing.websocket_urlpatterns) if _routing else []
+from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

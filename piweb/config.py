@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,17 @@ def env_flag(env: Mapping[str, str], name: str, *, default: bool) -> bool:
     if raw is None or raw.strip() == "":
         return default
     return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_json(env: Mapping[str, str], name: str) -> Any:
+    """Read a JSON value (a settings block); unset or blank is None, invalid JSON stops the start."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be JSON: {exc}") from None
 
 
 def env_list(env: Mapping[str, str], name: str) -> list[str]:

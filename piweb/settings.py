@@ -124,6 +124,11 @@ PIWEB_MAX_IMPORT_BYTES = int(ENV.get("PIWEB_MAX_IMPORT_BYTES", str(256 * config.
 DATA_UPLOAD_MAX_MEMORY_SIZE = PIWEB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * config.MIB
 
+# Endpoints that spend model tokens (runs, compactions, branch summaries) share one per-user budget.
+PIWEB_LLM_RATE = ENV.get("PIWEB_LLM_RATE", "30/min")
+PIWEB_CELERY_EAGER = config.env_flag(ENV, "PIWEB_CELERY_EAGER", default=False)
+PIWEB_LOG_LEVEL = ENV.get("PIWEB_LOG_LEVEL", "INFO")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
@@ -137,8 +142,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     # One error shape everywhere: {"error": <message>, "detail": ...}.
     "EXCEPTION_HANDLER": "sessions_app.api.errors.api_exception_handler",
-    # Endpoints that spend model tokens (runs, compactions, branch summaries) share one per-user budget.
-    "DEFAULT_THROTTLE_RATES": {"llm": ENV.get("PIWEB_LLM_RATE", "30/min")},
+    "DEFAULT_THROTTLE_RATES": {"llm": PIWEB_LLM_RATE},
 }
 # API tokens (django-rest-knox): stored as SHA-512 hashes, one per device, each expiring and revocable.
 KNOX_TOKEN_MODEL = "sessions_app.ApiToken"
@@ -175,7 +179,7 @@ CELERY_RESULT_BACKEND = config.celery_result_backend(ENV, base_dir=BASE_DIR)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_ALWAYS_EAGER = config.env_flag(ENV, "PIWEB_CELERY_EAGER", default=False)
+CELERY_TASK_ALWAYS_EAGER = PIWEB_CELERY_EAGER
 CELERY_TASK_EAGER_PROPAGATES = CELERY_TASK_ALWAYS_EAGER
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
@@ -196,20 +200,32 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": ENV.get("PIWEB_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": PIWEB_LOG_LEVEL},
     "loggers": {
         "django": {"handlers": ["console"], "level": ENV.get("DJANGO_LOG_LEVEL", "INFO"), "propagate": False},
     },
 }
 
-# Compaction and branch summaries (compaction_app): the navigate API's summary starter, an optional
-# summarizer factory (dotted path, called with the session), an optional queue for the LLM-bound tasks,
-# and a shorter Redis redelivery window for tasks whose worker died (seconds; kombu's default is 1 h).
-PIWEB_BRANCH_SUMMARY_STARTER = "compaction_app.services.start_branch_summary"
+# piweb's own settings: every one read from the environment here, with its one default (README table).
+# Compaction (Pi reads these from its settings.json): the tokens kept free for the answer, the recent
+# tokens kept verbatim, and an optional JSON block in Pi's shape ({"enabled", "modelOverrides", ...}).
+PIWEB_COMPACTION_RESERVE_TOKENS = int(ENV.get("PIWEB_COMPACTION_RESERVE_TOKENS", "16384"))
+PIWEB_COMPACTION_KEEP_RECENT_TOKENS = int(ENV.get("PIWEB_COMPACTION_KEEP_RECENT_TOKENS", "20000"))
+PIWEB_COMPACTION = config.env_json(ENV, "PIWEB_COMPACTION")
+# An optional summarizer factory (dotted path, called with the session) and queue for LLM-bound tasks.
 PIWEB_SUMMARIZER = ENV.get("PIWEB_SUMMARIZER") or None
 PIWEB_COMPACTION_QUEUE = ENV.get("PIWEB_COMPACTION_QUEUE") or None
-if ENV.get("PIWEB_CELERY_VISIBILITY_TIMEOUT"):
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = int(ENV["PIWEB_CELERY_VISIBILITY_TIMEOUT"])
+# Agent runs: Pi's retry block as JSON ({"enabled", "maxRetries", "baseDelayMs"}) and the model timeout.
+PIWEB_AGENT_RETRY = config.env_json(ENV, "PIWEB_AGENT_RETRY")
+PIWEB_LLM_TIMEOUT = float(ENV.get("PIWEB_LLM_TIMEOUT", "120"))
+# The context window assumed for the context meter when the request names none (API and page alike).
+PIWEB_DEFAULT_CONTEXT_WINDOW = int(ENV.get("PIWEB_DEFAULT_CONTEXT_WINDOW", "200000"))
+# A shorter Redis redelivery window for tasks whose worker died (seconds; kombu's default is 1 h).
+PIWEB_CELERY_VISIBILITY_TIMEOUT = (
+    int(ENV["PIWEB_CELERY_VISIBILITY_TIMEOUT"]) if ENV.get("PIWEB_CELERY_VISIBILITY_TIMEOUT") else None
+)
+if PIWEB_CELERY_VISIBILITY_TIMEOUT:
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = PIWEB_CELERY_VISIBILITY_TIMEOUT
 
 # The covering index that makes path reads index-only is a PostgreSQL feature; SQLite just ignores the
 # included column, which is fine for the embedded default.

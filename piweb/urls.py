@@ -1,18 +1,10 @@
-"""Top-level URLs; the apps' own URL modules are included once they exist."""
+"""Top-level URLs: the admin, sign-in, the API (schema and docs) and each app's own routes."""
 
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from piweb.imports import import_optional
 from sessions_app.signin_throttle import ThrottledLoginView
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    """Answer the root URL until the sessions app provides its pages."""
-    return HttpResponse("piweb", content_type="text/plain")
-
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -24,12 +16,9 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
 ]
 
-urlpatterns.append(path("api/", include("compaction_app.api.urls")))
-urlpatterns.append(path("api/", include("piweb.agent.urls")))
-if import_optional("sessions_app.api.urls"):
-    urlpatterns.append(path("api/", include("sessions_app.api.urls")))
-
-if import_optional("sessions_app.urls"):
-    urlpatterns.append(path("", include("sessions_app.urls")))
-else:
-    urlpatterns.append(path("", home, name="home"))
+urlpatterns += [
+    path("api/", include("compaction_app.api.urls")),
+    path("api/", include("piweb.agent.urls")),
+    path("api/", include("sessions_app.api.urls")),
+    path("", include("sessions_app.urls")),
+]

@@ -7,37 +7,63 @@ frozen, to the entries that existed at that point.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
-from rest_framework.exceptions import NotAuthenticated, NotFound, PermissionDenied
 
-from . import realtime
-from .models import ActionLog, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
-from .queries import find_entry, path_ranges
+from .models import ChatSession, Entry, ShareLink, Team, TeamMembership
+from .queries import EntryNotFound, find_entry, path_ranges
 
 LINK_HEADER = "X-Share-Token"
 LINK_PARAM = "link"
+READ_ONLY = "You may read this session but not change it."
+OWNER_ONLY = "Only the session's owner may change its sharing."
 
 __all__ = [
     "LINK_HEADER",
     "Access",
-    "create_share_link",
+    "AccessDenied",
+    "Forbidden",
+    "NotSignedIn",
+    "NotVisible",
+    "authorize",
     "link_token",
-    "log_action",
+    "require_access",
     "require_owner",
     "require_read",
     "require_write",
     "resolve_access",
-    "revoke_share_link",
-    "share_with_team",
     "still_writable",
-    "unshare_with_team",
+    "team_of",
+    "team_role",
 ]
+
+
+class AccessDenied(PermissionError):
+    """The caller may not do this; the subclass says why (adapters map it to a status or close code)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotSignedIn(AccessDenied):
+    """An anonymous caller without a working share link."""
+
+    def __init__(self, message: str = "Authentication credentials were not provided.") -> None:
+        super().__init__(message)
+
+
+class NotVisible(AccessDenied):
+    """The caller may not see the thing at all: told "not found" so its existence does not leak."""
+
+
+class Forbidden(AccessDenied):
+    """The caller may see the thing but not do this to it."""
+
+
+READ, WRITE, OWNER = "read", "write", "owner"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +132,7 @@ class Access:
         """Return the entry if this viewer may see it; anything else is "not found"."""
         row = find_entry(self.session, entry_id)
         if not self.sees(row):
-            raise NotFound(f"Entry {entry_id} not found")
+            raise EntryNotFound(f"Entry {entry_id} not found")
         return row
 
 
@@ -144,17 +170,25 @@ def link_token(request: Any) -> str | None:
 
 
 def require_read(request: Any, session_pk: int, *, links: bool = True) -> Access:
-    """Return the caller's access to the session, or raise: 404 when they may not see it.
+    """Return the caller's access to the session, or raise NotSignedIn / NotVisible.
 
-    Anonymous callers without a working link are told to sign in. ``links=False`` ignores share links
-    (for reads that belong to collaborators only, such as run prompts).
+    ``links=False`` ignores share links (for reads that belong to collaborators only, such as run prompts).
     """
-    user = getattr(request, "user", None)
-    access = resolve_access(user, session_pk, link_token=link_token(request) if links else None)
+    token = link_token(request) if links else None
+    return require_access(getattr(request, "user", None), session_pk, link_token=token)
+
+
+def require_access(user: Any, session_pk: int, *, link_token: str | None = None) -> Access:
+    """Return what ``user`` (or the link holder) may do with the session, or raise.
+
+    Anonymous callers without a link are told to sign in (NotSignedIn); anyone else who may not see the
+    session is told it does not exist (NotVisible), so its existence does not leak.
+    """
+    access = resolve_access(user, session_pk, link_token=link_token)
     if access is None:
-        if not getattr(user, "is_authenticated", False) and not (links and link_token(request)):
-            raise NotAuthenticated()
-        raise NotFound(f"Session not found: {session_pk}")
+        if not getattr(user, "is_authenticated", False) and not link_token:
+            raise NotSignedIn()
+        raise NotVisible(f"Session not found: {session_pk}")
     return access
 
 
@@ -162,7 +196,7 @@ def require_write(request: Any, session_pk: int) -> Access:
     """Return write access to the session, or raise: 404 if it is not visible, 403 if only readable."""
     access = require_read(request, session_pk)
     if not access.can_write:
-        raise PermissionDenied("You may read this session but not change it.")
+        raise Forbidden(READ_ONLY)
     return access
 
 
@@ -170,8 +204,31 @@ def require_owner(request: Any, session_pk: int) -> ChatSession:
     """Return the session if the caller owns it: 404 if they cannot see it, 403 otherwise."""
     access = require_read(request, session_pk, links=False)
     if access.session.owner_id != request.user.pk:
-        raise PermissionDenied("Only the session's owner may change its sharing.")
+        raise Forbidden(OWNER_ONLY)
     return access.session
+
+
+def authorize(actor: Any, session: ChatSession, need: str, *, grant: Access | None = None) -> Access:
+    """Return the actor's grant on the session if it allows ``need`` (read, write or owner), else raise.
+
+    ``actor=None`` is the server itself (a task or a run acting for a user checked earlier): always
+    allowed. A ``grant`` the adapter already resolved is checked without another query.
+    """
+    if actor is None and grant is None:
+        return Access(session, True)
+    if grant is None:
+        if getattr(actor, "pk", None) is not None and session.owner_id == actor.pk:
+            grant = Access(session, True)
+        else:
+            found = resolve_access(actor, session.pk)
+            if found is None:
+                raise NotVisible(f"Session not found: {session.pk}")
+            grant = found
+    if need == WRITE and not grant.can_write:
+        raise Forbidden(READ_ONLY)
+    if need == OWNER and (grant.link is not None or session.owner_id != getattr(actor, "pk", None)):
+        raise Forbidden(OWNER_ONLY)
+    return grant
 
 
 def still_writable(user: Any, session_pk: int) -> bool:
@@ -179,89 +236,14 @@ def still_writable(user: Any, session_pk: int) -> bool:
     return ChatSession.objects.editable_by(user).filter(pk=session_pk).exists()
 
 
-def log_action(*, actor: Any, action: str, session: ChatSession | None, **detail: Any) -> None:
-    """Append one line to the action log."""
-    ActionLog.objects.create(
-        actor=actor if getattr(actor, "is_authenticated", False) else None,
-        action=action,
-        session=session,
-        session_label=str(session) if session is not None else "",
-        detail=detail,
-    )
-
-
-def share_with_team(*, session: ChatSession, team: Team, access: str, actor: Any) -> SessionShare:
-    """Share a session with a team (viewer or editor access); only the owner may share."""
-    if session.owner_id != actor.pk:
-        raise PermissionError("only the session's owner may share it")
-    if access not in SessionShare.Access.values:
-        raise ValueError(f"access must be one of {', '.join(SessionShare.Access.values)}")
-    with transaction.atomic():
-        share, _ = SessionShare.objects.update_or_create(
-            session=session, team=team, defaults={"access": access, "created_by": actor}
-        )
-        log_action(actor=actor, action=ActionLog.Action.SHARE, session=session, team=team.name, access=access)
-    return share
-
-
-def unshare_with_team(*, session: ChatSession, team: Team, actor: Any) -> None:
-    """Stop sharing with a team; open live views of its members are closed."""
-    if session.owner_id != actor.pk:
-        raise PermissionError("only the session's owner may change sharing")
-    with transaction.atomic():
-        SessionShare.objects.filter(session=session, team=team).delete()
-        log_action(actor=actor, action=ActionLog.Action.REVOKE, session=session, team=team.name)
-        transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
-
-
-def create_share_link(
-    *,
-    session: ChatSession,
-    actor: Any,
-    scope: str = ShareLink.Scope.TREE,
-    entry_id: str | None = None,
-    frozen: bool = False,
-    expires_at: Any = None,
-) -> ShareLink:
-    """Create a read-only link; a frozen link sees the session as it is now (or up to ``entry_id``)."""
-    if session.owner_id != actor.pk:
-        raise PermissionError("only the session's owner may create share links")
-    if scope not in ShareLink.Scope.values:
-        raise ValueError(f"scope must be one of {', '.join(ShareLink.Scope.values)}")
-    frozen_seq = None
-    if entry_id is not None:
-        row = Entry.objects.filter(session=session, entry_id=entry_id).order_by("-seq").first()
-        if row is None:
-            raise LookupError(f"Entry {entry_id} not found")
-        if frozen:
-            frozen_seq = row.seq
-    elif frozen:
-        frozen_seq = session.next_seq - 1
-        # A frozen link keeps the leaf of the moment, whatever its scope.
-        entry_id = session.leaf_entry_id
-    with transaction.atomic():
-        link = ShareLink.objects.create(
-            session=session,
-            token=secrets.token_urlsafe(24),
-            scope=scope,
-            entry_id=entry_id,
-            frozen_seq=frozen_seq,
-            expires_at=expires_at,
-            created_by=actor,
-        )
-        log_action(actor=actor, action=ActionLog.Action.SHARE, session=session, link=link.pk, scope=scope)
-    return link
-
-
-def revoke_share_link(*, link: ShareLink, actor: Any) -> None:
-    """Revoke a link at once; live views opened through it are closed."""
-    if link.session.owner_id != actor.pk:
-        raise PermissionError("only the session's owner may revoke its links")
-    with transaction.atomic():
-        link.revoked_at = timezone.now()
-        link.save(update_fields=["revoked_at"])
-        log_action(actor=actor, action=ActionLog.Action.REVOKE, session=link.session, link=link.pk)
-        transaction.on_commit(partial(realtime.broadcast, link.session_id, "link_revoked", link=link.pk))
+def team_of(user: Any, team_id: int, *, owner: bool) -> Team:
+    """Return a team ``user`` belongs to, else NotVisible; with ``owner``, Forbidden unless they own it."""
+    found = TeamMembership.objects.select_related("team").filter(team_id=team_id, user=user).first()
+    if found is None:
+        raise NotVisible(f"Team not found: {team_id}")
+    if owner and found.role != TeamMembership.Role.OWNER:
+        raise Forbidden("Only the team's owners may change its members.")
+    return found.team
 
 
 def team_role(user: Any, team: Team) -> str | None:

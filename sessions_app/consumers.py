@@ -30,6 +30,20 @@ from . import access, link_scope, realtime
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
+# The one mapping of access refusals to close codes (HTTP statuses for the same refusals: api/errors.py).
+# A session the viewer may not see closes as forbidden: the socket never tells "missing" from "hidden".
+CLOSE_CODES: dict[type[access.AccessDenied], int] = {
+    access.NotSignedIn: CLOSE_UNAUTHENTICATED,
+    access.NotVisible: CLOSE_FORBIDDEN,
+    access.Forbidden: CLOSE_FORBIDDEN,
+}
+
+
+def close_code(exc: access.AccessDenied) -> int:
+    """Return the close code for an access refusal."""
+    return CLOSE_CODES.get(type(exc), CLOSE_FORBIDDEN)
+
+
 # Share-link sockets re-check their link this often, besides at its expiry and on every access event.
 RECHECK_SECONDS = 60.0
 SUBPROTOCOL = "piweb"
@@ -45,11 +59,9 @@ class SessionState:
     expires_at: datetime | None = None
 
 
-def read_state(user: Any, pk: int, link_token: str | None = None) -> SessionState | None:
-    """Return the session's position as this viewer may see it, or None when they may not read it."""
-    grant = access.resolve_access(user, pk, link_token=link_token)
-    if grant is None:
-        return None
+def read_state(user: Any, pk: int, link_token: str | None = None) -> SessionState:
+    """Return the session's position as this viewer may see it; raise AccessDenied when they may not."""
+    grant = access.require_access(user, pk, link_token=link_token)
     expires = grant.link.expires_at if grant.link is not None else None
     return SessionState(
         link_scope.visible_last_seq(grant), grant.leaf_id(), link_scope.grant_of(grant), expires
@@ -73,11 +85,10 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.link_token = self.scope.get("share_token") or (query.get(access.LINK_PARAM) or [None])[0] or None
         if (user is None or not user.is_authenticated) and not self.link_token:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.close(code=close_code(access.NotSignedIn()))
             return
         state = await self.current_state()
         if state is None:
-            await self.close(code=CLOSE_FORBIDDEN)
             return
         self.grant = state.grant
         # Join before reporting the state: an append between the two is then seen at least once.
@@ -114,15 +125,19 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             await self.send_state(state, client_seq=client_seq)
 
     async def current_state(self) -> SessionState | None:
-        return await database_sync_to_async(read_state)(
-            self.scope.get("user"), self.session_pk, self.link_token
-        )
+        """Return the viewer's state, or close the socket with the refusal's code and return None."""
+        try:
+            return await database_sync_to_async(read_state)(
+                self.scope.get("user"), self.session_pk, self.link_token
+            )
+        except access.AccessDenied as exc:
+            await self.close(code=close_code(exc))
+            return None
 
     async def recheck(self) -> SessionState | None:
         """Re-read access; close the socket when it is gone, else adopt the (maybe changed) grant."""
         state = await self.current_state()
         if state is None:
-            await self.close(code=CLOSE_FORBIDDEN)
             return None
         self.grant = state.grant
         if state.grant is not link_scope.Grant.MEMBER and state.expires_at != self.expires_at:

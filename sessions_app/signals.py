@@ -1,7 +1,12 @@
-"""Open sockets learn of every change to who may read, whatever made it (API, admin, shell, ORM).
+"""Signals of sessions_app: what it sends to other apps, and the receivers that keep sockets honest.
 
-The use cases announce their own changes too; these receivers cover everything else. An announcement
-only makes the session's sockets re-check their access, so announcing twice costs one extra check.
+``entries_stored`` is sent inside the transaction that stored entries, so what a receiver writes commits
+or rolls back with them (the audit subscribes to it; ``sessions_app`` never imports the audit).
+Arguments: ``session``, ``first_seq``, ``last_seq`` (inclusive).
+
+Open sockets learn of every change to who may read, whatever made it (API, admin, shell, ORM). The use
+cases announce their own changes too; these receivers cover everything else. An announcement only makes
+the session's sockets re-check their access, so announcing twice costs one extra check.
 """
 
 from __future__ import annotations
@@ -11,10 +16,14 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 
 from . import realtime
 from .models import SessionShare, ShareLink, TeamMembership
+
+__all__ = ["entries_stored"]
+
+entries_stored = Signal()
 
 
 def _announce(session_id: int, event: str, **fields: Any) -> None:

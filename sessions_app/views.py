@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from . import access, search
@@ -27,7 +27,6 @@ SORTS = {
     "created": ("-created_at", "-pk"),
 }
 SCOPES = ("all", "mine", "shared")
-DEFAULT_CONTEXT_WINDOW = 200_000
 
 
 def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[ChatSession]:
@@ -43,14 +42,6 @@ def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[
         matched = search.matching_sessions(readable, text)
         query = query.filter(Q(name__icontains=text) | Q(cwd__icontains=text) | Q(pk__in=matched))
     return query.order_by(*SORTS.get(sort, SORTS["recent"]))
-
-
-def runs_url(pk: int) -> str | None:
-    """Return the endpoint that starts an agent run on a session, if this server has one."""
-    try:
-        return reverse("agent_api:session-runs", args=[pk])
-    except NoReverseMatch:
-        return None
 
 
 @login_required
@@ -76,7 +67,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "sessions_app/import.html",
-        {"max_bytes": getattr(settings, "PIWEB_MAX_IMPORT_BYTES", 0)},
+        {"max_bytes": settings.PIWEB_MAX_IMPORT_BYTES},
     )
 
 
@@ -119,9 +110,9 @@ def render_session(
         "shareToken": share_token,
         "isOwner": is_owner,
         "entryCount": session.entry_count if not grant.restricted else 0,
-        "contextWindow": getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None) or DEFAULT_CONTEXT_WINDOW,
+        "contextWindow": settings.PIWEB_DEFAULT_CONTEXT_WINDOW,
         "forkModes": list(FORK_MODES),
-        "runsUrl": runs_url(session.pk) if grant.can_write else None,
+        "runsUrl": reverse("agent_api:session-runs", args=[session.pk]) if grant.can_write else None,
         "name": session.name or "",
         "models": available_models() if share_token is None else [],
         "isStaff": bool(getattr(request.user, "is_staff", False)),

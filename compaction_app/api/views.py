@@ -1,4 +1,4 @@
-"""REST adapters for compaction and branch-summary operations: check access, call one service."""
+"""REST adapters for compaction and branch-summary operations: parse the request, call one use case."""
 
 from __future__ import annotations
 
@@ -6,42 +6,46 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from sessions_app import access
+from sessions_app import services as session_services
+from sessions_app.api.errors import api_exception_handler, error_response
+from sessions_app.api.parsers import LimitedJSONParser
+from sessions_app.api.serializers import (
+    ErrorSerializer,
+    NavigateResultSerializer,
+    NavigateSerializer,
+    OperationSerializer,
+)
 from sessions_app.api.throttles import LLMThrottle
-from sessions_app.models import ActionLog, ChatSession
 
 from .. import services
 from ..models import CompactionRun
 from .serializers import CompactionOperationSerializer, CompactRequestSerializer
 
-
-def _error(message: str, code: int) -> Response:
-    return Response({"error": message}, status=code)
+ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
 
 
-def _exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Give DRF's own errors the API's ``{"error": …}`` shape."""
-    response = drf_exception_handler(exc, context)
-    if response is not None:
-        detail = response.data
-        message = detail.get("detail", detail) if isinstance(detail, dict) else detail
-        response.data = {"error": str(message), "detail": detail}
-    return response
+def operation_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """The API's error body, with the operations' own refusals: Pi's refusal 400, busy or finished 409."""
+    if isinstance(exc, services.CompactionRefused):
+        return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, services.OperationInProgress):
+        return error_response(exc.message, status.HTTP_409_CONFLICT)
+    if isinstance(exc, services.OperationFinished):
+        return error_response(str(exc), status.HTTP_409_CONFLICT)
+    return api_exception_handler(exc, context)
 
 
 class OperationAPIView(APIView):
+    parser_classes = [LimitedJSONParser]
+
     def get_exception_handler(self) -> Any:
-        return _exception_handler
-
-
-def _writable_session(request: Request, pk: int) -> ChatSession:
-    return access.require_write(request, pk).session
+        return operation_exception_handler
 
 
 def _visible_run(request: Request, operation_id: Any) -> CompactionRun:
@@ -55,31 +59,56 @@ class CompactView(OperationAPIView):
     def get_throttles(self) -> list[Any]:
         return [LLMThrottle()] if self.request.method == "POST" else []
 
-    @extend_schema(request=CompactRequestSerializer, responses={202: CompactionOperationSerializer})
+    @extend_schema(request=CompactRequestSerializer, responses={202: CompactionOperationSerializer, **ERRORS})
     def post(self, request: Request, pk: int) -> Response:
         """Queue a manual compaction of the session's leaf; Pi's refusals come back at once as 400."""
-        session = _writable_session(request, pk)
+        session = access.require_read(request, pk).session
         data = CompactRequestSerializer(data=request.data)
-        if not data.is_valid():
-            raise ValidationError(data.errors)
-        try:
-            run = services.request_compaction(
-                session=session,
-                custom_instructions=data.validated_data.get("customInstructions"),
-                requested_by=request.user,
-                idempotency_key=request.headers.get("Idempotency-Key"),
-            )
-        except services.CompactionRefused as exc:
-            return _error(str(exc), status.HTTP_400_BAD_REQUEST)
-        except services.OperationInProgress as exc:
-            return _error(exc.message, status.HTTP_409_CONFLICT)
-        access.log_action(
-            actor=request.user,
-            action=ActionLog.Action.COMPACT,
+        data.is_valid(raise_exception=True)
+        run = services.request_compaction(
             session=session,
-            operation=str(run.operation_id),
+            custom_instructions=data.validated_data.get("customInstructions"),
+            requested_by=request.user,
+            idempotency_key=request.headers.get("Idempotency-Key"),
         )
         return Response(CompactionOperationSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class NavigateView(OperationAPIView):
+    """Move the leaf; with ``summarize``, queue a branch summary of the branch being left."""
+
+    def get_throttles(self) -> list[Any]:
+        # Only a navigation that writes a branch summary spends model tokens.
+        summarize = isinstance(self.request.data, dict) and bool(self.request.data.get("summarize"))
+        return [LLMThrottle()] if self.request.method == "POST" and summarize else []
+
+    @extend_schema(
+        request=NavigateSerializer,
+        responses={200: NavigateResultSerializer, 202: OperationSerializer, **ERRORS},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        """Move the leaf to a target; with ``summarize``, start a branch summary of the branch being left."""
+        grant = access.require_read(request, pk)
+        serializer = NavigateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if data["summarize"]:
+            operation = services.start_branch_summary(
+                session=grant.session,
+                target_id=data["targetId"],
+                custom_instructions=data.get("customInstructions"),
+                replace_instructions=data["replaceInstructions"],
+                actor=request.user,
+                grant=grant,
+            )
+            return Response({"operationId": operation}, status=status.HTTP_202_ACCEPTED)
+        outcome = session_services.navigate_without_summary(
+            session=grant.session, target_id=data["targetId"], actor=request.user, grant=grant
+        )
+        body: dict[str, Any] = {"leafId": outcome.leaf_id}
+        if outcome.editor_text is not None:
+            body["editorText"] = outcome.editor_text
+        return Response(body)
 
 
 class OperationView(OperationAPIView):
@@ -90,13 +119,8 @@ class OperationView(OperationAPIView):
 
 
 class CancelOperationView(OperationAPIView):
-    @extend_schema(request=None, responses={200: CompactionOperationSerializer})
+    @extend_schema(request=None, responses={200: CompactionOperationSerializer, **ERRORS})
     def post(self, request: Request, operation_id: Any) -> Response:
         """Cancel a queued or running operation; the session is left as it was."""
-        run = _visible_run(request, operation_id)
-        _writable_session(request, run.session_id)
-        try:
-            run = services.cancel_operation(run=run)
-        except services.OperationFinished as exc:
-            return _error(str(exc), status.HTTP_409_CONFLICT)
+        run = services.cancel_operation(run=_visible_run(request, operation_id), actor=request.user)
         return Response(CompactionOperationSerializer(run).data)

@@ -16,7 +16,6 @@ from compaction_app.models import LLMProvider
 from sessions_app import access
 from sessions_app.api.errors import api_exception_handler, error_response
 from sessions_app.api.throttles import LLMThrottle
-from sessions_app.models import ActionLog
 
 from . import services
 from .models import AgentRun
@@ -112,27 +111,25 @@ class SessionRunsView(_RunAPIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        session = access.require_write(request, pk).session
+        grant = access.require_read(request, pk)
+        session = grant.session
         serializer = StartRunSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            provider = services.resolve_provider(session, data.get("providerId"))
             run = services.start_run(
                 session=session,
                 user=request.user,
                 prompt=data["prompt"],
-                provider=provider,
+                provider_id=data.get("providerId"),
                 thinking_level=data.get("thinkingLevel") or "",
+                grant=grant,
             )
         except services.RunConflict as exc:
             active = str(exc.active.public_id) if exc.active is not None else None
             return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
         except (services.NoProvider, ValueError) as exc:
             return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
-        access.log_action(
-            actor=request.user, action=ActionLog.Action.RUN, session=session, run=str(run.public_id)
-        )
         return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
@@ -160,8 +157,9 @@ class RunAbortView(_RunAPIView):
     @extend_schema(request=None, responses={202: RUN_SCHEMA, 403: ERROR, 404: ERROR})
     def post(self, request: Request, run_id: UUID) -> Response:
         run = self.readable_run(run_id)
-        access.require_write(request, run.session_id)
-        return Response(run_payload(services.abort_run(run=run)), status=status.HTTP_202_ACCEPTED)
+        return Response(
+            run_payload(services.abort_run(run=run, actor=request.user)), status=status.HTTP_202_ACCEPTED
+        )
 
 
 __all__ = ["LLMProvider", "RunAbortView", "RunDetailView", "SessionRunsView"]

@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-
-from compaction_app.domain.settings import CompactionSettings, resolve_settings
-from compaction_app.services import compact_session
+from compaction_app.domain.settings import CompactionSettings
+from compaction_app.services import compact_session, compaction_settings
 
 if TYPE_CHECKING:
     from .loop import RunLoop
@@ -27,7 +25,8 @@ class Compacted:
 
 def settings_for(provider: str, model_id: str) -> CompactionSettings:
     """Return the compaction settings with the model's overrides applied."""
-    return resolve_settings(getattr(settings, "PIWEB_COMPACTION", None), provider=provider, model_id=model_id)
+    settings: CompactionSettings = compaction_settings(provider, model_id)
+    return settings
 
 
 def compact(loop: RunLoop, *, reason: str, will_retry: bool) -> Compacted:

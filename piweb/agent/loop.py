@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
 from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
-from piweb.llm.client import DEFAULT_TIMEOUT
 from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript, split_transcript
 from sessions_app import realtime
@@ -219,7 +218,7 @@ class RunLoop:
             session_id=str(self.session.pi_id),
             abort=self.abort,
             # A provider that stalls ends the turn as a (retryable) timeout error after this many seconds.
-            timeout=float(getattr(django_settings, "PIWEB_LLM_TIMEOUT", DEFAULT_TIMEOUT)),
+            timeout=float(django_settings.PIWEB_LLM_TIMEOUT),
         )
         (entry_id,) = self.append([{"type": "message", "message": message}])
         self.last_message = message

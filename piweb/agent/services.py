@@ -12,10 +12,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from compaction_app.models import LLMProvider
-from sessions_app import realtime
+from sessions_app import access, realtime
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
-from sessions_app.services import append_entries
+from sessions_app.services import Action, append_entries, record_action
 
 from . import compaction
 from .loop import RunLoop, interrupted_message
@@ -65,13 +65,19 @@ def start_run(
     prompt: str,
     provider: LLMProvider | None = None,
     thinking_level: str = "",
+    provider_id: int | None = None,
+    grant: access.Access | None = None,
 ) -> AgentRun:
-    """Queue a run for ``prompt``; raise RunConflict when the session already has an active run."""
+    """Queue a run for ``prompt`` (logged with it); raise RunConflict when the session has an active run.
+
+    ``user`` must be allowed to change the session.
+    """
+    access.authorize(user, session, access.WRITE, grant=grant)
     if not prompt.strip():
         raise ValueError("The prompt is empty")
     if thinking_level and thinking_level not in THINKING_LEVELS:
         raise ValueError(f"Unknown thinking level: {thinking_level}")
-    chosen = provider or resolve_provider(session, None)
+    chosen = provider or resolve_provider(session, provider_id)
     try:
         with transaction.atomic():
             # The partial unique index is the guard; the lock makes the common case a clean 409.
@@ -86,6 +92,8 @@ def start_run(
                 prompt=prompt,
                 thinking_level=thinking_level,
             )
+            if user is not None:
+                record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id))
             transaction.on_commit(partial(_enqueue, run.pk))
     except IntegrityError as exc:
         raise RunConflict(AgentRun.objects.filter(session=session).active().first()) from exc
@@ -104,8 +112,9 @@ def _enqueue(run_pk: int) -> None:
         )
 
 
-def abort_run(*, run: AgentRun) -> AgentRun:
+def abort_run(*, run: AgentRun, actor: Any = None) -> AgentRun:
     """Abort a run: a queued one ends at once, a running one stops at its next read of the stream."""
+    access.authorize(actor, run.session, access.WRITE)
     with transaction.atomic():
         locked = AgentRun.objects.select_for_update().get(pk=run.pk)
         if locked.is_finished:
@@ -161,7 +170,7 @@ def execute_run(run_pk: int, *, sleep: Callable[[float], object] | None = None) 
         run=run,
         config=config,
         settings=compaction.settings_for(config.provider, config.model_id),
-        retry=RetrySettings.from_mapping(getattr(settings, "PIWEB_AGENT_RETRY", None)),
+        retry=RetrySettings.from_mapping(settings.PIWEB_AGENT_RETRY),
         sleep=sleep,
         fuse=_inherited_fuse(run),
     )

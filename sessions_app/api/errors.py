@@ -15,11 +15,20 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ..access import AccessDenied, Forbidden, NotSignedIn, NotVisible
 from ..domain.operations import TreeOperationError
 from ..queries import EntryNotFound
-from ..services import AppendConflict, InvalidEntries, InvalidSessionFile
+from ..services import AppendConflict, InvalidEntries, InvalidSessionFile, InvalidSharing
 
-__all__ = ["PayloadTooLarge", "api_exception_handler", "error_response"]
+__all__ = ["ACCESS_ERRORS", "PayloadTooLarge", "api_exception_handler", "error_response"]
+
+# The one mapping of access refusals to HTTP answers: 401 (403 for session-cookie clients, as DRF does),
+# 404 and 403. The socket's close codes for the same refusals are in consumers.py.
+ACCESS_ERRORS: dict[type[AccessDenied], type[exceptions.APIException]] = {
+    NotSignedIn: exceptions.NotAuthenticated,
+    NotVisible: exceptions.NotFound,
+    Forbidden: exceptions.PermissionDenied,
+}
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -35,6 +44,10 @@ def error_response(message: str, status_code: int, **extra: Any) -> Response:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Turn any exception a view raises into the API's error body; unknown exceptions stay 500s."""
+    if isinstance(exc, AccessDenied):
+        exc = _api_exception(exc, context)
+    if isinstance(exc, InvalidSharing):
+        exc = exceptions.ValidationError({exc.field: [exc.message]})
     if isinstance(exc, EntryNotFound):
         return error_response(str(exc), status.HTTP_404_NOT_FOUND)
     if isinstance(exc, AppendConflict):
@@ -59,6 +72,19 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     detail = response.data
     response.data = {"error": _message(exc, detail), "detail": detail}
     return response
+
+
+def _api_exception(exc: AccessDenied, context: dict[str, Any]) -> exceptions.APIException:
+    """Return DRF's exception for an access refusal, with the challenge DRF adds to its own 401s."""
+    mapped = ACCESS_ERRORS.get(type(exc), exceptions.PermissionDenied)(exc.message)
+    if isinstance(mapped, exceptions.NotAuthenticated):
+        view, request = context.get("view"), context.get("request")
+        header = view.get_authenticate_header(request) if view is not None and request is not None else None
+        if header:
+            mapped.auth_header = header  # type: ignore[attr-defined]
+        else:
+            mapped.status_code = status.HTTP_403_FORBIDDEN  # no challenge to offer: DRF answers 403 too
+    return mapped
 
 
 def _message(exc: Exception, detail: Any) -> str:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import access, realtime
+from .. import access, services
 from ..models import SessionShare, ShareLink, Team, TeamMembership
-from .errors import api_exception_handler
 from .parsers import LimitedJSONParser
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
@@ -74,29 +69,8 @@ def _valid(serializer_class: type[Any], data: Any) -> dict[str, Any]:
     return dict(serializer.validated_data)
 
 
-def _closing_sockets_of(team: Team) -> None:
-    """Tell live views of every session shared with the team to re-check access."""
-    for session_id in SessionShare.objects.filter(team=team).values_list("session_id", flat=True):
-        transaction.on_commit(partial(realtime.broadcast, session_id, "access_changed"))
-
-
 class SharingAPIView(APIView):
     parser_classes = [LimitedJSONParser]
-
-    def get_exception_handler(self) -> Any:
-        return api_exception_handler
-
-    def team_of(self, team_id: int, *, owner: bool) -> Team:
-        """Return a team the caller belongs to (404 otherwise); with ``owner``, 403 unless they own it."""
-        membership = TeamMembership.objects.select_related("team").filter(
-            team_id=team_id, user=self.request.user
-        )
-        found = membership.first()
-        if found is None:
-            raise NotFound(f"Team not found: {team_id}")
-        if owner and found.role != TeamMembership.Role.OWNER:
-            raise PermissionDenied("Only the team's owners may change its members.")
-        return found.team
 
 
 class TeamListView(SharingAPIView):
@@ -110,12 +84,7 @@ class TeamListView(SharingAPIView):
     def post(self, request: Request) -> Response:
         """Create a team; its creator becomes its owner."""
         data = _valid(TeamCreateSerializer, request.data)
-        try:
-            with transaction.atomic():
-                team = Team.objects.create(name=data["name"])
-                TeamMembership.objects.create(team=team, user=request.user, role=TeamMembership.Role.OWNER)
-        except IntegrityError:
-            raise ValidationError({"name": ["A team with this name already exists."]}) from None
+        team = services.create_team(actor=request.user, name=data["name"])
         return Response(team_payload(team, request.user), status=status.HTTP_201_CREATED)
 
 
@@ -123,15 +92,10 @@ class TeamMembersView(SharingAPIView):
     @extend_schema(request=MemberSerializer, responses={201: OpenApiResponse(), 403: ERROR, 404: ERROR})
     def post(self, request: Request, team_id: int) -> Response:
         """Add a member or change their role (team owners only)."""
-        team = self.team_of(team_id, owner=True)
         data = _valid(MemberSerializer, request.data)
-        member = get_user_model().objects.filter(username=data["username"]).first()
-        if member is None:
-            raise ValidationError({"username": [f"No user named {data['username']!r}."]})
-        with transaction.atomic():
-            TeamMembership.objects.update_or_create(team=team, user=member, defaults={"role": data["role"]})
-            # A demotion to viewer takes write access away from open pages at once.
-            _closing_sockets_of(team)
+        team = services.add_member(
+            actor=request.user, team_id=team_id, username=data["username"], role=data["role"]
+        )
         return Response(team_payload(team, request.user), status=status.HTTP_201_CREATED)
 
 
@@ -139,12 +103,7 @@ class TeamMemberDetailView(SharingAPIView):
     @extend_schema(responses={204: None, 403: ERROR, 404: ERROR})
     def delete(self, request: Request, team_id: int, username: str) -> Response:
         """Remove a member (team owners only); their open views of the team's sessions close."""
-        team = self.team_of(team_id, owner=True)
-        with transaction.atomic():
-            removed, _ = TeamMembership.objects.filter(team=team, user__username=username).delete()
-            if not removed:
-                raise NotFound(f"{username} is not a member of {team.name}")
-            _closing_sockets_of(team)
+        services.remove_member(actor=request.user, team_id=team_id, username=username)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -163,11 +122,12 @@ class SessionSharesView(SharingAPIView):
         """Share the session with one of my teams, as viewer or editor (owner only)."""
         session = access.require_owner(request, pk)
         data = _valid(ShareSerializer, request.data)
-        team = self.team_of(data["teamId"], owner=False)
-        share = access.share_with_team(session=session, team=team, access=data["access"], actor=request.user)
-        transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
+        share = services.share_with_team(
+            session=session, team=data["teamId"], access=data["access"], actor=request.user
+        )
         return Response(
-            {"teamId": team.pk, "team": team.name, "access": share.access}, status=status.HTTP_201_CREATED
+            {"teamId": share.team.pk, "team": share.team.name, "access": share.access},
+            status=status.HTTP_201_CREATED,
         )
 
 
@@ -176,10 +136,7 @@ class SessionShareDetailView(SharingAPIView):
     def delete(self, request: Request, pk: int, team_id: int) -> Response:
         """Stop sharing with a team (owner only); its members' open views close at once."""
         session = access.require_owner(request, pk)
-        share = SessionShare.objects.select_related("team").filter(session=session, team_id=team_id).first()
-        if share is None:
-            raise NotFound(f"The session is not shared with team {team_id}")
-        access.unshare_with_team(session=session, team=share.team, actor=request.user)
+        services.unshare_with_team(session=session, team=team_id, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -196,17 +153,14 @@ class SessionLinksView(SharingAPIView):
         """Create a read-only link: whole tree or one path, live or frozen, optionally expiring."""
         session = access.require_owner(request, pk)
         data = _valid(LinkSerializer, request.data)
-        try:
-            link = access.create_share_link(
-                session=session,
-                actor=request.user,
-                scope=data["scope"],
-                entry_id=data["entryId"],
-                frozen=data["frozen"],
-                expires_at=data["expiresAt"],
-            )
-        except LookupError as exc:
-            raise NotFound(str(exc)) from None
+        link = services.create_share_link(
+            session=session,
+            actor=request.user,
+            scope=data["scope"],
+            entry_id=data["entryId"],
+            frozen=data["frozen"],
+            expires_at=data["expiresAt"],
+        )
         return Response(link_payload(request, link), status=status.HTTP_201_CREATED)
 
 
@@ -214,12 +168,7 @@ class LinkDetailView(SharingAPIView):
     @extend_schema(responses={204: None, 403: ERROR, 404: ERROR})
     def delete(self, request: Request, link_id: int) -> Response:
         """Revoke a link at once: pages opened through it lose access and their sockets close."""
-        link = ShareLink.objects.select_related("session").filter(pk=link_id).first()
-        if link is None:
-            raise NotFound(f"Link not found: {link_id}")
-        access.require_owner(request, link.session_id)
-        if link.revoked_at is None:
-            access.revoke_share_link(link=link, actor=request.user)
+        services.revoke_share_link(link=link_id, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -10,10 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..models import ChatSession
 from ..services import InvalidSessionFile
-from ..sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines
-from .errors import api_exception_handler, error_response
+from ..services.sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
+from .errors import error_response
 from .parsers import LimitedJSONParser
 
 
@@ -61,9 +60,6 @@ class SyncView(APIView):
     """Store new lines of a local Pi session file; the local file's own progress is the cursor."""
 
     parser_classes = [LimitedJSONParser]
-
-    def get_exception_handler(self) -> Any:
-        return api_exception_handler
 
     @extend_schema(
         request=SyncRequestSerializer,
@@ -131,8 +127,7 @@ class SyncView(APIView):
             return error_response("the piId query parameter is required", status.HTTP_400_BAD_REQUEST)
         if "\x00" in pi_id:
             return error_response("the piId holds a NUL character", status.HTTP_400_BAD_REQUEST)
-        session = ChatSession.objects.filter(owner=request.user, pi_id=pi_id).first()
-        cursor = Cursor.of(session)
+        session, cursor = sync_state(owner=request.user, pi_id=pi_id)
         return Response(
             {
                 "sessionId": session.pk if session else None,

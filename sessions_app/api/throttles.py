@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
 __all__ = ["LLMThrottle"]
-
-DEFAULT_LLM_RATE = "30/min"
 
 
 class LLMThrottle(UserRateThrottle):
@@ -19,5 +15,5 @@ class LLMThrottle(UserRateThrottle):
 
     def get_rate(self) -> str | None:
         # Read at request time so deployments and tests can change the rate without re-importing.
-        rates: dict[str, Any] = getattr(settings, "REST_FRAMEWORK", {}).get("DEFAULT_THROTTLE_RATES", {})
-        return getattr(settings, "PIWEB_LLM_RATE", None) or rates.get("llm") or DEFAULT_LLM_RATE
+        rate: str = settings.PIWEB_LLM_RATE
+        return rate

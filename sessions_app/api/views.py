@@ -9,10 +9,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils.http import content_disposition_header
-from django.utils.module_loading import import_string
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -21,10 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import access, link_scope, queries, rendering, services
-from ..leaf_export import export_at_leaf
-from ..models import ActionLog, ChatSession
+from ..models import ChatSession
 from ..tree_overview import build_tree_overview
-from .errors import PayloadTooLarge, api_exception_handler, error_response
+from .errors import PayloadTooLarge, error_response
 from .pagination import SessionPagination
 from .parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
 from .serializers import (
@@ -40,9 +37,6 @@ from .serializers import (
     ImportResultSerializer,
     ImportSerializer,
     LabelSerializer,
-    NavigateResultSerializer,
-    NavigateSerializer,
-    OperationSerializer,
     PathPageSerializer,
     PathQuerySerializer,
     SessionCreateSerializer,
@@ -52,19 +46,15 @@ from .serializers import (
     TreeQuerySerializer,
     context_payload,
 )
-from .throttles import LLMThrottle
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 
 
 class SessionAPIView(GenericAPIView[ChatSession]):
-    """Base view: the API's error shape, size-limited JSON bodies and the session access rules."""
+    """Base view: size-limited JSON bodies and the session access rules (errors: ``api/errors.py``)."""
 
     parser_classes = [LimitedJSONParser]
     serializer_class = SessionSerializer
-
-    def get_exception_handler(self) -> Any:
-        return api_exception_handler
 
     def get_queryset(self) -> QuerySet[ChatSession]:
         return ChatSession.objects.visible_to(self.request.user)
@@ -76,13 +66,6 @@ class SessionAPIView(GenericAPIView[ChatSession]):
     def readable(self, pk: int) -> ChatSession:
         """Return a session the caller may read; anything else is "not found"."""
         return self.access(pk).session
-
-    def writable(self, pk: int) -> ChatSession:
-        """Return a session the user may change: 404 if they cannot see it, 403 if they can only read it."""
-        return access.require_write(self.request, pk).session
-
-    def log(self, action: str, session: ChatSession | None, **detail: Any) -> None:
-        access.log_action(actor=self.request.user, action=action, session=session, **detail)
 
     def valid(self, serializer_class: type[Any], data: Any) -> dict[str, Any]:
         serializer = serializer_class(data=data)
@@ -141,15 +124,17 @@ class SessionDetailView(LinkReadableView):
     @extend_schema(request=SessionRenameSerializer, responses={200: SessionSerializer, **ERRORS})
     def patch(self, request: Request, pk: int) -> Response:
         """Rename the session (appends a ``session_info`` entry)."""
-        session = self.writable(pk)
+        grant = self.access(pk)
         data = self.valid(SessionRenameSerializer, request.data)
-        return Response(SessionSerializer(services.rename_session(session=session, name=data["name"])).data)
+        session = services.rename_session(
+            session=grant.session, name=data["name"], actor=request.user, grant=grant
+        )
+        return Response(SessionSerializer(session).data)
 
     @extend_schema(responses={204: None, **ERRORS})
     def delete(self, request: Request, pk: int) -> Response:
-        session = access.require_owner(request, pk)
-        self.log(ActionLog.Action.DELETE, session)
-        services.delete_session(session=session)
+        grant = access.require_read(request, pk, links=False)
+        services.delete_session(session=grant.session, actor=request.user, grant=grant)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -208,7 +193,7 @@ class ContextView(LinkReadableView):
         leaf_id = query.get("leaf") or grant.leaf_id()
         link_scope.require_visible(grant, leaf_id)
         view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
-        window = query.get("window") or getattr(settings, "PIWEB_DEFAULT_CONTEXT_WINDOW", None)
+        window = query.get("window") or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
         payload = context_payload(
             view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"]
         )
@@ -247,63 +232,20 @@ class PathView(LinkReadableView):
         )
 
 
-class NavigateView(SessionAPIView):
-    def get_throttles(self) -> list[Any]:
-        # Only a navigation that writes a branch summary spends model tokens.
-        summarize = isinstance(self.request.data, dict) and bool(self.request.data.get("summarize"))
-        return [LLMThrottle()] if self.request.method == "POST" and summarize else []
-
-    @extend_schema(
-        request=NavigateSerializer,
-        responses={200: NavigateResultSerializer, 202: OperationSerializer, 501: ErrorSerializer, **ERRORS},
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        """Move the leaf to a target; with ``summarize``, start a branch summary of the branch being left."""
-        session = self.writable(pk)
-        data = self.valid(NavigateSerializer, request.data)
-        if data["summarize"]:
-            starter = getattr(settings, "PIWEB_BRANCH_SUMMARY_STARTER", None)
-            if not starter:
-                return error_response(
-                    "Branch summaries are not available on this server.", status.HTTP_501_NOT_IMPLEMENTED
-                )
-            if data["targetId"] != session.leaf_entry_id:
-                queries.find_entry(session, data["targetId"])
-            operation = import_string(starter)(
-                session=session,
-                target_id=data["targetId"],
-                custom_instructions=data.get("customInstructions"),
-                replace_instructions=data["replaceInstructions"],
-                actor=request.user,
-            )
-            self.log(ActionLog.Action.NAVIGATE, session, target=data["targetId"], summarize=True)
-            return Response({"operationId": str(operation)}, status=status.HTTP_202_ACCEPTED)
-        outcome = services.navigate_without_summary(session=session, target_id=data["targetId"])
-        self.log(ActionLog.Action.NAVIGATE, session, target=data["targetId"])
-        body: dict[str, Any] = {"leafId": outcome.leaf_id}
-        if outcome.editor_text is not None:
-            body["editorText"] = outcome.editor_text
-        return Response(body)
-
-
 class ForkView(SessionAPIView):
     @extend_schema(request=ForkSerializer, responses={201: ForkResultSerializer, **ERRORS})
     def post(self, request: Request, pk: int) -> Response:
         """Create a new session from an entry of this one; the source is recorded as its parent."""
         grant = self.access(pk)
-        session = grant.session
         data = self.valid(ForkSerializer, request.data)
-        grant.entry(data["entryId"])
-        if grant.restricted and data["mode"] != "path":
-            raise PermissionDenied("This link shares part of the session: fork the path only.")
         outcome = services.fork_session(
-            session=session,
+            session=grant.session,
             entry_id=data["entryId"],
             actor=request.user,
             position=data.get("position"),
             mode=data["mode"],
+            grant=grant,
         )
-        self.log(ActionLog.Action.FORK, session, entry=data["entryId"], new_session=outcome.session.pk)
         body: dict[str, Any] = {"session": SessionSerializer(outcome.session).data}
         if outcome.editor_text is not None:
             body["editorText"] = outcome.editor_text
@@ -316,11 +258,9 @@ class CloneView(SessionAPIView):
         """Create a new session holding the path to an entry (default: the leaf)."""
         grant = self.access(pk)
         data = self.valid(CloneSerializer, request.data)
-        entry_id = data.get("entryId") or grant.leaf_id()
-        if entry_id is not None:
-            grant.entry(entry_id)
-        new = services.clone_session(session=grant.session, actor=request.user, entry_id=entry_id)
-        self.log(ActionLog.Action.CLONE, grant.session, entry=entry_id, new_session=new.pk)
+        new = services.clone_session(
+            session=grant.session, actor=request.user, entry_id=data.get("entryId") or None, grant=grant
+        )
         return Response({"session": SessionSerializer(new).data}, status=status.HTTP_201_CREATED)
 
 
@@ -328,10 +268,12 @@ class LabelView(SessionAPIView):
     @extend_schema(request=LabelSerializer, responses={201: EntrySerializer, **ERRORS})
     def post(self, request: Request, pk: int) -> Response:
         """Set or clear an entry's label (appends a ``label`` entry under the leaf)."""
-        session = self.writable(pk)
+        grant = self.access(pk)
+        session = grant.session
         data = self.valid(LabelSerializer, request.data)
-        rows = services.set_label(session=session, target_id=data["targetId"], label=data["label"])
-        self.log(ActionLog.Action.LABEL, session, target=data["targetId"])
+        rows = services.set_label(
+            session=session, target_id=data["targetId"], label=data["label"], actor=request.user, grant=grant
+        )
         return Response(
             {"entry": EntrySerializer(rows[-1]).data, "leafId": session.leaf_entry_id},
             status=status.HTTP_201_CREATED,
@@ -344,10 +286,13 @@ class AppendView(SessionAPIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         """Append Pi entries; with ``expectedLeaf``, only if the leaf has not moved (409 otherwise)."""
-        session = self.writable(pk)
+        grant = self.access(pk)
+        session = grant.session
         data = self.valid(AppendSerializer, request.data)
         expected = data.get("expectedLeaf", ...)
-        rows = services.append_entries(session=session, entries=data["entries"], expected_leaf=expected)
+        rows = services.append_entries(
+            session=session, entries=data["entries"], expected_leaf=expected, actor=request.user, grant=grant
+        )
         return Response(
             {
                 "entries": EntrySerializer(rows, many=True).data,
@@ -384,15 +329,13 @@ class ExportView(LinkReadableView):
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:
         """Download the session as a Pi JSONL file: every stored line byte for byte, ending at the leaf."""
         grant = self.access(pk)
-        session = grant.session
         leaf = request.query_params.get("leaf") or None
         if leaf is not None and "\x00" in leaf:
             return error_response("the leaf holds a NUL character", status.HTTP_400_BAD_REQUEST)
-        lines = link_scope.scoped_export(grant) if grant.restricted else export_at_leaf(session, leaf)
+        lines = services.export_session(grant=grant, actor=request.user, leaf=leaf)
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
-        self.log(ActionLog.Action.EXPORT, session, via_link=grant.via_link)
         response["Content-Disposition"] = content_disposition_header(
-            as_attachment=True, filename=services.export_filename(session)
+            as_attachment=True, filename=services.export_filename(grant.session)
         )
         return response
 
@@ -438,5 +381,4 @@ class ImportView(SessionAPIView):
             "migrated": result.migrated,
         }
         changed = result.created or result.appended > 0
-        self.log(ActionLog.Action.IMPORT, result.session, created=result.created, appended=result.appended)
         return Response(body, status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK)

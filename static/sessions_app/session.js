@@ -423,7 +423,7 @@
       const answer = await Pi.api("POST", `${base}/compact/`, body);
       await trackOperation(answer.body.operationId, "Compacting…");
     } catch (error) {
-      showError(error.status === 404 ? "Compaction is not available on this server." : error.message);
+      showError(error.message);
     }
   }
 
@@ -505,8 +505,6 @@
   }
   if (!cfg.canEdit) {
     composerOff(cfg.readOnly ? "This is a read-only link: sign in and open the session from your list to continue it." : "You can read this session but not add to it. Ask its owner for edit access, or fork it to continue in your own copy.");
-  } else if (!cfg.runsUrl) {
-    composerOff("Sending prompts needs agent runs, which this server does not offer. You can still continue, fork and label.");
   } else if (!(cfg.models || []).length) {
     composerOff(cfg.isStaff ? "No model is configured, so prompts cannot be sent. Add a model provider in the admin (Admin → LLM providers)." : "No model is configured, so prompts cannot be sent. Ask an administrator to add a model provider.");
   } else {

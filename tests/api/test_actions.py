@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from django.test import override_settings
+from django.test import Client
+from django.urls import resolve
 
-from sessions_app.models import ChatSession
+from compaction_app.api.views import NavigateView
+from compaction_app.models import CompactionRun
+from sessions_app.models import ActionLog, ChatSession
 
 pytestmark = pytest.mark.django_db
-
-_started: list[dict[str, Any]] = []
-
-
-def start_branch_summary(**kwargs: Any) -> str:
-    """Stand in for the compaction app's starter, recording what the API passed."""
-    _started.append(kwargs)
-    return "op-1"
 
 
 def test_navigate_to_user_message_returns_its_text(api_client: Any, stored: Any) -> None:
@@ -34,23 +30,19 @@ def test_navigate_unknown_target_is_404(api_client: Any, stored: Any) -> None:
     assert response.status_code == 404 and response.json()["error"] == "Entry zz not found"
 
 
-def test_navigate_with_summary_without_a_starter_is_501(api_client: Any, stored: Any) -> None:
+def test_navigate_with_summary_is_a_route_of_the_compaction_app(api_client: Any, stored: Any) -> None:
     url = f"/api/sessions/{stored.pk}/navigate/"
-    with override_settings(PIWEB_BRANCH_SUMMARY_STARTER=None):
-        response = api_client.post(url, {"targetId": "a2", "summarize": True}, format="json")
-    assert response.status_code == 501 and "not available" in response.json()["error"]
+    assert resolve(url).func.view_class is NavigateView  # type: ignore[attr-defined]
+    response = api_client.post(
+        url, {"targetId": "a2", "summarize": True, "customInstructions": "focus"}, format="json"
+    )
+    assert response.status_code == 202
+    run = CompactionRun.objects.get(operation_id=response.json()["operationId"])
+    assert (run.kind, run.target_id, run.custom_instructions) == ("branch_summary", "a2", "focus")
+    # The leaf moves only when the summary is written; the request is logged with the run.
     assert api_client.get(f"/api/sessions/{stored.pk}/").json()["leafId"] == "a3"
-
-
-def test_navigate_with_summary_calls_the_configured_starter(api_client: Any, stored: Any) -> None:
-    with override_settings(PIWEB_BRANCH_SUMMARY_STARTER=f"{__name__}.start_branch_summary"):
-        response = api_client.post(
-            f"/api/sessions/{stored.pk}/navigate/",
-            {"targetId": "a2", "summarize": True, "customInstructions": "focus"},
-            format="json",
-        )
-    assert response.status_code == 202 and response.json() == {"operationId": "op-1"}
-    assert _started[-1]["target_id"] == "a2" and _started[-1]["custom_instructions"] == "focus"
+    logged = ActionLog.objects.get(action="navigate", session=stored)
+    assert logged.detail == {"target": "a2", "summarize": True}
 
 
 def test_labels_set_and_clear(api_client: Any, stored: Any) -> None:
@@ -137,12 +129,24 @@ def test_context_of_leaf_and_of_any_entry(api_client: Any, stored: Any) -> None:
     assert [m["role"] for m in body["llmMessages"]] == ["user", "assistant", "user", "assistant"]
     assert body["model"] == {"provider": "p", "modelId": "m"} and body["thinkingLevel"] == "off"
     assert body["estimate"]["usageTokens"] == 15 and body["estimate"]["lastUsageIndex"] == 3
-    assert body["contextWindow"] is None
+    assert body["contextWindow"]["window"] == 200_000  # PIWEB_DEFAULT_CONTEXT_WINDOW's default
     other = api_client.get(url + "?leaf=u2&window=1000").json()
     assert [m["entryId"] for m in other["messages"]] == ["u1", "a1", "u2"]
     assert other["contextWindow"]["window"] == 1000
     assert other["contextWindow"]["fraction"] == other["estimate"]["tokens"] / 1000
     assert api_client.get(url + "?leaf=zz").status_code == 404
+
+
+def test_the_default_context_window_setting_is_the_same_in_the_api_and_the_page(
+    api_client: Any, stored: Any, settings: Any
+) -> None:
+    settings.PIWEB_DEFAULT_CONTEXT_WINDOW = 1000
+    api = api_client.get(f"/api/sessions/{stored.pk}/context/").json()["contextWindow"]
+    client = Client()
+    client.force_login(api_client.user)
+    page = client.get(f"/sessions/{stored.pk}/").content.decode()
+    config = json.loads(page.split('id="session-config" type="application/json">')[1].split("</script>")[0])
+    assert api["window"] == config["contextWindow"] == 1000
 
 
 def test_tree_overview_marks_branches_leaves_and_the_current_path(api_client: Any, stored: Any) -> None:

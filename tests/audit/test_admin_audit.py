@@ -13,7 +13,6 @@ from piweb.agent import services as agent_services
 from piweb.audit.models import OmittedAttempt
 from piweb.audit.usage import compute_rollup
 from piweb.llm import testserver as script
-from sessions_app import access
 from sessions_app import services as session_services
 from sessions_app.models import ActionLog, Team, TeamMembership
 from tests.agent.conftest import entries, seeded_session
@@ -210,7 +209,7 @@ def test_the_action_log_cannot_be_changed_through_the_admin(user) -> None:
     session = seeded_session(owner, turns=1)
     team = Team.objects.create(name="core")
     TeamMembership.objects.create(team=team, user=owner, role="owner")
-    access.share_with_team(actor=owner, session=session, team=team, access="viewer")
+    session_services.share_with_team(actor=owner, session=session, team=team, access="viewer")
     row = ActionLog.objects.get(action="share")
     client = staff_client(user)
 

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from compaction_app.models import CompactionRun, LLMProvider
 from piweb.agent.models import AgentRun
 from piweb.celery import app as celery_app
-from sessions_app import access, services
+from sessions_app import services
 from sessions_app.models import ChatSession, ShareLink, Team, TeamMembership
 from tests.api.helpers import session_file, small_tree
 
@@ -70,8 +70,8 @@ def build_world(user: Callable[..., Any]) -> World:
     TeamMembership.objects.create(team=team, user=editor, role=TeamMembership.Role.EDITOR)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
     session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
-    access.share_with_team(session=session, team=team, access="editor", actor=owner)
-    link = access.create_share_link(session=session, actor=owner)
+    services.share_with_team(session=session, team=team, access="editor", actor=owner)
+    link = services.create_share_link(session=session, actor=owner)
     operation = CompactionRun.objects.create(
         idempotency_key="authz-op", kind="compaction", session=session, reason="manual", requested_by=owner
     )

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from piweb.asgi import application
-from sessions_app import access, services
+from sessions_app import services
 from sessions_app.models import ChatSession
 
 from .conftest import World, build_world
@@ -68,7 +68,7 @@ def test_a_live_tree_link_follows_new_entries(w: World) -> None:
 
 
 def test_a_frozen_link_never_shows_entries_appended_later(w: World) -> None:
-    link = access.create_share_link(session=w.session, actor=w.owner, frozen=True)
+    link = services.create_share_link(session=w.session, actor=w.owner, frozen=True)
     new_id = append_more(w.session)
     client = holder(link.token)
     pk = w.session.pk
@@ -83,7 +83,7 @@ def test_a_frozen_link_never_shows_entries_appended_later(w: World) -> None:
 
 
 def test_a_path_link_never_reveals_sibling_branches(w: World) -> None:
-    link = access.create_share_link(session=w.session, actor=w.owner, scope="path", entry_id="a3")
+    link = services.create_share_link(session=w.session, actor=w.owner, scope="path", entry_id="a3")
     client = holder(link.token)
     pk = w.session.pk
     assert entry_ids(client, pk) == BRANCH_TWO
@@ -97,7 +97,7 @@ def test_a_path_link_never_reveals_sibling_branches(w: World) -> None:
 
 
 def test_a_live_path_link_follows_the_current_leaf(w: World) -> None:
-    link = access.create_share_link(session=w.session, actor=w.owner, scope="path")
+    link = services.create_share_link(session=w.session, actor=w.owner, scope="path")
     client = holder(link.token)
     assert entry_ids(client, w.session.pk) == BRANCH_TWO
     services.navigate_without_summary(session=w.session, target_id="a2")
@@ -105,7 +105,7 @@ def test_a_live_path_link_follows_the_current_leaf(w: World) -> None:
 
 
 def test_an_expired_link_stops_working(w: World) -> None:
-    link = access.create_share_link(
+    link = services.create_share_link(
         session=w.session, actor=w.owner, expires_at=timezone.now() - dt.timedelta(seconds=1)
     )
     assert holder(link.token).get(f"/api/sessions/{w.session.pk}/").status_code == 404
@@ -133,7 +133,7 @@ def test_writes_through_a_link_are_refused_even_when_signed_in(w: World) -> None
 
 
 def test_a_signed_in_link_holder_forks_with_provenance_inside_the_scope(w: World) -> None:
-    link = access.create_share_link(session=w.session, actor=w.owner, scope="path", entry_id="a3")
+    link = services.create_share_link(session=w.session, actor=w.owner, scope="path", entry_id="a3")
     client = holder(link.token)
     client.force_login(w.other)
     pk = w.session.pk

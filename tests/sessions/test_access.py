@@ -25,6 +25,8 @@ DATA = (
 def world(user: Callable[..., Any]) -> dict[str, Any]:
     owner, editor, viewer, other = user("owner"), user("editor"), user("viewer"), user("other")
     team = Team.objects.create(name="core")
+    # A session is shared only with a team its owner belongs to.
+    TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=editor, role=TeamMembership.Role.EDITOR)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
     session = services.import_jsonl(owner=owner, data=DATA).session
@@ -55,36 +57,36 @@ def test_private_until_shared(world: dict[str, Any]) -> None:
 
 def test_team_roles_limit_an_editor_share(world: dict[str, Any]) -> None:
     s = world["session"]
-    access.share_with_team(
+    services.share_with_team(
         session=s, team=world["team"], access=SessionShare.Access.EDITOR, actor=world["owner"]
     )
     assert _can(world["editor"], s) == (True, True)
     assert _can(world["viewer"], s) == (True, False)  # a team viewer never edits
     assert _can(world["other"], s) == (False, False)
-    access.share_with_team(
+    services.share_with_team(
         session=s, team=world["team"], access=SessionShare.Access.VIEWER, actor=world["owner"]
     )
     assert _can(world["editor"], s) == (True, False)
-    access.unshare_with_team(session=s, team=world["team"], actor=world["owner"])
+    services.unshare_with_team(session=s, team=world["team"], actor=world["owner"])
     assert _can(world["editor"], s) == (False, False)
 
 
 def test_only_the_owner_shares(world: dict[str, Any]) -> None:
     with pytest.raises(PermissionError):
-        access.share_with_team(
+        services.share_with_team(
             session=world["session"], team=world["team"], access="viewer", actor=world["other"]
         )
 
 
 def test_links_are_read_only_revocable_and_expire(world: dict[str, Any]) -> None:
     s, owner = world["session"], world["owner"]
-    link = access.create_share_link(session=s, actor=owner)
+    link = services.create_share_link(session=s, actor=owner)
     granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.token)
     assert granted is not None and not granted.can_write and granted.via_link
     assert access.resolve_access(AnonymousUser(), s.pk, link_token="wrong") is None
-    access.revoke_share_link(link=link, actor=owner)
+    services.revoke_share_link(link=link, actor=owner)
     assert access.resolve_access(AnonymousUser(), s.pk, link_token=link.token) is None
-    expired = access.create_share_link(
+    expired = services.create_share_link(
         session=s, actor=owner, expires_at=timezone.now() - timedelta(seconds=1)
     )
     assert access.resolve_access(AnonymousUser(), s.pk, link_token=expired.token) is None
@@ -92,7 +94,7 @@ def test_links_are_read_only_revocable_and_expire(world: dict[str, Any]) -> None
 
 def test_frozen_path_link_is_pinned(world: dict[str, Any]) -> None:
     s, owner = world["session"], world["owner"]
-    link = access.create_share_link(session=s, actor=owner, scope="path", frozen=True)
+    link = services.create_share_link(session=s, actor=owner, scope="path", frozen=True)
     services.append_entries(session=s, entries=[{"type": "custom", "customType": "later"}])
     granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.token)
     assert granted is not None
@@ -100,7 +102,7 @@ def test_frozen_path_link_is_pinned(world: dict[str, Any]) -> None:
 
 
 def test_sharing_is_audited_and_the_log_is_append_only(world: dict[str, Any]) -> None:
-    access.share_with_team(
+    services.share_with_team(
         session=world["session"], team=world["team"], access="viewer", actor=world["owner"]
     )
     row = ActionLog.objects.get(action="share")

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
-from sessions_app import access, realtime, services
+from sessions_app import realtime, services
 from sessions_app.models import ChatSession, Team, TeamMembership
 
 from .conftest import PASSWORD
@@ -55,7 +55,7 @@ def test_a_team_viewer_sees_the_session_but_cannot_act(
     TeamMembership.objects.create(team=team, user=owner, role="owner")
     TeamMembership.objects.create(team=team, user=viewer, role="viewer")
     session = shared_session(owner)
-    access.share_with_team(session=session, team=team, access="editor", actor=owner)
+    services.share_with_team(session=session, team=team, access="editor", actor=owner)
 
     page = sign_in(open_browser(), "vic")
     page.goto(f"{server_url}/sessions/{session.pk}/")
@@ -79,7 +79,7 @@ def test_a_revoked_link_stops_an_open_page_live(
 ) -> None:
     owner = account("olga")
     session = shared_session(owner)
-    link = access.create_share_link(session=session, actor=owner)
+    link = services.create_share_link(session=session, actor=owner)
 
     page = open_browser().new_page()
     page.goto(f"{server_url}/s/{link.token}/")
@@ -92,7 +92,7 @@ def test_a_revoked_link_stops_an_open_page_live(
     assert page.evaluate(FORGED_NAVIGATE, [session.pk, link.token]) == 403
     screenshot(page, "sharing-link-open")
 
-    access.revoke_share_link(link=link, actor=owner)
+    services.revoke_share_link(link=link, actor=owner)
     realtime.flush()
     expect(page.locator("body[data-revoked=true]")).to_have_count(1)
     expect(page.locator("#live-status")).to_have_text("no live access")

@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandParser
 
-from piweb.imports import import_optional
+from sessions_app.models import ChatSession
+from sessions_app.services import import_jsonl
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo"
@@ -35,22 +36,9 @@ class Command(BaseCommand):
         return user
 
     def _import_demo_sessions(self, user: AbstractBaseUser, folder: Path) -> None:
-        services = import_optional("sessions_app.services")
-        if services is None or not hasattr(services, "import_jsonl"):
-            self.stderr.write(
-                self.style.WARNING("sessions_app.services.import_jsonl is missing; no demo import.")
-            )
-            return
-        if self._owns_sessions(user):
+        if ChatSession.objects.filter(owner=user).exists():
             self.stdout.write("Demo sessions already imported.")
             return
         for path in sorted(folder.glob("*.jsonl")):
-            services.import_jsonl(owner=user, data=path.read_bytes(), filename=path.name)
+            import_jsonl(owner=user, data=path.read_bytes(), filename=path.name)
             self.stdout.write(f"Imported {path.name}")
-
-    def _owns_sessions(self, user: AbstractBaseUser) -> bool:
-        models = import_optional("sessions_app.models")
-        chat_session = getattr(models, "ChatSession", None)
-        if chat_session is None:
-            return False
-        return chat_session.objects.filter(owner=user).exists()

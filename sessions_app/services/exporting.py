@@ -1,6 +1,7 @@
-"""Export that resumes in Pi where piweb stands: at the session's leaf, or at a node the user picked.
+"""Export a session as the Pi JSONL file it was imported from (or the part a share link shows).
 
-Pi resumes a file at its last line. When that line is not the wanted leaf (the leaf was moved in piweb
+The download resumes in Pi where piweb stands: at the session's leaf, or at a node the user picked. Pi
+resumes a file at its last line. When that line is not the wanted leaf (the leaf was moved in piweb
 without a new entry, a fork copied a whole subtree, or the user continues from another node), one
 ``custom`` marker line under the leaf is added to the download. It is not stored: when Pi continues the
 file and ``piweb-sync push`` sends it back, the marker arrives as an ordinary entry.
@@ -9,13 +10,41 @@ file and ``piweb-sync push`` sends it back, the marker arrives as an ordinary en
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
-from .domain.jsjson import js_stringify
-from .domain.leaf_marker import deterministic_id, leaf_marker
-from .models import ChatSession, Entry
-from .services import InvalidEntries, export_jsonl
+from django.db import transaction
 
-__all__ = ["export_at_leaf", "marker_for"]
+from .. import access, link_scope
+from ..domain.jsjson import js_stringify
+from ..domain.leaf_marker import deterministic_id, leaf_marker
+from ..models import ChatSession, Entry
+from .actions import Action, record_action
+from .errors import InvalidEntries
+
+__all__ = ["export_at_leaf", "export_filename", "export_jsonl", "export_session", "marker_for"]
+
+
+def export_session(*, grant: access.Access, actor: Any, leaf: str | None = None) -> Iterable[bytes]:
+    """Return the file this viewer may download (ending at ``leaf``), recording the export in the log."""
+    # An unknown leaf is refused here, before anything is logged.
+    lines = link_scope.scoped_export(grant) if grant.restricted else export_at_leaf(grant.session, leaf)
+    with transaction.atomic():
+        record_action(actor=actor, action=Action.EXPORT, session=grant.session, via_link=grant.via_link)
+    return lines
+
+
+def export_jsonl(session: ChatSession) -> Iterable[bytes]:
+    """Yield the session file: the header line, then every entry's stored line, in append order."""
+    yield (session.header_raw + "\n").encode("utf-8", errors="surrogatepass")
+    rows = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+    for raw in rows.iterator(chunk_size=2000):
+        yield (raw + "\n").encode("utf-8", errors="surrogatepass")
+
+
+def export_filename(session: ChatSession) -> str:
+    """Return the file name Pi gives this session: its header timestamp (``:`` and ``.`` as ``-``), id."""
+    stamp = session.pi_timestamp.replace(":", "-").replace(".", "-")
+    return f"{stamp}_{session.pi_id}.jsonl"
 
 
 def marker_for(session: ChatSession, leaf_id: str | None) -> str | None:

@@ -15,13 +15,15 @@ from typing import Any
 
 from django.db import transaction
 
-from .domain.entries import entry_from_value
-from .domain.jsjson import INVALID, js_truthy, parse_json
-from .domain.jsonl import SkippedLine
-from .models import ChatSession, Entry
-from .services import InvalidSessionFile, _append_rows, _check_storable_entry, _create_session, import_jsonl
+from ..domain.entries import entry_from_value
+from ..domain.jsjson import INVALID, js_truthy, parse_json
+from ..domain.jsonl import SkippedLine
+from ..models import ChatSession, Entry
+from .errors import InvalidSessionFile
+from .importing import import_jsonl
+from .rows import append_rows, check_storable_entry, create_session_row
 
-__all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines"]
+__all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,12 @@ class SyncResult:
     known: int
     cursor: Cursor
     skipped: list[SkippedLine] = field(default_factory=list)
+
+
+def sync_state(*, owner: Any, pi_id: str) -> tuple[ChatSession | None, Cursor | None]:
+    """Return the owner's session with this Pi id and the sync cursor the server holds for it."""
+    session = ChatSession.objects.filter(owner=owner, pi_id=pi_id).first()
+    return session, Cursor.of(session)
 
 
 def _header(header_line: str) -> dict[str, Any]:
@@ -124,20 +132,20 @@ def sync_lines(
         raws, values, skipped = _parse(lines, start.lines, skip)
         created = session is None
         if session is None:
-            session = _create_session(
+            session = create_session_row(
                 owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename="live sync"
             )
         fresh_raws, fresh_values = _drop_known(session, raws, values)
         entries = [entry_from_value(0, v) for v in fresh_values]
         for offset, entry in enumerate(entries):
             try:
-                _check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
+                check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
             except InvalidSessionFile as exc:
                 raise InvalidSessionFile(
                     f"line {start.lines + skip + offset + 1} after the header: {exc}"
                 ) from exc
         if entries:
-            _append_rows(session, entries, fresh_raws, move_leaf=True)
+            append_rows(session, entries, fresh_raws, move_leaf=True)
         ids = [v["id"] for v in values if isinstance(v, dict) and isinstance(v.get("id"), str)]
         last_id = ids[-1] if ids else (cursor.last_id if cursor is not None and not reset else start.last_id)
         new_cursor = Cursor(end_lines, end_bytes, last_id)

@@ -1,0 +1,303 @@
+"""Compaction as Pi does it: manual (queued, from the API) or automatic (threshold, overflow, from runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from sessions_app import access
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.tokens import current_system_message, estimate_tokens
+from sessions_app.models import ChatSession
+from sessions_app.queries import context_for_leaf
+from sessions_app.services import Action, AppendConflict, append_entries, record_action
+
+from ..domain.preparation import CompactionPreparation, manual_compaction_error, prepare_compaction
+from ..domain.settings import resolve_settings
+from ..domain.summary import CompactionResult, Summarizer, compact
+from ..models import CompactionRun
+from .operations import (
+    Reason,
+    Recorder,
+    Status,
+    announce_end,
+    begin,
+    copy_run,
+    cost,
+    create_run,
+    enqueue,
+    event_prefix,
+    existing_run,
+    fail_run,
+    finish,
+    lock_idle_session,
+    scoped_key,
+    summarizer_for,
+)
+
+__all__ = [
+    "BUSY_COMPACTING",
+    "SESSION_CHANGED",
+    "CompactionOutcome",
+    "CompactionRefused",
+    "check_compaction",
+    "compact_session",
+    "compaction_settings",
+    "request_compaction",
+]
+
+SESSION_CHANGED = "Session changed while compacting"
+BUSY_COMPACTING = "Wait for the current compaction or tree navigation to finish before compacting."
+
+
+class CompactionRefused(Exception):
+    """Pi refuses the compaction before any work starts ("Already compacted", "Nothing to compact …")."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionOutcome:
+    """How a compaction ended; ``error_message`` is the text Pi's ``compaction_end`` event carries."""
+
+    operation_id: str
+    status: str  # succeeded | failed | cancelled | skipped
+    reason: str
+    entry_id: str | None = None
+    summary: str | None = None
+    first_kept_entry_id: str | None = None
+    tokens_before: float | None = None
+    estimated_tokens_after: int | None = None
+    usage: Mapping[str, Any] | None = None
+    details: Mapping[str, Any] | None = None
+    error: str | None = None  # the bare reason, e.g. "Already compacted"
+    error_message: str | None = None
+
+
+def compaction_settings(provider: Any = None, model_id: Any = None) -> Any:
+    """Return the compaction settings (``PIWEB_COMPACTION*``) with a model's overrides applied."""
+    defaults = {
+        "reserveTokens": settings.PIWEB_COMPACTION_RESERVE_TOKENS,
+        "keepRecentTokens": settings.PIWEB_COMPACTION_KEEP_RECENT_TOKENS,
+    }
+    configured = settings.PIWEB_COMPACTION or {}
+    return resolve_settings({**defaults, **configured}, provider=provider, model_id=model_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    preparation: CompactionPreparation | None
+    error: str | None
+    system_message: dict[str, Any] | None
+    path: list[DomainEntry]
+
+
+def _plan(session: ChatSession, leaf_id: str | None) -> _Plan:
+    """Plan a compaction of the path to ``leaf_id`` from the rows its projection reads."""
+    view = context_for_leaf(session, leaf_id, use_session_leaf=False)
+    model = view.projection.model or {}
+    preparation = prepare_compaction(
+        view.path, compaction_settings(model.get("provider"), model.get("modelId"))
+    )
+    return _Plan(
+        preparation,
+        manual_compaction_error(view.path, preparation),
+        current_system_message(view.projection.messages),
+        view.path,
+    )
+
+
+def _replaced_range(plan: _Plan) -> tuple[int | None, int | None]:
+    """Return the first and last append sequence of the path entries the summary stands for."""
+    prep = plan.preparation
+    if prep is None:
+        return None, None
+    sources = {m.source for m in prep.history + prep.turn_prefix if m.source is not None}
+    seqs = [e.seq for e in plan.path if e.id in sources]
+    kept = next((i for i, e in enumerate(plan.path) if e.id == prep.first_kept_entry_id), None)
+    last = plan.path[kept - 1].seq if kept else (max(seqs) if seqs else None)
+    return (min(seqs) if seqs else None), last
+
+
+def check_compaction(session: ChatSession) -> None:
+    """Raise CompactionRefused with Pi's message when a manual compaction of the leaf cannot run."""
+    error = _plan(session, session.leaf_entry_id).error
+    if error is not None:
+        raise CompactionRefused(error)
+
+
+def request_compaction(
+    *,
+    session: ChatSession,
+    reason: str = Reason.MANUAL,
+    custom_instructions: str | None = None,
+    requested_by: Any = None,
+    idempotency_key: str | None = None,
+) -> CompactionRun:
+    """Queue a compaction of the session's leaf and return its run; the task is sent after commit.
+
+    ``requested_by`` must be allowed to change the session. A repeated ``idempotency_key`` returns the
+    first run. Pi's refusals are checked here, before queueing; the request is logged with the run.
+    """
+    access.authorize(requested_by, session, access.WRITE)
+    key = scoped_key("compaction", session, requested_by, idempotency_key)
+    existing = existing_run(key)
+    if existing is not None:
+        return existing
+    check_compaction(session)
+    try:
+        with transaction.atomic():
+            locked = lock_idle_session(session, BUSY_COMPACTING)
+            run = create_run(
+                session=locked,
+                kind=CompactionRun.Kind.COMPACTION,
+                reason=reason,
+                requested_by=requested_by,
+                key=key,
+                planned_leaf=locked.leaf_entry_id,
+                custom_instructions=custom_instructions or None,
+            )
+            if requested_by is not None:
+                record_action(
+                    actor=requested_by, action=Action.COMPACT, session=locked, operation=str(run.operation_id)
+                )
+            transaction.on_commit(partial(enqueue, "run_compaction", run.pk))
+    except IntegrityError:
+        # The same key raced in from a second request: both callers get the first run.
+        found = existing_run(key)
+        if found is None:
+            raise
+        return found
+    return run
+
+
+def compact_session(
+    *,
+    session: ChatSession,
+    reason: str,
+    custom_instructions: str | None = None,
+    will_retry: bool = False,
+    requested_by: Any = None,
+    summarizer: Summarizer | None = None,
+    run: CompactionRun | None = None,
+) -> CompactionOutcome:
+    """Compact the session's path now and record the run. Never call inside a transaction.
+
+    Without ``run`` the current leaf is compacted and a run is recorded; automatic compactions with
+    nothing to compact return "skipped" with no record and no events, as Pi does.
+    """
+    planned_leaf = run.planned_leaf if run is not None else session.leaf_entry_id
+    plan = _plan(session, planned_leaf)
+    if run is None:
+        if plan.preparation is None and reason != Reason.MANUAL:
+            return CompactionOutcome(operation_id="", status="skipped", reason=reason, error=plan.error)
+        run = create_run(
+            session=session,
+            kind=CompactionRun.Kind.COMPACTION,
+            reason=reason,
+            requested_by=requested_by,
+            key=None,
+            planned_leaf=planned_leaf,
+            custom_instructions=custom_instructions,
+            will_retry=will_retry,
+        )
+    if not begin(run):
+        return _outcome(run)
+    if plan.preparation is None:
+        return _outcome(fail_run(run, plan.error or "compaction failed"), error=plan.error)
+    session.refresh_from_db(fields=["leaf_entry_id", "leaf_seq"])
+    if session.leaf_entry_id != planned_leaf:
+        return _outcome(fail_run(run, SESSION_CHANGED), error=SESSION_CHANGED)
+
+    recorder = Recorder(summarizer or summarizer_for(session))
+    try:
+        result = compact(plan.preparation, recorder, run.custom_instructions)
+    except Exception as exc:  # any failure of the summary, Pi's messages included, fails the run
+        message = str(exc) or "compaction failed"
+        return _outcome(fail_run(run, message), error=message)
+    try:
+        _record(session, run, plan, result, recorder)
+    except AppendConflict:
+        return _outcome(fail_run(run, SESSION_CHANGED), error=SESSION_CHANGED)
+    return _outcome(run, details=result.details, tokens_before=result.tokens_before)
+
+
+def _entry(plan: _Plan, result: CompactionResult) -> dict[str, Any]:
+    """Return the compaction entry as Pi writes it, stamped now."""
+    now = datetime.now(UTC)
+    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    entry: dict[str, Any] = {
+        "type": "compaction",
+        "timestamp": stamp,
+        "summary": result.summary,
+        "firstKeptEntryId": result.first_kept_entry_id,
+        "tokensBefore": result.tokens_before,
+        "details": result.details,
+    }
+    if result.usage is not None:
+        entry["usage"] = result.usage
+    entry["fromHook"] = False
+    if plan.system_message is not None:
+        # The prompt in force at compaction time, stamped with the compaction's own time.
+        entry["systemMessage"] = {**plan.system_message, "timestamp": int(now.timestamp() * 1000)}
+    return entry
+
+
+def _record(
+    session: ChatSession, run: CompactionRun, plan: _Plan, result: CompactionResult, recorder: Recorder
+) -> None:
+    """Append the entry and finish the run (its history row, with the range replaced) in one transaction."""
+    first_seq, last_seq = _replaced_range(plan)
+    with transaction.atomic():
+        locked = CompactionRun.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished:  # another delivery of this task finished first, or a cancel
+            copy_run(locked, run)
+            return
+        rows = append_entries(session=session, entries=[_entry(plan, result)], expected_leaf=run.planned_leaf)
+        new_id = rows[-1].entry_id
+        after = context_for_leaf(session, new_id)
+        finish(
+            locked,
+            Status.SUCCEEDED,
+            result_entry_id=new_id,
+            result_leaf_id=new_id,
+            summary=result.summary,
+            first_kept_entry_id=result.first_kept_entry_id,
+            tokens_before=round(result.tokens_before),
+            tokens_after=sum(estimate_tokens(m) for m in after.projection.messages),
+            summarizer=recorder.name,
+            model=", ".join(recorder.models),
+            usage=result.usage,
+            cost=cost(result.usage),
+            replaced_first_seq=first_seq,
+            replaced_last_seq=last_seq,
+            error="",
+        )
+        transaction.on_commit(partial(announce_end, locked))
+        copy_run(locked, run)
+
+
+def _outcome(run: CompactionRun, **extra: Any) -> CompactionOutcome:
+    error = extra.pop("error", None)
+    if error is None and run.status == Status.FAILED:
+        prefix = event_prefix(run.reason)
+        error = run.error[len(prefix) :] if run.error.startswith(prefix) else run.error
+    fields: dict[str, Any] = {
+        "operation_id": str(run.operation_id),
+        "status": run.status,
+        "reason": run.reason,
+        "entry_id": run.result_entry_id,
+        "summary": run.summary or None,
+        "first_kept_entry_id": run.first_kept_entry_id,
+        "tokens_before": run.tokens_before,
+        "estimated_tokens_after": run.tokens_after,
+        "usage": run.usage,
+        "error": error,
+        "error_message": run.error or None,
+    }
+    fields.update(extra)
+    return CompactionOutcome(**fields)

@@ -1,0 +1,267 @@
+"""Bookkeeping shared by compactions and branch summaries: each is a ``CompactionRun`` row.
+
+A run reads and plans, calls the summarizer with no transaction open, then writes in one short
+transaction that locks the run, then the session, and re-checks the leaf it planned for. The run's
+status changes in that same transaction, so a task delivered twice, or delivered again after its
+worker died, writes at most one entry. Events go out only after commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from sessions_app import access, realtime
+from sessions_app.domain.operations import TreeOperationError
+from sessions_app.models import ChatSession
+
+from ..domain.summary import Summarizer, SummaryRequest, SummaryResponse
+from ..models import CompactionRun, LLMProvider
+from ..summarizers import LLMSummarizer, OfflineSummarizer
+
+__all__ = [
+    "OperationFinished",
+    "OperationInProgress",
+    "Reason",
+    "Status",
+    "cancel_operation",
+    "fail_run",
+    "summarizer_for",
+]
+
+log = logging.getLogger(__name__)
+
+Status = CompactionRun.Status
+Reason = CompactionRun.Reason
+
+
+class OperationInProgress(TreeOperationError):
+    """Another compaction or branch summary of the session is queued or running."""
+
+
+class OperationFinished(Exception):
+    """The operation already ended and can no longer be cancelled."""
+
+
+# -- summarizers ----------------------------------------------------------------------------------------
+
+
+def summarizer_for(session: ChatSession) -> Summarizer:
+    """Return the summarizer for a session: the setting's factory, the default provider, or the offline one.
+
+    ``PIWEB_SUMMARIZER`` names a callable taking the session; it is where a deployment substitutes its
+    own summaries (Pi's ``session_before_compact`` extension point).
+    """
+    factory = settings.PIWEB_SUMMARIZER
+    if factory:
+        return import_string(factory)(session)
+    provider = LLMProvider.objects.filter(is_summarizer_default=True).first()
+    if provider is not None:
+        return LLMSummarizer(config=provider.config())
+    return OfflineSummarizer()
+
+
+@dataclass(slots=True)
+class Recorder:
+    """Pass requests through, remembering which model answered."""
+
+    inner: Summarizer
+    models: list[str] = field(default_factory=list)
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        response = self.inner.summarize(request)
+        model = response.get("model")
+        if isinstance(model, str) and model not in self.models:
+            self.models.append(model)
+        return response
+
+    @property
+    def name(self) -> str:
+        return type(self.inner).__name__
+
+
+def context_window(summarizer: Summarizer) -> int | None:
+    config = getattr(summarizer, "config", None)
+    return getattr(config, "context_window", None)
+
+
+def cost(usage: Mapping[str, Any] | None) -> float | None:
+    spent = usage.get("cost") if isinstance(usage, Mapping) else None
+    total = spent.get("total") if isinstance(spent, Mapping) else None
+    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None
+
+
+# -- run bookkeeping ------------------------------------------------------------------------------------
+
+
+def event_prefix(reason: str) -> str:
+    if reason == Reason.OVERFLOW:
+        return "Context overflow recovery failed: "
+    if reason == Reason.THRESHOLD:
+        return "Auto-compaction failed: "
+    return "Compaction failed: "
+
+
+def _events(run: CompactionRun) -> tuple[str, str]:
+    if run.kind == CompactionRun.Kind.COMPACTION:
+        return "compaction_start", "compaction_end"
+    return "branch_summary_start", "branch_summary_end"
+
+
+def begin(run: CompactionRun) -> bool:
+    """Mark the run running; return False if it already finished. Announces the start only once."""
+    with transaction.atomic():
+        locked = CompactionRun.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished:
+            copy_run(locked, run)
+            return False
+        first = locked.status == Status.QUEUED
+        locked.status = Status.RUNNING
+        locked.attempts += 1
+        locked.started_at = locked.started_at or timezone.now()
+        locked.save(update_fields=["status", "attempts", "started_at"])
+        if first:
+            start, _ = _events(locked)
+            transaction.on_commit(
+                partial(
+                    realtime.broadcast,
+                    locked.session_id,
+                    start,
+                    operationId=str(locked.operation_id),
+                    reason=locked.reason,
+                )
+            )
+        copy_run(locked, run)
+    return True
+
+
+def copy_run(source: CompactionRun, target: CompactionRun) -> None:
+    """Bring the caller's instance up to date with the locked row."""
+    if source is not target:
+        for column in CompactionRun._meta.concrete_fields:
+            setattr(target, column.attname, getattr(source, column.attname))
+
+
+def finish(run: CompactionRun, status: str, **fields: Any) -> None:
+    """Set the run's final state on the locked row; the caller holds the transaction."""
+    run.status = status
+    run.finished_at = timezone.now()
+    if run.started_at is not None:
+        run.duration_ms = int((run.finished_at - run.started_at).total_seconds() * 1000)
+    for key, value in fields.items():
+        setattr(run, key, value)
+    run.save()
+
+
+def fail_run(run: CompactionRun, error: str, *, aborted: bool = False) -> CompactionRun:
+    """Record a failure (or a cancellation) unless the run already ended, and announce it after commit."""
+    with transaction.atomic():
+        locked = CompactionRun.objects.select_for_update().get(pk=run.pk)
+        if not locked.is_finished:
+            message = (
+                None
+                if aborted
+                else (event_prefix(locked.reason) + error if locked.kind == "compaction" else error)
+            )
+            finish(locked, Status.CANCELLED if aborted else Status.FAILED, error=message or "")
+            transaction.on_commit(partial(announce_end, locked))
+        copy_run(locked, run)
+    return run
+
+
+def announce_end(run: CompactionRun) -> None:
+    _, end = _events(run)
+    fields: dict[str, Any] = {"operationId": str(run.operation_id), "reason": run.reason}
+    if run.kind == CompactionRun.Kind.COMPACTION:
+        fields["aborted"] = run.status == Status.CANCELLED
+        fields["willRetry"] = run.will_retry if run.status == Status.SUCCEEDED else False
+        if run.status == Status.SUCCEEDED:
+            fields["result"] = {
+                "summary": run.summary,
+                "firstKeptEntryId": run.first_kept_entry_id,
+                "tokensBefore": run.tokens_before,
+                "estimatedTokensAfter": run.tokens_after,
+                "usage": run.usage,
+                "entryId": run.result_entry_id,
+            }
+        elif run.status == Status.FAILED:
+            fields["errorMessage"] = run.error
+    else:
+        fields.update(
+            status=run.status,
+            oldLeafId=run.planned_leaf,
+            newLeafId=run.result_leaf_id,
+            summaryEntryId=run.result_entry_id,
+        )
+        if run.status == Status.FAILED:
+            fields["errorMessage"] = run.error
+    realtime.broadcast(run.session_id, end, **fields)
+
+
+def enqueue(task_name: str, run_pk: int) -> None:
+    """Send the run's task to the broker; a broker failure fails the run instead of leaving it queued."""
+    from .. import tasks
+
+    task = getattr(tasks, task_name)
+    queue = settings.PIWEB_COMPACTION_QUEUE
+    try:
+        task.apply_async(args=(run_pk,), **({"queue": queue} if queue else {}))
+    except Exception:
+        log.exception("could not queue %s for run %s", task_name, run_pk)
+        fail_run(CompactionRun.objects.get(pk=run_pk), "The operation could not be queued")
+
+
+def create_run(
+    *, session: ChatSession, kind: str, reason: str, requested_by: Any, key: str | None, **fields: Any
+) -> CompactionRun:
+    user = requested_by if getattr(requested_by, "is_authenticated", False) else None
+    return CompactionRun.objects.create(
+        idempotency_key=key or f"{kind}:{uuid.uuid4()}",
+        kind=kind,
+        session=session,
+        requested_by=user,
+        reason=reason,
+        **fields,
+    )
+
+
+def scoped_key(kind: str, session: ChatSession, requested_by: Any, key: str | None) -> str | None:
+    if not key:
+        return None
+    return f"{kind}:{session.pk}:{getattr(requested_by, 'pk', '-')}:{key}"[:255]
+
+
+def existing_run(key: str | None) -> CompactionRun | None:
+    return CompactionRun.objects.filter(idempotency_key=key).first() if key else None
+
+
+def lock_idle_session(session: ChatSession, busy: str) -> ChatSession:
+    """Lock the session row and refuse if another operation on it is active. Caller holds a transaction."""
+    locked = ChatSession.objects.select_for_update().get(pk=session.pk)
+    if CompactionRun.objects.filter(session=locked).active().exists():
+        raise OperationInProgress(busy)
+    return locked
+
+
+# -- cancel ---------------------------------------------------------------------------------------------
+
+
+def cancel_operation(*, run: CompactionRun, actor: Any = None) -> CompactionRun:
+    """Cancel a queued or running operation; its task sees the status before writing and writes nothing."""
+    access.authorize(actor, run.session, access.WRITE)
+    with transaction.atomic():
+        locked = CompactionRun.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished:
+            raise OperationFinished(f"Operation already {locked.status}")
+        finish(locked, Status.CANCELLED, error="")
+        transaction.on_commit(partial(announce_end, locked))
+    return locked

@@ -1,0 +1,70 @@
+"""Session write use cases, one module per use case.
+
+Each public function validates its input, checks the actor's right through ``access``, writes in one
+transaction with its action-log row, and announces the change only after commit. Adapters (REST views,
+pages, consumers, tasks, the sync endpoint, management commands) parse input and call one of them.
+The names below are the public surface; the modules' other names are steps of these use cases.
+"""
+
+from __future__ import annotations
+
+from .actions import Action, record_action
+from .appending import append_entries
+from .branching import ForkOutcome, clone_session, fork_session
+from .errors import AppendConflict, InvalidEntries, InvalidSessionFile
+from .exporting import export_at_leaf, export_filename, export_jsonl, export_session
+from .importing import ImportResult, import_jsonl, import_stream
+from .labels import set_label
+from .lifecycle import create_session, delete_session, rename_session
+from .navigation import NavigationOutcome, navigate_without_summary, set_leaf
+from .sharing import (
+    InvalidSharing,
+    add_member,
+    create_share_link,
+    create_team,
+    remove_member,
+    revoke_share_link,
+    share_with_team,
+    unshare_with_team,
+)
+from .sync import Cursor, SyncConflict, SyncCursorMismatch, SyncResult, sync_lines, sync_state
+
+__all__ = [
+    "Action",
+    "AppendConflict",
+    "Cursor",
+    "ForkOutcome",
+    "ImportResult",
+    "InvalidEntries",
+    "InvalidSessionFile",
+    "InvalidSharing",
+    "NavigationOutcome",
+    "SyncConflict",
+    "SyncCursorMismatch",
+    "SyncResult",
+    "add_member",
+    "append_entries",
+    "clone_session",
+    "create_session",
+    "create_share_link",
+    "create_team",
+    "delete_session",
+    "export_at_leaf",
+    "export_filename",
+    "export_jsonl",
+    "export_session",
+    "fork_session",
+    "import_jsonl",
+    "import_stream",
+    "navigate_without_summary",
+    "record_action",
+    "remove_member",
+    "rename_session",
+    "revoke_share_link",
+    "set_label",
+    "set_leaf",
+    "share_with_team",
+    "sync_lines",
+    "sync_state",
+    "unshare_with_team",
+]

@@ -1,0 +1,115 @@
+"""Branch a session into a new one: fork (before a user message or at any entry) and clone (a path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from .. import access
+from ..domain.entries import entry_from_value
+from ..domain.jsjson import js_stringify
+from ..domain.operations import ForkMode, copy_for_fork, fork_plan
+from ..domain.search import search_text
+from ..models import ChatSession
+from ..queries import find_entry, load_tree
+from .actions import Action, record_action
+from .errors import InvalidEntries
+from .exporting import export_filename
+from .rows import create_session_row, insert_all
+
+__all__ = ["PATH_ONLY", "ForkOutcome", "clone_session", "fork_session"]
+
+PATH_ONLY = "This link shares part of the session: fork the path only."
+
+
+@dataclass(frozen=True, slots=True)
+class ForkOutcome:
+    """The new session and the forked user message's text (forks before a user message only)."""
+
+    session: ChatSession
+    editor_text: str | None
+
+
+def fork_session(
+    *,
+    session: ChatSession,
+    entry_id: str,
+    actor: Any,
+    position: str | None = None,
+    mode: ForkMode = "path",
+    grant: access.Access | None = None,
+) -> ForkOutcome:
+    """Create a session for ``actor`` from ``entry_id``: before a user message (its text to the editor) or
+    at any entry. Reading the source is enough; a link that shows part of it forks the path only.
+
+    Without a position, user messages fork before and everything else at the entry.
+    """
+    grant = access.authorize(actor, session, access.READ, grant=grant)
+    grant.entry(entry_id)  # an unknown or hidden id is "not found", before the whole tree is read
+    if grant.restricted and mode != "path":
+        raise access.Forbidden(PATH_ONLY)
+    tree = load_tree(session)
+    if position is None:
+        target = tree.get(entry_id)
+        is_user = target is not None and target.type == "message" and target.role == "user"
+        position = "before" if is_user else "at"
+    plan = fork_plan(tree, entry_id, "at" if position == "at" else "before")
+    branched = copy_for_fork(
+        tree, plan.target_leaf_id, mode=mode, cwd=session.cwd, parent_session=export_filename(session)
+    )
+    new = _store_branched(
+        branched.header, branched.entries, branched.leaf_id, session, entry_id, actor, Action.FORK
+    )
+    return ForkOutcome(new, plan.selected_text)
+
+
+def clone_session(
+    *,
+    session: ChatSession,
+    actor: Any,
+    entry_id: str | None = None,
+    grant: access.Access | None = None,
+) -> ChatSession:
+    """Create a session holding the path to ``entry_id`` (default: the leaf this viewer sees)."""
+    grant = access.authorize(actor, session, access.READ, grant=grant)
+    leaf = entry_id if entry_id is not None else grant.leaf_id()
+    if leaf is None:
+        raise InvalidEntries("Cannot clone session: no current entry selected")
+    grant.entry(leaf) if grant.restricted else find_entry(session, leaf)
+    branched = copy_for_fork(
+        load_tree(session), leaf, mode="path", cwd=session.cwd, parent_session=export_filename(session)
+    )
+    return _store_branched(
+        branched.header, branched.entries, branched.leaf_id, session, leaf, actor, Action.CLONE
+    )
+
+
+def _store_branched(
+    header: dict[str, Any],
+    entries: list[dict[str, Any]],
+    leaf_id: str | None,
+    source: ChatSession,
+    entry_id: str,
+    actor: Any,
+    action: str,
+) -> ChatSession:
+    """Store the branched copy as a new session of ``actor`` and log it on the source, in one transaction."""
+    with transaction.atomic():
+        new = create_session_row(owner=actor, header=header, filename="")
+        insert_all(
+            new,
+            [entry_from_value(seq, e) for seq, e in enumerate(entries)],
+            [(js_stringify(e), e.get("timestamp"), search_text(e)) for e in entries],
+        )
+        # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
+        leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)
+        new.leaf_entry_id = leaf_id if leaf_seq is not None else None
+        new.leaf_seq = leaf_seq
+        new.forked_from = source
+        new.forked_from_entry = entry_id
+        new.forked_by = actor
+        new.save()
+        record_action(actor=actor, action=action, session=source, entry=entry_id, new_session=new.pk)
+    return new

@@ -1,0 +1,22 @@
+"""What the session use cases refuse with; the API maps each to its status once (``api/errors.py``)."""
+
+from __future__ import annotations
+
+__all__ = ["AppendConflict", "InvalidEntries", "InvalidSessionFile"]
+
+
+class InvalidSessionFile(ValueError):
+    """The uploaded file is not a Pi session; the message names the line."""
+
+
+class InvalidEntries(ValueError):
+    """Entries offered for append break the tree's rules."""
+
+
+class AppendConflict(Exception):
+    """The session's leaf moved since the caller last looked (optimistic concurrency)."""
+
+    def __init__(self, expected: str | None, actual: str | None) -> None:
+        super().__init__(f"the leaf is {actual!r}, not the expected {expected!r}")
+        self.expected = expected
+        self.actual = actual

@@ -1,0 +1,114 @@
+"""Import a Pi session file: a new session by COPY, or the new tail of a session already stored."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import IO, Any
+
+from django.db import connection, transaction
+
+from .. import realtime
+from ..domain.entries import Entry as DomainEntry
+from ..domain.entries import entry_from_value
+from ..domain.jsjson import parse_json
+from ..domain.jsonl import LoadedFile, SkippedLine, iter_kept_lines, load_text, scan_lines
+from ..domain.search import search_text
+from ..models import ChatSession, Entry
+from .actions import Action, record_action
+from .errors import InvalidSessionFile
+from .rows import append_rows, check_storable, check_storable_entry, create_session_row, insert_all
+
+__all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream"]
+
+ANALYZE_AFTER = 20_000  # entries in one import that make fresh planner statistics worth their cost
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    session: ChatSession
+    created: bool
+    appended: int
+    skipped: list[SkippedLine] = field(default_factory=list)
+    migrated: bool = False
+
+
+def import_jsonl(*, owner: Any, data: bytes, filename: str = "") -> ImportResult:
+    """Import one session file held in memory."""
+    return import_stream(owner=owner, stream=io.BytesIO(data), filename=filename)
+
+
+def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> ImportResult:
+    """Import one session file for ``owner``, reading it twice: once for the tree, once to COPY the lines.
+
+    Re-importing the same session appends only what is new. All or nothing: one transaction with its
+    action-log row; a bad file raises InvalidSessionFile and stores nothing.
+    """
+    loaded, entries, lines = _read(stream)
+    header = loaded.header or {}
+    check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
+    with transaction.atomic():
+        existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
+        if existing is not None:
+            appended = _import_into_existing(existing, entries, [raw for raw, _, _ in lines])
+            result = ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
+        else:
+            session = create_session_row(
+                owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
+            )
+            insert_all(session, entries, lines)
+            transaction.on_commit(
+                partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
+            )
+            result = ImportResult(session, True, len(entries), loaded.skipped, loaded.migrated)
+        record_action(
+            actor=owner,
+            action=Action.IMPORT,
+            session=result.session,
+            created=result.created,
+            appended=result.appended,
+        )
+    if result.created and len(entries) >= ANALYZE_AFTER and connection.vendor == "postgresql":
+        # A bulk load leaves the planner's statistics describing the table before it; stale ones pick
+        # full scans of the new session for every later lookup.
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {Entry._meta.db_table}")
+    return result
+
+
+def _read(stream: IO[bytes]) -> tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]]]:
+    """Scan the file; return what it loaded, its entries, and (line, timestamp, search text) per kept line."""
+    scanned = scan_lines(stream)
+    loaded = scanned.loaded
+    if not loaded.valid:
+        raise InvalidSessionFile(loaded.error or "not a Pi session file")
+    if scanned.needs_migration:
+        stream.seek(0)
+        loaded = load_text(stream.read().decode("utf-8", errors="replace"))
+        entries = [entry_from_value(seq, line.value) for seq, line in enumerate(loaded.entries)]
+        lines = [
+            (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
+        ]
+        return loaded, entries, lines
+    stream.seek(0)
+    return loaded, scanned.entries, iter_kept_lines(stream, scanned.line_numbers)
+
+
+def _import_into_existing(session: ChatSession, entries: Sequence[DomainEntry], raws: list[str]) -> int:
+    """Append the lines beyond what is stored when the stored lines are a prefix of the file."""
+    stored = list(Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True))
+    if raws[: len(stored)] != stored:
+        raise InvalidSessionFile(
+            f"a different session with id {session.pi_id!r} is already stored "
+            "(its entries differ from this file)"
+        )
+    new_raws = raws[len(stored) :]
+    if not new_raws:
+        return 0
+    new_entries = [entry_from_value(0, parse_json(raw)) for raw in new_raws]
+    for seq, entry in enumerate(new_entries, start=len(stored)):
+        check_storable_entry(entry, entry.timestamp, seq)
+    append_rows(session, new_entries, new_raws, move_leaf=True)
+    return len(new_raws)

@@ -1,0 +1,186 @@
+"""Teams, team shares and share links: every change of who may see a session beyond its owner.
+
+Each function checks the actor's right through ``access``, writes, logs and announces after commit in
+one transaction; live views that may have lost access are told to re-check it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from functools import partial
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import access, realtime
+from ..models import ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
+from ..queries import EntryNotFound
+from .actions import Action, record_action
+
+__all__ = [
+    "InvalidSharing",
+    "add_member",
+    "create_share_link",
+    "create_team",
+    "remove_member",
+    "revoke_share_link",
+    "share_with_team",
+    "unshare_with_team",
+]
+
+
+class InvalidSharing(ValueError):
+    """A sharing request names something that cannot be used; ``field`` is the request field at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# -- teams ----------------------------------------------------------------------------------------------
+
+
+def create_team(*, actor: Any, name: str) -> Team:
+    """Create a team; its creator becomes its owner."""
+    try:
+        with transaction.atomic():
+            team = Team.objects.create(name=name)
+            TeamMembership.objects.create(team=team, user=actor, role=TeamMembership.Role.OWNER)
+    except IntegrityError:
+        raise InvalidSharing("name", "A team with this name already exists.") from None
+    return team
+
+
+def add_member(*, actor: Any, team_id: int, username: str, role: str) -> Team:
+    """Add a member or change their role (team owners only); a demotion closes write access at once."""
+    team = access.team_of(actor, team_id, owner=True)
+    if role not in TeamMembership.Role.values:
+        raise InvalidSharing("role", f"role must be one of {', '.join(TeamMembership.Role.values)}")
+    member = get_user_model().objects.filter(username=username).first()
+    if member is None:
+        raise InvalidSharing("username", f"No user named {username!r}.")
+    with transaction.atomic():
+        TeamMembership.objects.update_or_create(team=team, user=member, defaults={"role": role})
+        _recheck_sessions_of(team)
+    return team
+
+
+def remove_member(*, actor: Any, team_id: int, username: str) -> None:
+    """Remove a member (team owners only); their open views of the team's sessions close."""
+    team = access.team_of(actor, team_id, owner=True)
+    with transaction.atomic():
+        removed, _ = TeamMembership.objects.filter(team=team, user__username=username).delete()
+        if not removed:
+            raise access.NotVisible(f"{username} is not a member of {team.name}")
+        _recheck_sessions_of(team)
+
+
+def _recheck_sessions_of(team: Team) -> None:
+    """Tell live views of every session shared with the team to re-check access, after commit."""
+    for session_id in SessionShare.objects.filter(team=team).values_list("session_id", flat=True):
+        transaction.on_commit(partial(realtime.broadcast, session_id, "access_changed"))
+
+
+# -- team shares ----------------------------------------------------------------------------------------
+
+
+def share_with_team(*, session: ChatSession, team: Team | int, access: str, actor: Any) -> SessionShare:
+    """Share a session with one of the owner's teams, as viewer or editor (the owner only)."""
+    _authorize_owner(actor, session)
+    found = _team(actor, team)
+    if access not in SessionShare.Access.values:
+        raise InvalidSharing("access", f"access must be one of {', '.join(SessionShare.Access.values)}")
+    with transaction.atomic():
+        share, _ = SessionShare.objects.update_or_create(
+            session=session, team=found, defaults={"access": access, "created_by": actor}
+        )
+        record_action(actor=actor, action=Action.SHARE, session=session, team=found.name, access=access)
+        # A share turned from editor to viewer takes write access away from open pages at once.
+        transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
+    return share
+
+
+def unshare_with_team(*, session: ChatSession, team: Team | int, actor: Any) -> None:
+    """Stop sharing with a team (the owner only); open live views of its members are closed."""
+    _authorize_owner(actor, session)
+    team_id = team.pk if isinstance(team, Team) else team
+    share = SessionShare.objects.select_related("team").filter(session=session, team_id=team_id).first()
+    if share is None:
+        raise access.NotVisible(f"The session is not shared with team {team_id}")
+    with transaction.atomic():
+        share.delete()
+        record_action(actor=actor, action=Action.REVOKE, session=session, team=share.team.name)
+        transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
+
+
+def _team(actor: Any, team: Team | int) -> Team:
+    """Return the team if the actor belongs to it: a session is shared only with one's own teams."""
+    return access.team_of(actor, team.pk if isinstance(team, Team) else team, owner=False)
+
+
+def _authorize_owner(actor: Any, session: ChatSession) -> None:
+    if actor is None:
+        raise access.NotSignedIn()
+    access.authorize(actor, session, access.OWNER)
+
+
+# -- share links ----------------------------------------------------------------------------------------
+
+
+def create_share_link(
+    *,
+    session: ChatSession,
+    actor: Any,
+    scope: str = ShareLink.Scope.TREE,
+    entry_id: str | None = None,
+    frozen: bool = False,
+    expires_at: Any = None,
+) -> ShareLink:
+    """Create a read-only link; a frozen link sees the session as it is now (or up to ``entry_id``)."""
+    _authorize_owner(actor, session)
+    if scope not in ShareLink.Scope.values:
+        raise InvalidSharing("scope", f"scope must be one of {', '.join(ShareLink.Scope.values)}")
+    frozen_seq = None
+    if entry_id is not None:
+        row = Entry.objects.filter(session=session, entry_id=entry_id).order_by("-seq").first()
+        if row is None:
+            raise EntryNotFound(f"Entry {entry_id} not found")
+        if frozen:
+            frozen_seq = row.seq
+    elif frozen:
+        frozen_seq = session.next_seq - 1
+        # A frozen link keeps the leaf of the moment, whatever its scope.
+        entry_id = session.leaf_entry_id
+    with transaction.atomic():
+        link = ShareLink.objects.create(
+            session=session,
+            token=secrets.token_urlsafe(24),
+            scope=scope,
+            entry_id=entry_id,
+            frozen_seq=frozen_seq,
+            expires_at=expires_at,
+            created_by=actor,
+        )
+        record_action(actor=actor, action=Action.SHARE, session=session, link=link.pk, scope=scope)
+    return link
+
+
+def revoke_share_link(*, link: ShareLink | int, actor: Any) -> ShareLink:
+    """Revoke a link at once (the session's owner only); live views opened through it are closed."""
+    if not isinstance(link, ShareLink):
+        found = ShareLink.objects.select_related("session").filter(pk=link).first()
+        if found is None:
+            raise access.NotVisible(f"Link not found: {link}")
+        link = found
+    _authorize_owner(actor, link.session)
+    if link.revoked_at is not None:
+        return link
+    with transaction.atomic():
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+        record_action(actor=actor, action=Action.REVOKE, session=link.session, link=link.pk)
+        transaction.on_commit(partial(realtime.broadcast, link.session_id, "link_revoked", link=link.pk))
+    return link
