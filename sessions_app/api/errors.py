@@ -13,7 +13,6 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..access import AccessDenied, Forbidden, NotSignedIn, NotVisible
 from ..domain.operations import TreeOperationError
@@ -66,7 +65,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or None)
-    response = drf_exception_handler(exc, context)
+    # Imported here: rest_framework.views loads the default parsers, which import this module.
+    from rest_framework.views import exception_handler
+
+    response = exception_handler(exc, context)
     if response is None:
         return None
     detail = response.data

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.test import Client
 
 from piweb.asgi import application
-from sessions_app import access, realtime, services
+from sessions_app import realtime, services
 from sessions_app.models import SessionShare, ShareLink, Team, TeamMembership
 from tests.api.helpers import session_file, small_tree
 
@@ -75,9 +75,9 @@ def test_every_event_kind_against_every_grant_kind(user: Callable[..., Any]) -> 
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
     SessionShare.objects.create(session=session, team=team, access=SessionShare.Access.EDITOR)
     links = {
-        "tree_link": access.create_share_link(session=session, actor=owner),
-        "path_link": access.create_share_link(session=session, actor=owner, scope=ShareLink.Scope.PATH),
-        "frozen_link": access.create_share_link(session=session, actor=owner, frozen=True),
+        "tree_link": services.create_share_link(session=session, actor=owner),
+        "path_link": services.create_share_link(session=session, actor=owner, scope=ShareLink.Scope.PATH),
+        "frozen_link": services.create_share_link(session=session, actor=owner, frozen=True),
     }
     users = {"owner": owner, "team_editor": editor, "team_viewer": viewer}
 
