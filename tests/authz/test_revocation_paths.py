@@ -17,7 +17,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from piweb.asgi import application
-from sessions_app import access, services
+from sessions_app import services
 from sessions_app.models import SessionShare, ShareLink, Team, TeamMembership
 from tests.api.helpers import session_file, small_tree
 
@@ -60,7 +60,7 @@ def link_headers(link: ShareLink) -> list[tuple[bytes, bytes]]:
 
 
 def test_revoking_through_the_api_closes_the_socket(owner: Any, stored: Any) -> None:
-    link = access.create_share_link(session=stored, actor=owner)
+    link = services.create_share_link(session=stored, actor=owner)
     api = APIClient()
     api.force_login(owner)
     code, took = seconds_until_closed(
@@ -70,7 +70,7 @@ def test_revoking_through_the_api_closes_the_socket(owner: Any, stored: Any) -> 
 
 
 def test_revoking_in_the_admin_closes_the_socket(user: Callable[..., Any], owner: Any, stored: Any) -> None:
-    link = access.create_share_link(session=stored, actor=owner)
+    link = services.create_share_link(session=stored, actor=owner)
     staff = Client()
     staff.force_login(user("admin", is_staff=True, is_superuser=True))
 
@@ -91,8 +91,8 @@ def test_revoking_in_the_admin_closes_the_socket(user: Callable[..., Any], owner
 
 
 def test_an_orm_save_or_delete_closes_the_socket(owner: Any, stored: Any) -> None:
-    saved = access.create_share_link(session=stored, actor=owner)
-    deleted = access.create_share_link(session=stored, actor=owner)
+    saved = services.create_share_link(session=stored, actor=owner)
+    deleted = services.create_share_link(session=stored, actor=owner)
 
     def revoke_by_save() -> None:
         saved.revoked_at = timezone.now()
@@ -105,7 +105,7 @@ def test_an_orm_save_or_delete_closes_the_socket(owner: Any, stored: Any) -> Non
 
 
 def test_a_link_closes_its_socket_when_it_expires(owner: Any, stored: Any) -> None:
-    link = access.create_share_link(
+    link = services.create_share_link(
         session=stored, actor=owner, expires_at=timezone.now() + timedelta(seconds=3)
     )
     code, took = seconds_until_closed(link_headers(link), stored.pk, lambda: None)
@@ -114,7 +114,7 @@ def test_a_link_closes_its_socket_when_it_expires(owner: Any, stored: Any) -> No
 
 
 def test_a_link_given_an_earlier_expiry_in_the_admin_closes_then(owner: Any, stored: Any) -> None:
-    link = access.create_share_link(
+    link = services.create_share_link(
         session=stored, actor=owner, expires_at=timezone.now() + timedelta(days=1)
     )
 

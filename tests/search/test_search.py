@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from sessions_app import access, search, services
+from sessions_app import search, services
 from sessions_app.models import Team, TeamMembership
 from tests.api.helpers import HEADER, assistant, session_file
 from tests.api.helpers import user as user_msg
@@ -79,9 +79,10 @@ def test_only_readable_sessions_are_searched(user: Callable[..., Any]) -> None:
     session = stored(owner, "shared", [user_msg("u1", None, "quarterly zeppelin budget")])
     stored(stranger, "theirs", [user_msg("x1", None, "stranger zeppelin notes")])
     team = Team.objects.create(name="crew")
+    TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=member, role=TeamMembership.Role.VIEWER)
     assert found(client_for(member), "zeppelin") == {}
-    access.share_with_team(session=session, team=team, access="viewer", actor=owner)
+    services.share_with_team(session=session, team=team, access="viewer", actor=owner)
     assert found(client_for(member), "zeppelin") == {session.pk: ["u1"]}
     assert session.pk not in found(client_for(stranger), "zeppelin")
     assert found(client_for(owner), "zeppelin", session=session.pk) == {session.pk: ["u1"]}
