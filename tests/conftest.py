@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
+
+# The sync client is a package of its own (clients/piweb-sync): test this checkout's copy, whichever
+# checkout the shared virtualenv's editable install points at.
+CLIENT_SRC = Path(__file__).resolve().parents[1] / "clients" / "piweb-sync" / "src"
+sys.path.insert(0, str(CLIENT_SRC))
 
 
 @pytest.fixture

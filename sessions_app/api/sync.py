@@ -34,6 +34,13 @@ class SyncRequestSerializer(serializers.Serializer[Any]):
         max_length=5000,
         help_text="The complete lines after `from`, verbatim",
     )
+    path = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=4096,
+        help_text="The file's path on the client",
+    )
     reset = serializers.BooleanField(
         default=False, help_text="The client restarted this file: skip the cursor check, drop known lines"
     )
@@ -91,6 +98,7 @@ class SyncView(APIView):
                 end_bytes=end["bytes"],
                 lines=values["lines"],
                 reset=values["reset"],
+                path=values["path"],
             )
         except SyncCursorMismatch as exc:
             return error_response(

@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import access, link_scope, queries, rendering, services
+from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..tree_overview import build_tree_overview
 from .errors import PayloadTooLarge, error_response
@@ -193,7 +194,11 @@ class ContextView(LinkReadableView):
         leaf_id = query.get("leaf") or grant.leaf_id()
         link_scope.require_visible(grant, leaf_id)
         view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
-        window = query.get("window") or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+        window = (
+            query.get("window")
+            or context_window_for(view.projection.model)
+            or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+        )
         payload = context_payload(
             view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"]
         )

@@ -108,17 +108,21 @@ def sync_lines(
     end_bytes: int | None,
     lines: Sequence[str],
     reset: bool = False,
+    path: str = "",
 ) -> SyncResult:
     """Store the complete lines a local file holds after ``start``; see the module docstring.
 
     ``reset`` says the client restarted its file (it was rewritten, or the client lost its place): the
-    cursor is not checked and lines already stored are recognised by id.
+    cursor is not checked and lines already stored are recognised by id. ``path`` is where the file
+    lives on the client's machine (a fork's ``parentSession`` names it, as Pi names its source file).
     """
     header = _header(header_line)
+    if "\x00" in path:
+        raise InvalidSessionFile("the path holds a NUL character")
     if end_lines != start.lines + len(lines):
         raise InvalidSessionFile(f"to.lines must be from.lines + {len(lines)}")
     if _is_old(header):
-        return _sync_old_file(owner, header_line, header, end_lines, end_bytes, lines)
+        return _sync_old_file(owner, header_line, header, end_lines, end_bytes, lines, path)
     with transaction.atomic():
         session = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         cursor = Cursor.of(session)
@@ -133,7 +137,10 @@ def sync_lines(
         created = session is None
         if session is None:
             session = create_session_row(
-                owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename="live sync"
+                owner=owner,
+                header=header,
+                header_raw=header_line.rstrip("\r\n"),
+                filename=path or "live sync",
             )
         fresh_raws, fresh_values = _drop_known(session, raws, values)
         entries = [entry_from_value(0, v) for v in fresh_values]
@@ -205,6 +212,7 @@ def _sync_old_file(
     end_lines: int,
     end_bytes: int | None,
     lines: Sequence[str],
+    path: str,
 ) -> SyncResult:
     """A v1/v2 file is migrated as import migrates it; Pi rewrites such files before appending to them."""
     existing = ChatSession.objects.filter(owner=owner, pi_id=header["id"]).first()
@@ -213,7 +221,9 @@ def _sync_old_file(
         return SyncResult(existing, False, 0, end_lines, cursor)  # already stored, ids were assigned then
     text = header_line.rstrip("\r\n") + "\n" + "".join(line.rstrip("\n") + "\n" for line in lines)
     try:
-        result = import_jsonl(owner=owner, data=text.encode("utf-8", "surrogatepass"), filename="live sync")
+        result = import_jsonl(
+            owner=owner, data=text.encode("utf-8", "surrogatepass"), filename=path or "live sync"
+        )
     except InvalidSessionFile as exc:
         if existing is not None:
             raise SyncConflict(f"{exc}; a version {header.get('version', 1)} file cannot be merged") from exc

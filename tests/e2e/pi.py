@@ -19,6 +19,7 @@ from piweb.agent.loop import request_transcript
 from piweb.llm import ProviderConfig, openai
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
+from tests.conftest import CLIENT_SRC
 
 ROOT = Path(__file__).resolve().parents[2]
 PI_CLI = (
@@ -88,6 +89,7 @@ class PiHome:
             "PIWEB_TOKEN": token,
             "XDG_STATE_HOME": str(root / "state"),
             "XDG_CONFIG_HOME": str(root / "config"),
+            "PYTHONPATH": str(CLIENT_SRC),  # this checkout's client, as the tests import it
         }
         self.pusher: subprocess.Popen[bytes] | None = None
 

@@ -167,3 +167,31 @@ def test_sync_requires_a_token(live_server: Any) -> None:
     response = httpx.post(f"{live_server.url}/api/sync/", json={"header": "{}", "lines": []})
     assert response.status_code in (401, 403)
     assert "error" in response.json()
+
+
+def test_synced_sessions_know_their_file_and_their_models_window(setup: Any) -> None:
+    from django.conf import settings
+    from rest_framework.test import APIClient
+
+    from compaction_app.models import LLMProvider
+
+    owner, cli, sessions = setup
+    file = sessions / "--w--" / "s.jsonl"
+    change = json.dumps(
+        {"type": "model_change", "id": "m0", "parentId": "e1", "timestamp": "x", "provider": "anthropic",
+         "modelId": "claude-x"}
+    )  # fmt: skip
+    write(file, [header(), *chain(2), change])
+    assert cli("push", "--once")[0] == 0
+    session = ChatSession.objects.get(owner=owner, pi_id="sync-demo")
+    assert session.source_filename == str(file.resolve())
+    client = APIClient()
+    client.force_authenticate(user=owner)
+    default = client.get(f"/api/sessions/{session.pk}/context/").json()["contextWindow"]["window"]
+    assert default == settings.PIWEB_DEFAULT_CONTEXT_WINDOW  # an unknown model: the server's default
+    LLMProvider.objects.create(
+        name="c", api="anthropic-messages", base_url="http://x", model_id="claude-x", provider="anthropic",
+        context_window=123000, max_output_tokens=1000,
+    )  # fmt: skip
+    window = client.get(f"/api/sessions/{session.pk}/context/").json()["contextWindow"]
+    assert window["window"] == 123000

@@ -197,6 +197,7 @@ class Pusher:
             "to": {"lines": end_lines, "bytes": end},
             "lines": lines,
             "reset": state.reset,
+            "path": key,  # named by forks as their parentSession, as Pi names a source file
         }
         response = self._request("POST", "/api/sync/", json=body)
         payload = _json(response)
