@@ -11,7 +11,8 @@ SHARED ?= ../shared
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/piweb
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: venv browser pi run worker test pytest lint format bench conformance fuzz-pi clean
+.PHONY: venv browser pi services services-down run worker test test-fresh pytest lint format bench conformance \
+	fuzz-pi clean
 
 venv: $(STAMP)
 
@@ -20,13 +21,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml clients/piweb-sync/pyproject.toml
 	@set -e; \
 	if ! { [ -x $(PY) ] && $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; }; then \
-		py=""; \
-		for c in python3.13 python3.12 /root/.pyenv/versions/3.1[23]*/bin/python3.1[23]; do \
-			if command -v "$$c" >/dev/null 2>&1 && "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
-				py="$$c"; break; \
-			fi; \
-		done; \
-		if [ -z "$$py" ]; then echo "piweb needs Python >= 3.12" >&2; exit 1; fi; \
+		py=$$(tools/find-python); \
 		echo "Creating $(VENV) with $$py"; \
 		rm -rf $(VENV); "$$py" -m venv $(VENV); \
 	fi; \
@@ -48,7 +43,26 @@ run: venv
 worker: venv
 	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2
 
-test: lint pytest
+test: services lint pytest $(if $(filter 1,$(FRESH)),test-fresh)
+
+# PostgreSQL and Redis at the test URLs: started, installed or run privately under .data/services/ when
+# they do not answer, and the database created (tools/services.py says how). `services-down` stops the
+# private ones; the machine's own services are left running.
+services: venv
+	@$(PY) tools/services.py up --database-url "$${DATABASE_URL:-$(TEST_DATABASE_URL)}" \
+		--redis-url "$${REDIS_URL:-$(TEST_REDIS_URL)}"
+
+services-down:
+	@py=$(PY); [ -x $$py ] || py=python3; if [ -d .data/services ]; then $$py tools/services.py down; fi
+
+# The quick start on a fresh clone: `make test` there must build its venv, start private PostgreSQL and
+# Redis on ports where nothing listens, and pass a small real part of the suite. CI (CI=true) runs it
+# after the suite; FRESH=0 skips it, FRESH=1 runs it locally too.
+FRESH ?= $(if $(filter true 1,$(CI)),1,0)
+FRESH_TESTS ?= tests/test_skeleton.py tests/sessions/test_store.py tests/api/test_sessions.py \
+	tests/ui/test_consumers.py tests/compaction/test_tasks.py
+test-fresh: venv
+	@tools/test-fresh $(FRESH_TESTS)
 
 # Browser tests drive Debian's Chromium; install it once, only when it is missing.
 browser:
@@ -77,7 +91,7 @@ $(PI_STAMP): bench/package.json bench/package-lock.json
 PYTEST_BACKGROUND ?= 1
 BACKGROUND_LOG := .data/pytest-background.log
 
-pytest: venv browser pi
+pytest: venv browser pi services
 	@set +e; mkdir -p .data; \
 	db="$${DATABASE_URL:-$(TEST_DATABASE_URL)}"; redis="$${REDIS_URL:-$(TEST_REDIS_URL)}"; bg=""; \
 	case "$$redis" in *://*/[0-9]|*://*/[0-9][0-9]) bgredis="$${redis%/*}/$$(( ($${redis##*/} + 15) % 16 ))";; *) bgredis="$$redis";; esac; \
@@ -122,5 +136,5 @@ fuzz-pi: venv pi
 	PIWEB_FUZZ_PI_N=$(N) PIWEB_FUZZ_PI_SEED=$(SEED) PIWEB_FUZZ_PI_DB_EVERY=$(DB_EVERY) PIWEB_FUZZ_PI_REPLAY=$(REPLAY) \
 		$(PY) -m pytest tests/pi_oracle -q -p no:cacheprovider $(if $(REPLAY),-k replay)
 
-clean:
+clean: services-down
 	rm -rf .data staticfiles .pytest_cache .ruff_cache
