@@ -28,17 +28,30 @@ $(STAMP): pyproject.toml clients/piweb-sync/pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]" -e clients/piweb-sync; \
 	touch $@
 
+# One Ctrl-C stops both processes within a few seconds. Both run in the background so the shell's trap
+# runs at once (it would wait for a foreground daphne); SIGQUIT is Celery's cold shutdown, which lets a
+# running task finish for CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT seconds, then gives it back to the queue
+# (tasks are acknowledged late), so the next `make run` redelivers it.
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_demo
 	$(PY) manage.py collectstatic --noinput -v0
 	@set -e; \
 	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2 & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT INT TERM; \
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) piweb.asgi:application & web=$$!; \
+	stop() { \
+		kill -TERM $$web 2>/dev/null || true; kill -QUIT $$worker 2>/dev/null || true; \
+		for _ in $$(seq 50); do \
+			case "$$(ps -o stat= -p $$web -p $$worker 2>/dev/null | grep -v '^ *Z')" in "") break;; esac; \
+			sleep 0.2; \
+		done; \
+		kill -KILL $$web $$worker 2>/dev/null || true; wait 2>/dev/null || true; \
+	}; \
+	trap stop EXIT; trap 'exit 130' INT TERM; \
 	echo ""; \
 	echo "  piweb is starting at http://$(HOST):$(PORT)/  (log in as demo / demo; Ctrl-C stops it)"; \
 	echo ""; \
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) piweb.asgi:application
+	wait $$web
 
 worker: venv
 	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2

@@ -36,21 +36,35 @@ def env_list(env: Mapping[str, str], name: str) -> list[str]:
     return [part.strip() for part in env.get(name, "").split(",") if part.strip()]
 
 
-def data_dir(base_dir: Path) -> Path:
-    """Return the folder for the embedded database and the local broker."""
-    return base_dir / ".data"
+def data_dir(base_dir: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Return the folder for the embedded database and the local broker (PIWEB_DATA_DIR, else .data/)."""
+    configured = (env or {}).get("PIWEB_DATA_DIR", "").strip()
+    return Path(configured).resolve() if configured else base_dir / ".data"
+
+
+# The web process and the worker write one SQLite file at the same time. Write-ahead logging lets readers
+# and one writer proceed together; immediate transactions take the write lock when they begin, so a
+# transaction never fails while upgrading a read lock; the busy timeout makes writers queue for the lock
+# instead of answering "database is locked".
+SQLITE_OPTIONS: dict[str, Any] = {
+    "timeout": 30,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
 
 
 def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
     """Return the default DATABASES entry: DATABASE_URL if set, else a SQLite file under .data/."""
     url = env.get("DATABASE_URL", "").strip()
     if url:
-        return dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        parsed = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        if parsed["ENGINE"].endswith("sqlite3"):
+            parsed["OPTIONS"] = {**SQLITE_OPTIONS, **parsed.get("OPTIONS", {})}
+        return parsed
     return {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(data_dir(base_dir) / "piweb.sqlite3"),
-        # Importers and the worker write concurrently; wait for the lock instead of failing at once.
-        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        "NAME": str(data_dir(base_dir, env) / "piweb.sqlite3"),
+        "OPTIONS": dict(SQLITE_OPTIONS),
     }
 
 
@@ -111,14 +125,14 @@ def celery_broker_transport_options(env: Mapping[str, str], *, base_dir: Path) -
     """Return transport options; the filesystem broker needs folders shared by web and worker processes."""
     if celery_broker(env) != "filesystem://":
         return {}
-    queue = data_dir(base_dir) / "celery" / "queue"
+    queue = data_dir(base_dir, env) / "celery" / "queue"
     return {
         "data_folder_in": str(queue),
         "data_folder_out": str(queue),
-        "processed_folder": str(data_dir(base_dir) / "celery" / "processed"),
+        "processed_folder": str(data_dir(base_dir, env) / "celery" / "processed"),
         "store_processed": False,
         # Broadcast (control) exchanges; kombu's default is a "control" folder in the working directory.
-        "control_folder": str(data_dir(base_dir) / "celery" / "control"),
+        "control_folder": str(data_dir(base_dir, env) / "celery" / "control"),
     }
 
 
@@ -127,14 +141,14 @@ def celery_result_backend(env: Mapping[str, str], *, base_dir: Path) -> str:
     url = env.get("REDIS_URL", "").strip()
     if url:
         return url
-    return "file://" + str(data_dir(base_dir) / "celery" / "results")
+    return "file://" + str(data_dir(base_dir, env) / "celery" / "results")
 
 
 def local_folders(env: Mapping[str, str], *, base_dir: Path) -> list[Path]:
     """Return the folders the embedded services write to, so they can be created up front."""
-    folders = [data_dir(base_dir)]
+    folders = [data_dir(base_dir, env)]
     if celery_broker(env) == "filesystem://":
         options = celery_broker_transport_options(env, base_dir=base_dir)
         folders += [Path(options[key]) for key in ("data_folder_in", "processed_folder", "control_folder")]
-        folders.append(data_dir(base_dir) / "celery" / "results")
+        folders.append(data_dir(base_dir, env) / "celery" / "results")
     return folders

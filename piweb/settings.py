@@ -182,6 +182,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = PIWEB_CELERY_EAGER
 CELERY_TASK_EAGER_PROPAGATES = CELERY_TASK_ALWAYS_EAGER
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A cold shutdown (SIGQUIT, what `make run` sends on Ctrl-C) gives running tasks this long to finish, then
+# hands them back to the broker; a warm shutdown (SIGTERM) still waits for them however long they take.
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = 1.0
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = True

@@ -31,7 +31,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-PRIVATE = ROOT / ".data" / "services"
+# Where private instances keep their data; tests point it elsewhere.
+PRIVATE = Path(os.environ.get("PIWEB_SERVICES_DIR") or ROOT / ".data" / "services")
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", ""}
 PG_ROOT = Path("/usr/lib/postgresql")
 READY_SECONDS = 60
