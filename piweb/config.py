@@ -97,7 +97,7 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
     return {
         "default": {
             "BACKEND": "piweb.embedded_layer.EmbeddedChannelLayer",
-            "CONFIG": {"path": str(data_dir(base_dir) / "live.sqlite3")},
+            "CONFIG": {"path": str(data_dir(base_dir, env) / "live.sqlite3")},
         }
     }
 

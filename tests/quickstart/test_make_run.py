@@ -178,9 +178,10 @@ def test_one_ctrl_c_stops_make_run_and_the_interrupted_run_comes_back(
 
     interrupted = time.monotonic()
     app.interrupt()
-    wait_until(lambda: not group_members(app.process.pid), 15, "every process of make run to exit")
+    wait_until(lambda: not group_members(app.process.pid), 20, "every process of make run to exit")
     stopped_after = time.monotonic() - interrupted
-    assert stopped_after < 10, f"make run took {stopped_after:.1f} s to stop"
+    # A few seconds on a quiet machine; make run's last resort is a SIGKILL after 10 s.
+    assert stopped_after < 12, f"make run took {stopped_after:.1f} s to stop"
     assert "Restoring 1 unacknowledged message" in app.log()  # the task went back to the queue
 
     # The next `make run` on the same data gets the task again and closes the interrupted run, as it
