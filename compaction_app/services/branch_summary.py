@@ -32,7 +32,14 @@ from ..domain.branch_summary import (
 )
 from ..domain.prompts import SummaryKind
 from ..domain.serialization import serialize_conversation
-from ..domain.summary import BRANCH_LABEL, SummarizationAborted, Summarizer, SummaryRequest, validated_summary
+from ..domain.summary import (
+    BRANCH_LABEL,
+    SummarizationAborted,
+    Summarizer,
+    SummaryRequest,
+    validated_summary,
+    with_offline_mark,
+)
 from ..models import CompactionRun
 from .operations import (
     Reason,
@@ -168,7 +175,7 @@ def _summarize_branch(
     usage = response.get("usage")
     return _BranchSummary(
         branch_summary_text(text, read_files, modified_files),
-        {"readFiles": read_files, "modifiedFiles": modified_files},
+        with_offline_mark({"readFiles": read_files, "modifiedFiles": modified_files}, [response]),
         usage if isinstance(usage, Mapping) else None,
         first,
         last,

@@ -16,7 +16,7 @@ from ..models import ChatSession
 from ..queries import find_entry, load_tree
 from .actions import Action, record_action
 from .errors import InvalidEntries
-from .exporting import export_filename
+from .exporting import pi_session_path
 from .rows import create_session_row, insert_all
 
 __all__ = ["PATH_ONLY", "ForkOutcome", "clone_session", "fork_session"]
@@ -57,7 +57,7 @@ def fork_session(
         position = "before" if is_user else "at"
     plan = fork_plan(tree, entry_id, "at" if position == "at" else "before")
     branched = copy_for_fork(
-        tree, plan.target_leaf_id, mode=mode, cwd=session.cwd, parent_session=export_filename(session)
+        tree, plan.target_leaf_id, mode=mode, cwd=session.cwd, parent_session=pi_session_path(session)
     )
     new = _store_branched(
         branched.header, branched.entries, branched.leaf_id, session, entry_id, actor, Action.FORK
@@ -79,7 +79,7 @@ def clone_session(
         raise InvalidEntries("Cannot clone session: no current entry selected")
     grant.entry(leaf) if grant.restricted else find_entry(session, leaf)
     branched = copy_for_fork(
-        load_tree(session), leaf, mode="path", cwd=session.cwd, parent_session=export_filename(session)
+        load_tree(session), leaf, mode="path", cwd=session.cwd, parent_session=pi_session_path(session)
     )
     return _store_branched(
         branched.header, branched.entries, branched.leaf_id, session, leaf, actor, Action.CLONE

@@ -21,7 +21,14 @@ from ..models import ChatSession, Entry
 from .actions import Action, record_action
 from .errors import InvalidEntries
 
-__all__ = ["export_at_leaf", "export_filename", "export_jsonl", "export_session", "marker_for"]
+__all__ = [
+    "export_at_leaf",
+    "export_filename",
+    "export_jsonl",
+    "export_session",
+    "marker_for",
+    "pi_session_path",
+]
 
 
 def export_session(*, grant: access.Access, actor: Any, leaf: str | None = None) -> Iterable[bytes]:
@@ -45,6 +52,21 @@ def export_filename(session: ChatSession) -> str:
     """Return the file name Pi gives this session: its header timestamp (``:`` and ``.`` as ``-``), id."""
     stamp = session.pi_timestamp.replace(":", "-").replace(".", "-")
     return f"{stamp}_{session.pi_id}.jsonl"
+
+
+def pi_session_path(session: ChatSession) -> str:
+    """The session's file as Pi names a fork's parent: a path, not a bare file name.
+
+    A session synced from a Pi user's machine has its real path there (Pi's ``--resume`` nests a
+    fork under the file whose path its ``parentSession`` names); any other is placed where
+    ``piweb-sync pull`` writes it by default, under Pi's own folder for its working directory.
+    """
+    source = session.source_filename
+    if source.endswith(".jsonl") and (source.startswith("/") or source[1:3] in (":\\", ":/")):
+        return source
+    cwd = session.cwd[1:] if session.cwd[:1] in ("/", "\\") else session.cwd
+    folder = "--" + cwd.replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+    return f"~/.pi/agent/sessions/{folder}/{export_filename(session)}"
 
 
 def marker_for(session: ChatSession, leaf_id: str | None) -> str | None:

@@ -72,7 +72,8 @@ def test_fork_before_user_message_copies_the_path_and_records_provenance(
     new = body["session"]
     assert new["forkedFrom"] == stored.pk and new["forkedFromEntry"] == "u3"
     assert new["forkedBy"] == api_client.user.username
-    assert new["parentSession"] == "2026-01-02T03-04-05-678Z_sess-1.jsonl"
+    # A path, as Pi writes it: here where piweb-sync pull puts the source (it was not synced from a file).
+    assert new["parentSession"] == "~/.pi/agent/sessions/--w--/2026-01-02T03-04-05-678Z_sess-1.jsonl"
     entries = api_client.get(f"/api/sessions/{new['id']}/entries/").json()
     assert [e["id"] for e in entries["entries"]] == ["u1", "a1"] and entries["leafId"] == "a1"
 

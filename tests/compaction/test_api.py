@@ -130,6 +130,7 @@ def test_navigate_with_summary_returns_an_operation(
     assert (operation["kind"], operation["status"]) == ("branch_summary", "succeeded")
     [summary] = payloads(mine, "branch_summary")
     assert (summary["parentId"], summary["fromId"]) == ("a3", "a8")
+    assert summary["details"]["offline"] is True  # written without a model, and marked so
     assert operation["result"] == {"leafId": summary["id"], "summaryEntryId": summary["id"]}
 
 

@@ -106,6 +106,8 @@ def test_round_trip_with_pi(
         two = _by_text(lines, "assistant", "two ")["id"]
         services.set_label(session=session, target_id=one, label="good point")
         fork = services.fork_session(session=session, entry_id=two, actor=owner, position="at").session
+        header = json.loads(b"".join(services.export_jsonl(fork)).decode().splitlines()[0])
+        assert header["parentSession"] == str(local.resolve())  # Pi's form: the source file's path
         outcome = compact_session(session=fork, reason="manual", summarizer=OfflineSummarizer())
         assert outcome.entry_id is not None
         services.navigate_without_summary(session=session, target_id=one)
