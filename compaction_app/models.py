@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 from piweb.llm import ProviderConfig
+from piweb.secret_box import EncryptedTextField
 from sessions_app.models import ChatSession
 
 
@@ -29,7 +30,7 @@ class LLMProvider(models.Model):
     provider = models.CharField(max_length=100, help_text="Provider label recorded in summaries, e.g. openai")
     context_window = models.PositiveIntegerField(default=128000)
     max_output_tokens = models.PositiveIntegerField(default=4096)
-    api_key = models.TextField(blank=True, default="")
+    api_key = EncryptedTextField(blank=True, default="", help_text="Encrypted at rest (PIWEB_SECRETS_KEY)")
     is_summarizer_default = models.BooleanField(default=False)
     reasoning = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -157,6 +157,9 @@ REST_KNOX = {
 # past either, 429 with the seconds to wait.
 PIWEB_LOGIN_RATE_PER_CLIENT = ENV.get("PIWEB_LOGIN_RATE_PER_CLIENT", "20/min")
 PIWEB_LOGIN_RATE_PER_USERNAME = ENV.get("PIWEB_LOGIN_RATE_PER_USERNAME", "10/min")
+# Provider API keys are encrypted at rest with these Fernet keys (comma-separated, the first encrypts);
+# unset, a key derived from SECRET_KEY is used (check --deploy warns).
+PIWEB_SECRETS_KEY = ENV.get("PIWEB_SECRETS_KEY", "")
 # Throttle counts must be shared by every web process: Redis when there is one.
 CACHES = config.cache_config(ENV)
 

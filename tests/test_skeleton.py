@@ -145,6 +145,7 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path: Path) -> None:
         "DJANGO_DEBUG": "0",
         "DJANGO_SECRET_KEY": "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(50)),
         "DJANGO_ALLOWED_HOSTS": "example.com",
+        "PIWEB_SECRETS_KEY": "FDlzDBgUBl4k5rEhKc8xgcXJw6Sx6g9G5n8VdXh8Y0o=",
     }
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

@@ -139,6 +139,13 @@ ROWS = [
     Row(
         "api/links/<int:link_id>/", "DELETE", lambda w: f"/api/links/{w.link.pk}/", "204 403 403 403 404 403"
     ),
+    Row("api/tokens/", "GET", lambda w: "/api/tokens/", "200 200 200 403 200 403"),
+    Row(
+        "api/tokens/<str:token_id>/",
+        "DELETE",
+        lambda w: "/api/tokens/000000000000000/",
+        "404 404 404 403 404 403",
+    ),
     Row("api/teams/", "GET", lambda w: "/api/teams/", "200 200 200 403 200 403"),
     Row("api/teams/", "POST", lambda w: "/api/teams/", "201 201 201 403 201 403", None),
     Row(
