@@ -2,7 +2,8 @@
 
 ``entries_stored`` is sent inside the transaction that stored entries, so what a receiver writes commits
 or rolls back with them (the audit subscribes to it; ``sessions_app`` never imports the audit).
-Arguments: ``session``, ``first_seq``, ``last_seq`` (inclusive).
+Arguments: ``session``, ``first_seq``, ``last_seq`` (inclusive), and ``rows`` (the new ``Entry`` rows,
+or None after a bulk COPY, when a receiver reads the range itself).
 
 Open sockets learn of every change to who may read, whatever made it (API, admin, shell, ORM). The use
 cases announce their own changes too; these receivers cover everything else. An announcement only makes

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
+from piweb.audit import omissions
 from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
 from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript, split_transcript
@@ -270,7 +271,7 @@ class RunLoop:
             delayMs=delay,
             errorMessage=error,
         )
-        omitted = self._omit(entry_id)
+        omitted = self._omit(entry_id, "transient")
         self._record(
             {"kind": "transient", "entryId": entry_id, "omitted": omitted, "error": error, "attempt": attempt}
         )
@@ -335,7 +336,7 @@ class RunLoop:
         if decision.action is Action.RECOVER:
             self.fuse = True
             self.run.recovery_attempted = True
-            omitted = self._omit(entry_id) if entry_id is not None else []
+            omitted = self._omit(entry_id, decision.kind or "overflow") if entry_id is not None else []
             outcome = compaction.compact(self, reason="overflow", will_retry=True)
             self._record(
                 {
@@ -358,11 +359,16 @@ class RunLoop:
             return True
         return False
 
-    def _omit(self, entry_id: str) -> list[str]:
-        """Append a ``context_edit`` omitting the failed attempt and each tool result answering it."""
+    def _omit(self, entry_id: str, why: str) -> list[str]:
+        """Append a ``context_edit`` omitting the failed attempt and each tool result answering it.
+
+        The audit rows of the edits say why and which run, in the transaction that appends them.
+        """
         targets = policy.recovery_targets(self.context().path, entry_id)
         edits = [{"type": "context_edit", "targetId": t, "replacement": None} for t in targets]
-        ids = self.append(edits)
+        with transaction.atomic():
+            ids = self.append(edits)
+            omissions.attribute(ids, run=self.run, why=why)
         for edit_id, edit in zip(ids, edits, strict=True):
             self.emit("entry_appended", entry={**edit, "id": edit_id})
         return ids
@@ -395,7 +401,11 @@ class RunLoop:
             run.status = AgentRun.Status.SUCCEEDED
         run.error = run.error if run.status == AgentRun.Status.FAILED else ""
         run.finished_at = timezone.now()
-        run.save(update_fields=["status", "error", "finished_at", "recovery_events", "recovery_attempted"])
+        with transaction.atomic():
+            run.save(
+                update_fields=["status", "error", "finished_at", "recovery_events", "recovery_attempted"]
+            )
+            omissions.close_open(run)
         self.emit(
             "run_ended",
             status=run.status,

@@ -17,7 +17,6 @@ from django.utils.safestring import SafeString
 from compaction_app.models import CompactionRun
 
 from .models import OmittedAttempt, UsageRollup
-from .omissions import sync_omitted_attempts
 from .usage import compute_rollup
 
 ERROR_CHARS = 160
@@ -83,7 +82,6 @@ class OmittedAttemptAdmin(ReadOnlyAdmin):
         return super().get_queryset(request).filter(omits=True)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
-        sync_omitted_attempts()
         # The table is wide; the page is more useful without the app sidebar.
         return super().changelist_view(request, {"is_nav_sidebar_enabled": False, **(extra_context or {})})
 

@@ -1,4 +1,12 @@
-"""Keep the omitted-attempt table in step with the entries: new edits are read once, open outcomes again."""
+"""The omitted-attempt audit, written where the fact happens.
+
+Every stored ``context_edit`` gets its row in the transaction that stores it (``record_stored`` receives
+``sessions_app``'s ``entries_stored`` signal, whatever the write path: append, run, sync, import); an
+assistant answer stored below an open omission settles whether the retry succeeded, in the answer's
+transaction. A run that omits its own failed attempt says why (``attribute``) and, when it ends without
+trying again, closes its open rows (``close_open``). The admin pages only read the table.
+``backfill_omitted_attempts`` rebuilds rows for edits stored before this was in place.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +16,19 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from piweb.agent.models import AgentRun
 from sessions_app.domain.jsjson import parse_json
-from sessions_app.models import Entry
+from sessions_app.models import ChatSession, Entry
 
 from .models import OmittedAttempt
 
-# Each page view reads at most this many new edits, so a large backlog is caught up over a few views.
+__all__ = ["attribute", "backfill_omitted_attempts", "close_open", "record_stored"]
+
+# A backfill reads at most this many edits and open outcomes per call.
 NEW_PER_SYNC = 500
-# Open outcomes re-read per sync; the newest first, since old open ones rarely change.
 PENDING_PER_SYNC = 200
 # Entries after an edit searched for the retry: the rest of the edit batch, a compaction, the answer.
 RETRY_WINDOW = 16
@@ -31,8 +41,74 @@ class RecoveryRef:
     event: Mapping[str, Any]
 
 
-def sync_omitted_attempts() -> int:
-    """Record edits not yet seen and settle open retry outcomes; return the number of rows written."""
+def record_stored(
+    sender: Any,
+    *,
+    session: ChatSession,
+    first_seq: int,
+    last_seq: int,
+    rows: Sequence[Entry] | None,
+    **_: Any,
+) -> None:
+    """Audit what was just stored, inside its transaction: new edits get rows, answers settle open ones."""
+    if rows is None:
+        relevant = list(
+            Entry.objects.filter(session=session, seq__gte=first_seq, seq__lte=last_seq)
+            .filter(Q(type="context_edit") | Q(type="message", role="assistant"))
+            .order_by("seq")
+        )
+    else:
+        relevant = [
+            r for r in rows if r.type == "context_edit" or (r.type == "message" and r.role == "assistant")
+        ]
+    if not relevant:
+        return
+    edits = [r for r in relevant if r.type == "context_edit"]
+    answers = [r.seq for r in relevant if r.type == "message"]
+    if answers:
+        _settle(session, min(answers), max(answers))
+    if edits:
+        for edit in edits:
+            edit.session = session
+        targets = _targets(edits)
+        OmittedAttempt.objects.bulk_create(
+            [_attempt(edit, {}, targets) for edit in edits], ignore_conflicts=True
+        )
+
+
+def _settle(session: ChatSession, first: int, last: int) -> None:
+    """Settle the open omissions an answer stored in [first, last] may follow."""
+    pending = OmittedAttempt.objects.filter(
+        session=session,
+        omits=True,
+        retry_succeeded__isnull=True,
+        edit__seq__lt=last,
+        edit__seq__gte=first - RETRY_WINDOW,
+    ).select_related("edit")
+    for row in pending:
+        answer = _next_answer(row.edit)
+        if answer is not None:
+            row.retry_succeeded = answer.get("stopReason") not in FAILED_STOPS
+            row.save(update_fields=["retry_succeeded", "synced_at"])
+
+
+def attribute(edit_ids: Sequence[str], *, run: AgentRun, why: str) -> None:
+    """Mark the rows of edits a run appended to omit its own failed attempt: why, and which run."""
+    kind = why if why in OmittedAttempt.Why.values else OmittedAttempt.Why.MANUAL
+    OmittedAttempt.objects.filter(session_id=run.session_id, edit_entry_id__in=list(edit_ids)).update(
+        why=kind, run=run, requested_by_id=run.requested_by_id, synced_at=timezone.now()
+    )
+
+
+def close_open(run: AgentRun) -> None:
+    """A run that ended without trying again: its still-open omissions did not get a successful retry."""
+    OmittedAttempt.objects.filter(run=run, omits=True, retry_succeeded__isnull=True).update(
+        retry_succeeded=False, synced_at=timezone.now()
+    )
+
+
+def backfill_omitted_attempts() -> int:
+    """Record edits stored before the audit was written at append time; return the number of rows written."""
     fresh = list(
         Entry.objects.filter(type="context_edit")
         .exclude(pk__in=OmittedAttempt.objects.values("edit_id"))

@@ -172,7 +172,9 @@ def insert_all(
     session.name = tree.session_name() or ""
     session.save()
     if entries:
-        signals.entries_stored.send(ChatSession, session=session, first_seq=0, last_seq=len(entries) - 1)
+        signals.entries_stored.send(
+            ChatSession, session=session, first_seq=0, last_seq=len(entries) - 1, rows=None
+        )
 
 
 def _copy_rows(rows: Iterable[tuple[Any, ...]]) -> None:
@@ -231,7 +233,7 @@ def append_rows(
     transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=seq - 1))
     if new_rows:
         signals.entries_stored.send(
-            ChatSession, session=session, first_seq=new_rows[0].seq, last_seq=new_rows[-1].seq
+            ChatSession, session=session, first_seq=new_rows[0].seq, last_seq=new_rows[-1].seq, rows=new_rows
         )
     return new_rows
 

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
 from compaction_app.models import CompactionRun
@@ -160,13 +161,14 @@ def test_a_hand_made_omission_is_manual_until_an_answer_follows(user) -> None:
         session=session,
         entries=[{"type": "context_edit", "targetId": "a0", "replacement": {"content": "shorter"}}],
     )
-    client = staff_client(user)
-
-    first = client.get(OMITTED).content.decode()
-
+    # Recorded by the append itself: no page has been opened yet.
     (attempt,) = OmittedAttempt.objects.filter(omits=True)
     assert attempt.why == "manual" and attempt.retry_succeeded is None and attempt.target_role == "assistant"
-    assert "a1" in first and "#entry=a0" not in first  # a replacement is not an omission
+    assert OmittedAttempt.objects.get(target_entry_id="a0").omits is False  # a replacement omits nothing
+    client = staff_client(user)
+
+    listed = rows_of(client.get(OMITTED).content.decode())[1:]
+    assert len(listed) == 1 and f'#entry={attempt.target_entry_id}"' in listed[0]
     answer = {
         "role": "assistant",
         "content": [{"type": "text", "text": "again"}],
@@ -177,9 +179,33 @@ def test_a_hand_made_omission_is_manual_until_an_answer_follows(user) -> None:
         "timestamp": 1,
     }
     session_services.append_entries(session=session, entries=[{"type": "message", "message": answer}])
-    client.get(OMITTED)
     attempt.refresh_from_db()
-    assert attempt.retry_succeeded is True
+    assert attempt.retry_succeeded is True  # settled by the answer's own append
+
+
+def test_opening_the_audit_pages_writes_nothing(user) -> None:
+    owner = user("eve")
+    session = seeded_session(owner, turns=1)
+    session_services.append_entries(
+        session=session, entries=[{"type": "context_edit", "targetId": "a0", "replacement": None}]
+    )
+    OmittedAttempt.objects.all().delete()
+    anonymous = Client().get(OMITTED)
+    staff = staff_client(user).get(OMITTED)
+    assert anonymous.status_code == 302 and staff.status_code == 200
+    assert not OmittedAttempt.objects.exists()
+
+
+def test_an_omission_rolls_back_with_its_append(user) -> None:
+    owner = user("fin")
+    session = seeded_session(owner, turns=1)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        session_services.append_entries(
+            session=session, entries=[{"type": "context_edit", "targetId": "a0", "replacement": None}]
+        )
+        assert OmittedAttempt.objects.filter(session=session).count() == 1
+        raise RuntimeError("the request failed after the append")
+    assert not OmittedAttempt.objects.filter(session=session).exists()
 
 
 def test_audit_pages_are_for_staff_only(user) -> None:

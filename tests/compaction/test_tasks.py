@@ -184,6 +184,8 @@ def test_navigating_with_a_summary_appends_it_at_the_new_leaf(
     branched.refresh_from_db()
     assert branched.leaf_entry_id == label["id"] == run.result_leaf_id
     assert run.result_entry_id == summary["id"]
+    # The history row shows the branch the summary stands for: u3 → a3, appended fifth and sixth.
+    assert (run.replaced_first_seq, run.replaced_last_seq) == (4, 5)
 
 
 def test_navigating_to_a_user_message_leaves_its_text_for_the_editor(
