@@ -174,7 +174,7 @@ def test_navigating_with_a_summary_appends_it_at_the_new_leaf(
     assert (summary["type"], summary["parentId"], summary["fromId"]) == ("branch_summary", "a2", "a3")
     assert summary["summary"].startswith(BRANCH_SUMMARY_PREAMBLE)
     assert summary["fromHook"] is False
-    assert summary["details"] == {"readFiles": [], "modifiedFiles": []}
+    assert summary["details"] == {"readFiles": [], "modifiedFiles": [], "offline": True}  # no model wrote it
     assert (label["type"], label["parentId"], label["targetId"], label["label"]) == (
         "label",
         summary["id"],
