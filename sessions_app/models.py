@@ -55,6 +55,11 @@ class ChatSession(models.Model):
     entry_count = models.IntegerField(default=0)
     message_count = models.IntegerField(default=0)
     source_filename = models.TextField(blank=True, default="")
+    compaction_settings = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="This session's own compaction settings: enabled, reserveTokens, keepRecentTokens",
+    )
     sync_cursor = models.JSONField(
         null=True, blank=True, help_text="How much of the local file live sync holds: lines, bytes, lastId"
     )
@@ -231,6 +236,7 @@ class ActionLog(models.Model):
         RENAME = "rename"
         DELETE = "delete"
         RUN = "run"
+        SETTINGS = "settings"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"

@@ -1,6 +1,7 @@
 """Compaction settings: when to compact and how much recent context to keep verbatim.
 
-A per-model override wins over the ordinary setting, which wins over the default. Token counts are
+A session's own override wins over a per-model override, which wins over the ordinary setting, which
+wins over the default. Token counts are
 non-negative integers; anything else is refused when the settings are read, not when they are used.
 """
 
@@ -17,6 +18,7 @@ __all__ = [
     "InvalidSettings",
     "resolve_settings",
     "should_compact",
+    "with_session_override",
 ]
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -87,3 +89,23 @@ def resolve_settings(
 def should_compact(tokens: float, context_window: float, settings: CompactionSettings) -> bool:
     """Return True when the context uses more than the window minus the reserve (strictly more)."""
     return settings.enabled and tokens > context_window - settings.reserve_tokens
+
+
+def with_session_override(
+    settings: CompactionSettings, override: Mapping[str, Any] | None
+) -> CompactionSettings:
+    """Apply a session's own ``{enabled?, reserveTokens?, keepRecentTokens?}`` on top of ``settings``."""
+    if not isinstance(override, Mapping):
+        return settings
+    enabled = override.get("enabled")
+    reserve = override.get("reserveTokens")
+    keep = override.get("keepRecentTokens")
+    return CompactionSettings(
+        enabled=settings.enabled if enabled is None else bool(enabled),
+        reserve_tokens=settings.reserve_tokens
+        if reserve is None
+        else _check_tokens("reserveTokens", reserve),
+        keep_recent_tokens=(
+            settings.keep_recent_tokens if keep is None else _check_tokens("keepRecentTokens", keep)
+        ),
+    )

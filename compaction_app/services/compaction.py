@@ -19,7 +19,7 @@ from sessions_app.queries import context_for_leaf
 from sessions_app.services import Action, AppendConflict, append_entries, record_action
 
 from ..domain.preparation import CompactionPreparation, manual_compaction_error, prepare_compaction
-from ..domain.settings import resolve_settings
+from ..domain.settings import resolve_settings, with_session_override
 from ..domain.summary import CompactionResult, Summarizer, compact
 from ..models import CompactionRun
 from .operations import (
@@ -78,14 +78,17 @@ class CompactionOutcome:
     error_message: str | None = None
 
 
-def compaction_settings(provider: Any = None, model_id: Any = None) -> Any:
-    """Return the compaction settings (``PIWEB_COMPACTION*``) with a model's overrides applied."""
+def compaction_settings(
+    provider: Any = None, model_id: Any = None, session: ChatSession | None = None
+) -> Any:
+    """Return the settings (``PIWEB_COMPACTION*``) with the model's, then the session's, overrides."""
     defaults = {
         "reserveTokens": settings.PIWEB_COMPACTION_RESERVE_TOKENS,
         "keepRecentTokens": settings.PIWEB_COMPACTION_KEEP_RECENT_TOKENS,
     }
     configured = settings.PIWEB_COMPACTION or {}
-    return resolve_settings({**defaults, **configured}, provider=provider, model_id=model_id)
+    resolved = resolve_settings({**defaults, **configured}, provider=provider, model_id=model_id)
+    return with_session_override(resolved, session.compaction_settings if session is not None else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ def _plan(session: ChatSession, leaf_id: str | None) -> _Plan:
     view = context_for_leaf(session, leaf_id, use_session_leaf=False)
     model = view.projection.model or {}
     preparation = prepare_compaction(
-        view.path, compaction_settings(model.get("provider"), model.get("modelId"))
+        view.path, compaction_settings(model.get("provider"), model.get("modelId"), session)
     )
     return _Plan(
         preparation,

@@ -23,9 +23,9 @@ class Compacted:
     error_message: str | None
 
 
-def settings_for(provider: str, model_id: str) -> CompactionSettings:
-    """Return the compaction settings with the model's overrides applied."""
-    settings: CompactionSettings = compaction_settings(provider, model_id)
+def settings_for(provider: str, model_id: str, session: Any = None) -> CompactionSettings:
+    """Return the compaction settings with the model's and the session's overrides applied."""
+    settings: CompactionSettings = compaction_settings(provider, model_id, session)
     return settings
 
 

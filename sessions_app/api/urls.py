@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import continue_in_pi, search, sharing, sync, tokens, views
+from . import continue_in_pi, search, session_settings, sharing, sync, tokens, views
 
 app_name = "sessions_api"
 
@@ -27,6 +27,9 @@ urlpatterns = [
     path("sessions/<int:pk>/labels/", views.LabelView.as_view(), name="session-labels"),
     path("sessions/<int:pk>/append/", views.AppendView.as_view(), name="session-append"),
     path("sessions/<int:pk>/export/", views.ExportView.as_view(), name="session-export"),
+    path(
+        "sessions/<int:pk>/settings/", session_settings.SessionSettingsView.as_view(), name="session-settings"
+    ),
     path(
         "sessions/<int:pk>/continue-in-pi/",
         continue_in_pi.ContinueInPiView.as_view(),

@@ -17,6 +17,7 @@ from .importing import ImportResult, import_jsonl, import_stream
 from .labels import set_label
 from .lifecycle import create_session, delete_session, rename_session
 from .navigation import NavigationOutcome, navigate_without_summary, set_leaf
+from .session_settings import set_compaction_settings
 from .sharing import (
     InvalidSharing,
     add_member,
@@ -61,6 +62,7 @@ __all__ = [
     "remove_member",
     "rename_session",
     "revoke_share_link",
+    "set_compaction_settings",
     "set_label",
     "set_leaf",
     "share_with_team",
