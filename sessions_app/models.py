@@ -278,3 +278,25 @@ class ApiToken(AbstractAuthToken):
 
     def __str__(self) -> str:
         return f"{self.name or 'token'} {self.token_key}… of {self.user}"
+
+
+class TeamInvitation(models.Model):
+    """An owner's offer of a role in a team; the invitee becomes a member only by accepting it."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_invitations"
+    )
+    role = models.CharField(
+        max_length=10, choices=TeamMembership.Role.choices, default=TeamMembership.Role.VIEWER
+    )
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_invitation")]
+
+    def __str__(self) -> str:
+        return f"{self.user} invited to {self.team} ({self.role})"

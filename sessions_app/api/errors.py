@@ -1,7 +1,8 @@
 """One error shape for the whole API: ``{"error": <message>, "detail": <what DRF or the service said>}``.
 
 Domain exceptions are mapped here, so views can call a service and let its refusal become the right
-status: unknown ids 404, tree rules 400, a moved leaf 409, an oversized body 413.
+status: unknown ids 404, tree rules and unstorable values 400, a moved leaf or a team's last owner 409,
+an oversized body or a passed quota 413.
 """
 
 from __future__ import annotations
@@ -16,8 +17,16 @@ from rest_framework.response import Response
 
 from ..access import AccessDenied, Forbidden, NotSignedIn, NotVisible
 from ..domain.operations import TreeOperationError
+from ..domain.storable import Unstorable
 from ..queries import EntryNotFound
-from ..services import AppendConflict, InvalidEntries, InvalidSessionFile, InvalidSharing
+from ..services import (
+    AppendConflict,
+    InvalidEntries,
+    InvalidSessionFile,
+    InvalidSharing,
+    QuotaExceeded,
+    TeamConflict,
+)
 
 __all__ = ["ACCESS_ERRORS", "PayloadTooLarge", "api_exception_handler", "error_response"]
 
@@ -57,8 +66,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         )
     if isinstance(exc, TreeOperationError):
         return error_response(exc.message, status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, InvalidSessionFile | InvalidEntries):
+    if isinstance(exc, InvalidSessionFile | InvalidEntries | Unstorable):
         return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, TeamConflict):
+        return error_response(str(exc), status.HTTP_409_CONFLICT)
+    if isinstance(exc, QuotaExceeded):
+        return error_response(str(exc), status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge(str(exc) or PayloadTooLarge.default_detail)
     if isinstance(exc, Http404):

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import access, services
-from ..models import SessionShare, ShareLink, Team, TeamMembership
+from ..models import SessionShare, ShareLink, Team, TeamInvitation, TeamMembership
 from .parsers import LimitedJSONParser
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
@@ -88,22 +88,72 @@ class TeamListView(SharingAPIView):
         return Response(team_payload(team, request.user), status=status.HTTP_201_CREATED)
 
 
+class RoleSerializer(serializers.Serializer[Any]):
+    role = serializers.ChoiceField(choices=TeamMembership.Role.values)
+
+
 class TeamMembersView(SharingAPIView):
-    @extend_schema(request=MemberSerializer, responses={201: OpenApiResponse(), 403: ERROR, 404: ERROR})
+    @extend_schema(
+        request=MemberSerializer,
+        responses={202: OpenApiResponse(description='{"status": "invited"}'), 403: ERROR, 404: ERROR},
+    )
     def post(self, request: Request, team_id: int) -> Response:
-        """Add a member or change their role (team owners only)."""
+        """Invite a user with a role (team owners only); they join by accepting. Same answer for anyone."""
         data = _valid(MemberSerializer, request.data)
-        team = services.add_member(
+        services.invite_member(
             actor=request.user, team_id=team_id, username=data["username"], role=data["role"]
         )
-        return Response(team_payload(team, request.user), status=status.HTTP_201_CREATED)
+        return Response({"status": "invited"}, status=status.HTTP_202_ACCEPTED)
 
 
 class TeamMemberDetailView(SharingAPIView):
-    @extend_schema(responses={204: None, 403: ERROR, 404: ERROR})
+    @extend_schema(
+        request=RoleSerializer, responses={200: OpenApiResponse(), 403: ERROR, 404: ERROR, 409: ERROR}
+    )
+    def patch(self, request: Request, team_id: int, username: str) -> Response:
+        """Change a member's role (team owners only); the last owner cannot be demoted (409)."""
+        data = _valid(RoleSerializer, request.data)
+        team = services.change_role(actor=request.user, team_id=team_id, username=username, role=data["role"])
+        return Response(team_payload(team, request.user))
+
+    @extend_schema(responses={204: None, 403: ERROR, 404: ERROR, 409: ERROR})
     def delete(self, request: Request, team_id: int, username: str) -> Response:
-        """Remove a member (team owners only); their open views of the team's sessions close."""
+        """Remove a member (team owners) or leave (yourself); never the last owner (409)."""
         services.remove_member(actor=request.user, team_id=team_id, username=username)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def invitation_payload(invitation: TeamInvitation) -> dict[str, Any]:
+    inviter = invitation.invited_by
+    return {
+        "id": invitation.pk,
+        "team": {"id": invitation.team_id, "name": invitation.team.name},
+        "role": invitation.role,
+        "invitedBy": inviter.get_username() if inviter is not None else None,
+    }
+
+
+class InvitationListView(SharingAPIView):
+    @extend_schema(responses={200: OpenApiResponse(description="Invitations waiting for my answer")})
+    def get(self, request: Request) -> Response:
+        """List the team invitations waiting for my answer."""
+        pending = services.pending_invitations(actor=request.user)
+        return Response({"results": [invitation_payload(i) for i in pending]})
+
+
+class InvitationAcceptView(SharingAPIView):
+    @extend_schema(request=None, responses={200: OpenApiResponse(description="The team joined"), 404: ERROR})
+    def post(self, request: Request, invitation_id: int) -> Response:
+        """Accept an invitation: join the team with the offered role."""
+        team = services.accept_invitation(actor=request.user, invitation_id=invitation_id)
+        return Response(team_payload(team, request.user))
+
+
+class InvitationDeclineView(SharingAPIView):
+    @extend_schema(request=None, responses={204: None, 404: ERROR})
+    def post(self, request: Request, invitation_id: int) -> Response:
+        """Decline an invitation."""
+        services.decline_invitation(actor=request.user, invitation_id=invitation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -173,6 +223,9 @@ class LinkDetailView(SharingAPIView):
 
 
 __all__ = [
+    "InvitationAcceptView",
+    "InvitationDeclineView",
+    "InvitationListView",
     "LinkDetailView",
     "SessionLinksView",
     "SessionShareDetailView",

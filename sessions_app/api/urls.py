@@ -45,6 +45,17 @@ urlpatterns = [
     path("links/<int:link_id>/", sharing.LinkDetailView.as_view(), name="link-detail"),
     path("teams/", sharing.TeamListView.as_view(), name="team-list"),
     path("teams/<int:team_id>/members/", sharing.TeamMembersView.as_view(), name="team-members"),
+    path("invitations/", sharing.InvitationListView.as_view(), name="invitation-list"),
+    path(
+        "invitations/<int:invitation_id>/accept/",
+        sharing.InvitationAcceptView.as_view(),
+        name="invitation-accept",
+    ),
+    path(
+        "invitations/<int:invitation_id>/decline/",
+        sharing.InvitationDeclineView.as_view(),
+        name="invitation-decline",
+    ),
     path(
         "teams/<int:team_id>/members/<str:username>/",
         sharing.TeamMemberDetailView.as_view(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .actions import Action, record_action
 from .appending import append_entries
 from .branching import ForkOutcome, clone_session, fork_session
-from .errors import AppendConflict, InvalidEntries, InvalidSessionFile
+from .errors import AppendConflict, InvalidEntries, InvalidSessionFile, QuotaExceeded, TeamConflict
 from .exporting import export_at_leaf, export_filename, export_jsonl, export_session
 from .importing import ImportResult, import_jsonl, import_stream
 from .labels import set_label
@@ -20,15 +20,21 @@ from .navigation import NavigationOutcome, navigate_without_summary, set_leaf
 from .session_settings import set_compaction_settings
 from .sharing import (
     InvalidSharing,
-    add_member,
     create_share_link,
-    create_team,
-    remove_member,
     revoke_share_link,
     share_with_team,
     unshare_with_team,
 )
 from .sync import Cursor, SyncConflict, SyncCursorMismatch, SyncResult, sync_lines, sync_state
+from .teams import (
+    accept_invitation,
+    change_role,
+    create_team,
+    decline_invitation,
+    invite_member,
+    pending_invitations,
+    remove_member,
+)
 
 __all__ = [
     "Action",
@@ -40,15 +46,19 @@ __all__ = [
     "InvalidSessionFile",
     "InvalidSharing",
     "NavigationOutcome",
+    "QuotaExceeded",
     "SyncConflict",
     "SyncCursorMismatch",
     "SyncResult",
-    "add_member",
+    "TeamConflict",
+    "accept_invitation",
     "append_entries",
+    "change_role",
     "clone_session",
     "create_session",
     "create_share_link",
     "create_team",
+    "decline_invitation",
     "delete_session",
     "export_at_leaf",
     "export_filename",
@@ -57,7 +67,9 @@ __all__ = [
     "fork_session",
     "import_jsonl",
     "import_stream",
+    "invite_member",
     "navigate_without_summary",
+    "pending_invitations",
     "record_action",
     "remove_member",
     "rename_session",

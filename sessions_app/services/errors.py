@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AppendConflict", "InvalidEntries", "InvalidSessionFile"]
+__all__ = ["AppendConflict", "InvalidEntries", "InvalidSessionFile", "QuotaExceeded", "TeamConflict"]
 
 
 class InvalidSessionFile(ValueError):
@@ -20,3 +20,11 @@ class AppendConflict(Exception):
         super().__init__(f"the leaf is {actual!r}, not the expected {expected!r}")
         self.expected = expected
         self.actual = actual
+
+
+class TeamConflict(Exception):
+    """The change would leave a team without an owner (409)."""
+
+
+class QuotaExceeded(Exception):
+    """An import passes a configured limit (413); the message names the limit and the numbers."""

@@ -1,4 +1,4 @@
-"""Teams, team shares and share links: every change of who may see a session beyond its owner.
+"""Team shares and share links: every change of who may see a session beyond its owner.
 
 Each function checks the actor's right through ``access``, writes, logs and announces after commit in
 one transaction; live views that may have lost access are told to re-check it.
@@ -10,21 +10,17 @@ import secrets
 from functools import partial
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from .. import access, realtime
-from ..models import ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
+from ..models import ChatSession, Entry, SessionShare, ShareLink, Team
 from ..queries import EntryNotFound
 from .actions import Action, record_action
 
 __all__ = [
     "InvalidSharing",
-    "add_member",
     "create_share_link",
-    "create_team",
-    "remove_member",
     "revoke_share_link",
     "share_with_team",
     "unshare_with_team",
@@ -38,50 +34,6 @@ class InvalidSharing(ValueError):
         super().__init__(message)
         self.field = field
         self.message = message
-
-
-# -- teams ----------------------------------------------------------------------------------------------
-
-
-def create_team(*, actor: Any, name: str) -> Team:
-    """Create a team; its creator becomes its owner."""
-    try:
-        with transaction.atomic():
-            team = Team.objects.create(name=name)
-            TeamMembership.objects.create(team=team, user=actor, role=TeamMembership.Role.OWNER)
-    except IntegrityError:
-        raise InvalidSharing("name", "A team with this name already exists.") from None
-    return team
-
-
-def add_member(*, actor: Any, team_id: int, username: str, role: str) -> Team:
-    """Add a member or change their role (team owners only); a demotion closes write access at once."""
-    team = access.team_of(actor, team_id, owner=True)
-    if role not in TeamMembership.Role.values:
-        raise InvalidSharing("role", f"role must be one of {', '.join(TeamMembership.Role.values)}")
-    member = get_user_model().objects.filter(username=username).first()
-    if member is None:
-        raise InvalidSharing("username", f"No user named {username!r}.")
-    with transaction.atomic():
-        TeamMembership.objects.update_or_create(team=team, user=member, defaults={"role": role})
-        _recheck_sessions_of(team)
-    return team
-
-
-def remove_member(*, actor: Any, team_id: int, username: str) -> None:
-    """Remove a member (team owners only); their open views of the team's sessions close."""
-    team = access.team_of(actor, team_id, owner=True)
-    with transaction.atomic():
-        removed, _ = TeamMembership.objects.filter(team=team, user__username=username).delete()
-        if not removed:
-            raise access.NotVisible(f"{username} is not a member of {team.name}")
-        _recheck_sessions_of(team)
-
-
-def _recheck_sessions_of(team: Team) -> None:
-    """Tell live views of every session shared with the team to re-check access, after commit."""
-    for session_id in SessionShare.objects.filter(team=team).values_list("session_id", flat=True):
-        transaction.on_commit(partial(realtime.broadcast, session_id, "access_changed"))
 
 
 # -- team shares ----------------------------------------------------------------------------------------

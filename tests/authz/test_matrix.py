@@ -152,14 +152,35 @@ ROWS = [
         "api/teams/<int:team_id>/members/",
         "POST",
         lambda w: f"/api/teams/{w.team.pk}/members/",
-        "201 403 403 403 404 403",
+        "202 403 403 403 404 403",
         {"username": "other", "role": "viewer"},
     ),
     Row(
         "api/teams/<int:team_id>/members/<str:username>/",
+        "PATCH",
+        lambda w: f"/api/teams/{w.team.pk}/members/viewer/",
+        "200 403 403 403 404 403",
+        {"role": "editor"},
+    ),
+    # The viewer removing "viewer" is leaving the team, which any member may do.
+    Row(
+        "api/teams/<int:team_id>/members/<str:username>/",
         "DELETE",
         lambda w: f"/api/teams/{w.team.pk}/members/viewer/",
-        "204 403 403 403 404 403",
+        "204 403 204 403 404 403",
+    ),
+    Row("api/invitations/", "GET", lambda w: "/api/invitations/", "200 200 200 403 200 403"),
+    Row(
+        "api/invitations/<int:invitation_id>/accept/",
+        "POST",
+        lambda w: "/api/invitations/999999/accept/",
+        "404 404 404 403 404 403",
+    ),
+    Row(
+        "api/invitations/<int:invitation_id>/decline/",
+        "POST",
+        lambda w: "/api/invitations/999999/decline/",
+        "404 404 404 403 404 403",
     ),
     # Pages: sign-in first (302), then the same rules as the API.
     Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),

@@ -17,9 +17,11 @@ def test_the_creator_of_a_team_is_its_owner_and_manages_members(world: World, us
     team = alice.post("/api/teams/", {"name": "alpha"}, format="json")
     assert team.status_code == 201 and team.data["role"] == "owner"
     url = f"/api/teams/{team.data['id']}/members/"
-    assert alice.post(url, {"username": "newcomer", "role": "editor"}, format="json").status_code == 201
+    assert alice.post(url, {"username": "newcomer", "role": "editor"}, format="json").status_code == 202
     listed = APIClient()
     listed.force_login(newcomer)
+    invitation = listed.get("/api/invitations/").data["results"][0]
+    assert listed.post(f"/api/invitations/{invitation['id']}/accept/").status_code == 200
     teams = listed.get("/api/teams/").data["results"]
     assert [(t["name"], t["role"]) for t in teams] == [("alpha", "editor")]
     # An editor of the team may not change its members.
