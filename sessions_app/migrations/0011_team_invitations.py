@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0009_hashed_api_tokens"),
+        ("sessions_app", "0010_session_compaction_settings"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
