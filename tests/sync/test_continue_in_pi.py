@@ -45,3 +45,14 @@ def test_unknown_nodes_and_other_peoples_sessions_are_not_found(
     stranger = APIClient()
     stranger.force_authenticate(user=user("stranger"))
     assert stranger.get(f"/api/sessions/{session.pk}/continue-in-pi/").status_code == 404
+
+
+def test_api_created_sessions_take_a_cwd_that_decides_pis_folder(api_client: APIClient) -> None:
+    created = api_client.post("/api/sessions/", {"cwd": "/srv/app", "name": "web"}, format="json")
+    assert created.status_code == 201
+    pk = created.json()["id"]
+    exported = api_client.get(f"/api/sessions/{pk}/export/")
+    header = b"".join(exported.streaming_content).decode().splitlines()[0]
+    assert '"cwd":"/srv/app"' in header
+    answer = api_client.get(f"/api/sessions/{pk}/continue-in-pi/").json()
+    assert answer["folder"] == "~/.pi/agent/sessions/--srv-app--"
