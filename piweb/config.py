@@ -68,7 +68,8 @@ def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]
     }
 
 
-# channels_redis waits for a socket's next message with a blocking Redis read of this many seconds.
+# channels_redis's list-based layer waits for a socket's next message with a blocking Redis read of this
+# many seconds (its pub/sub layer polls in 0.1 s steps).
 LAYER_BLOCKING_READ = 5
 # redis-py 8 gives every connection a 5 s socket timeout, equal to that read: an idle socket's read then
 # times out on the client side and the consumer dies with 1011. The timeout must outlive the read.
@@ -87,9 +88,13 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
             # A connection that sat idle behind a firewall or a Redis restart is checked before use.
             "health_check_interval": LAYER_SOCKET_TIMEOUT,
         }
+        # Pub/sub: one PUBLISH per event, and each web process fans it out to its own sockets in memory
+        # (the list-based layer pushes one Redis message per socket). After a Redis restart the process
+        # subscribes again by itself, where the list layer leaves sockets in groups Redis forgot. Events
+        # are hints either way: a client that misses one catches up through the sequence resync.
         return {
             "default": {
-                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                 "CONFIG": {"hosts": [host]},
             }
         }

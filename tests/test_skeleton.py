@@ -52,7 +52,7 @@ def test_without_redis_the_channel_layer_is_in_memory_and_celery_uses_files() ->
 def test_redis_url_selects_redis_for_channels_and_celery() -> None:
     env = {"REDIS_URL": "redis://cache:6379/2"}
     layer = config.channel_layers_config(env, base_dir=BASE)["default"]
-    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layer["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     (host,) = layer["CONFIG"]["hosts"]
     assert host["address"] == "redis://cache:6379/2"
     # An idle socket's blocking read must end before the connection's own timeout does.
