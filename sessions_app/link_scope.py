@@ -10,7 +10,9 @@ Unrestricted viewers skip the entry filtering below; the normal read paths serve
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -18,7 +20,8 @@ from django.db.models import QuerySet
 
 from .access import Access
 from .domain.jsjson import parse_json
-from .models import Entry, Segment, ShareLink
+from .domain.tree import js_trim
+from .models import ChatSession, Entry, Segment, ShareLink
 from .queries import path_seqs
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "scoped_entries_since",
     "scoped_export",
     "scoped_tree",
+    "session_as_seen",
     "visible_last_seq",
 ]
 
@@ -202,3 +206,27 @@ def require_visible(access: Access, entry_id: str | None) -> None:
     """Raise "not found" unless the entry is inside what this viewer may see."""
     if entry_id is not None:
         access.entry(entry_id)
+
+
+def session_as_seen(access: Access) -> ChatSession:
+    """Return the session as this viewer sees it: for a frozen link, its name, counters and last activity
+    as they were at the freeze (an unsaved copy); for everyone else, the session itself."""
+    session = access.session
+    limit = access.max_seq()
+    if limit is None:
+        return session
+    seen = copy.copy(session)
+    upto = Entry.objects.filter(session=session, seq__lte=limit)
+    seen.entry_count = upto.count()
+    seen.message_count = upto.filter(type="message").count()
+    info = upto.filter(type="session_info").order_by("-seq").values_list("raw", flat=True).first()
+    name = parse_json(info).get("name") if info is not None else None
+    seen.name = (js_trim(name) if isinstance(name, str) else "") or ""
+    last = upto.order_by("-seq").values_list("timestamp", flat=True).first()
+    frozen_at = access.link.created_at if access.link is not None else session.updated_at
+    try:
+        stamp = datetime.fromisoformat(last) if last else None
+    except ValueError:
+        stamp = None
+    seen.updated_at = min(stamp, frozen_at) if stamp is not None and stamp.tzinfo is not None else frozen_at
+    return seen

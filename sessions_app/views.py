@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
-from . import access, search
+from . import access, link_scope, search
 from .domain.operations import FORK_MODES
 from .models import ChatSession, ShareLink, Team
 
@@ -101,7 +101,8 @@ def render_session(
     request: HttpRequest, grant: access.Access, *, share_token: str | None = None
 ) -> HttpResponse:
     """Render the session page for this viewer: read-only without write access, no actions via a link."""
-    session = grant.session
+    # A frozen link shows the session as it was when it was frozen (name, counters, last activity).
+    session = link_scope.session_as_seen(grant)
     is_owner = request.user.is_authenticated and session.owner_id == request.user.pk
     config = {
         "session": session.pk,

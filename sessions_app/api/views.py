@@ -115,9 +115,12 @@ class SessionDetailView(LinkReadableView):
     @extend_schema(responses={200: SessionSerializer, **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         grant = self.access(pk)
-        body = dict(SessionSerializer(grant.session).data)
+        # A frozen link sees the name, counters and last activity of the moment it was frozen.
+        body = dict(SessionSerializer(link_scope.session_as_seen(grant)).data)
         if grant.restricted:
-            body.update(leafId=grant.leaf_id(), lastSeq=grant.last_seq(), entryCount=None, messageCount=None)
+            body.update(leafId=grant.leaf_id(), lastSeq=link_scope.visible_last_seq(grant))
+        if grant.path_leaf() is not None:
+            body.update(entryCount=None, messageCount=None)  # the whole session's counts are not the path's
         body["canEdit"] = grant.can_write
         body["viaLink"] = grant.via_link
         return Response(body)
@@ -159,7 +162,7 @@ class EntryListView(LinkReadableView):
             {
                 "entries": EntrySerializer(rows[:limit], many=True).data,
                 "leafId": grant.leaf_id(),
-                "lastSeq": grant.last_seq(),
+                "lastSeq": link_scope.visible_last_seq(grant) if grant.restricted else grant.last_seq(),
                 "hasMore": len(rows) > limit,
             }
         )
