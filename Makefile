@@ -10,6 +10,8 @@ SHARED ?= ../shared
 # Tests use the real services unless told otherwise.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/piweb
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# `make test` ends with `make test-fresh` in CI; FRESH=0 skips it there, FRESH=1 runs it locally too.
+FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
 .PHONY: venv browser pi services services-down run worker test test-fresh pytest lint format bench conformance \
 	fuzz-pi clean
@@ -70,8 +72,7 @@ services-down:
 
 # The quick start on a fresh clone: `make test` there must build its venv, start private PostgreSQL and
 # Redis on ports where nothing listens, and pass a small real part of the suite. CI (CI=true) runs it
-# after the suite; FRESH=0 skips it, FRESH=1 runs it locally too.
-FRESH ?= $(if $(filter true 1,$(CI)),1,0)
+# after the suite (FRESH, set at the top: prerequisites are expanded when make reads the rule).
 FRESH_TESTS ?= tests/test_skeleton.py tests/sessions/test_store.py tests/api/test_sessions.py \
 	tests/ui/test_consumers.py tests/compaction/test_tasks.py
 test-fresh: venv
