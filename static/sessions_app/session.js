@@ -206,9 +206,12 @@
       if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
       if (info && info.omitted) node.classList.add("omitted");
       const siblings = tree.siblingsOf(record.id);
-      if (siblings) node.querySelector("header, summary")?.appendChild(siblingSwitcher(siblings));
+      // In a card's header; a collapsible card gets it on a line of its own (no control inside a summary).
+      const header = node.querySelector(":scope > header");
+      if (siblings && header) header.appendChild(siblingSwitcher(siblings));
+      else if (siblings) branchBox.appendChild(el("div", { class: "sibling-line", dataset: { for: record.id } }, siblingSwitcher(siblings)));
       node.addEventListener("click", (event) => {
-        if (event.target.closest("summary, a")) return;
+        if (event.target.closest("summary, a, button, pre, table")) return;
         if (state.selectedId !== record.id) select(record.id);
       });
       branchBox.appendChild(node);
@@ -274,11 +277,11 @@
       if (body.skippedMessages && index === body.skippedAfter) {
         contextBox.appendChild(el("p", { class: "muted small", text: `… ${body.skippedMessages.toLocaleString()} more messages, counted but not drawn …` }));
       }
-      const node = Pi.renderContextMessage(item);
+      const node = Pi.renderContextMessage(item, state.entries.get(item.entryId));
       node.classList.add("context-item");
       node.dataset.id = item.entryId;
       node.addEventListener("click", (event) => {
-        if (!event.target.closest("summary, a") && item.entryId) select(item.entryId);
+        if (!event.target.closest("summary, a, button, pre, table") && item.entryId) select(item.entryId);
       });
       contextBox.appendChild(node);
     });

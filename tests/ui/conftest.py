@@ -129,7 +129,7 @@ def open_browser(playwright: Any) -> Iterator[Callable[[], Any]]:
     contexts: list[Any] = []
     folders: list[str] = []
 
-    def launch() -> Any:
+    def launch(width: int = 1400, height: int = 850, color_scheme: str = "light", **extra: Any) -> Any:
         folder = tempfile.mkdtemp(prefix="piweb-chromium-")
         folders.append(folder)
         context = playwright.chromium.launch_persistent_context(
@@ -137,7 +137,9 @@ def open_browser(playwright: Any) -> Iterator[Callable[[], Any]]:
             executable_path=CHROMIUM,
             args=CHROMIUM_ARGS,
             headless=True,
-            viewport={"width": 1400, "height": 850},
+            viewport={"width": width, "height": height},
+            color_scheme=color_scheme,
+            **extra,
         )
         context.set_default_timeout(15000)
         contexts.append(context)
@@ -174,3 +176,40 @@ def screenshot() -> Callable[[Any, str], None]:
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
 
     return take
+
+
+AXE_DIR = REPO / "tests" / "ui" / "axe"
+AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core from the lockfile in tests/ui/axe (installed with ``npm ci`` when missing)."""
+    if not AXE_JS.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is needed to install axe-core for the accessibility checks")
+        subprocess.run([npm, "ci", "--prefix", str(AXE_DIR), "--no-audit", "--no-fund"], check=True)
+    return AXE_JS.read_text()
+
+
+@pytest.fixture
+def axe(axe_source: str) -> Callable[[Any], list[dict[str, Any]]]:
+    """Return ``check(page)``: the serious and critical axe violations on the page (WCAG 2.1 A/AA).
+
+    The script is evaluated through the debugging protocol, so the page's CSP needs no exception.
+    """
+
+    def check(page: Any) -> list[dict[str, Any]]:
+        page.evaluate(axe_source)
+        result = page.evaluate(
+            """async () => {
+              const r = await axe.run(document, {runOnly: {type: "tag",
+                values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]}});
+              return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + " :: " + n.failureSummary)}));
+            }"""
+        )
+        return [v for v in result if v["impact"] in ("serious", "critical")]
+
+    return check

@@ -1,0 +1,391 @@
+"""What a user sees and does on every page, in Chromium: buttons and dialogs, rendered messages, the
+context explained, the composer, housekeeping, compare, themes, the phone layout and an axe check."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from playwright.sync_api import expect
+
+from compaction_app.models import LLMProvider
+from sessions_app import services
+from sessions_app.models import ChatSession, ShareLink
+
+from .conftest import PASSWORD
+from .helpers import session_file, small_tree
+from .helpers_rich import rich_session
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+expect.set_options(timeout=15000)
+
+
+@pytest.fixture
+def account(django_user_model: Any) -> Callable[..., Any]:
+    def make(username: str, **extra: Any) -> Any:
+        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
+        return django_user_model.objects.create(username=username, password=password, **extra)
+
+    return make
+
+
+def store(owner: Any, entries: list[dict[str, Any]], name: str = "") -> ChatSession:
+    session = services.import_jsonl(owner=owner, data=session_file(entries), filename="s.jsonl").session
+    if name:
+        session = services.rename_session(session=session, name=name)
+    return session
+
+
+def open_session(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")
+
+
+def row(page: Any, entry_id: str) -> Any:
+    return page.locator(f'.tree-row[data-id="{entry_id}"]')
+
+
+def test_primary_buttons_keep_their_text_on_hover(
+    open_browser: Any, server_url: str, screenshot: Any
+) -> None:
+    page = open_browser().new_page()
+    page.goto(f"{server_url}/accounts/login/")
+    button = page.locator("button.primary")
+    button.hover()
+    page.wait_for_timeout(100)
+    colour, background = button.evaluate(
+        "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]"
+    )
+    assert colour == "rgb(255, 255, 255)"
+    assert background not in ("rgb(250, 251, 252)", "rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), background
+    screenshot(page, "login-primary-hover")
+
+
+def test_enter_in_a_dialog_confirms_and_escape_cancels(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("dia"), small_tree())
+    page = sign_in(open_browser(), "dia")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    row(page, "u1").click()
+    page.click("#node-actions button[data-action=label]")
+    page.fill("#label-dialog input[name=label]", "kept with enter")
+    screenshot(page, "dialog-label")
+    page.keyboard.press("Enter")
+    row(page, "u1").locator(".badge.label:text('kept with enter')").wait_for()
+    page.click("#node-actions button[data-action=label]")
+    page.fill("#label-dialog input[name=label]", "dropped with escape")
+    page.keyboard.press("Escape")
+    expect(page.locator("#label-dialog")).not_to_be_visible()
+    page.wait_for_timeout(500)
+    assert row(page, "u1").locator(".badge.label").inner_text() == "kept with enter"
+
+
+def test_messages_render_markdown_code_tools_thinking_and_images(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("md"), rich_session())
+    page = sign_in(open_browser(), "md")
+    open_session(page, f"{server_url}/sessions/{session.pk}/#entry=t3")
+    card = page.locator('#branch .branch-item[data-id="a1"]')
+    # GFM table, nested bullets, autolinks without brackets.
+    expect(card.locator("table th")).to_have_count(2)
+    assert card.locator("ul ul li").count() == 2
+    assert card.locator("ol").count() == 0
+    link = card.locator('a[href="https://example.org/docs"]')
+    expect(link).to_have_text("https://example.org/docs")
+    assert "<https" not in card.inner_text()
+    # Highlighted code with a copy button that says it copied.
+    expect(card.locator(".codeblock pre.hl span.k").first).to_have_text("def")
+    card.locator(".codeblock .copy").first.click()
+    expect(card.locator(".codeblock .copy").first).to_have_text(re.compile("Cop"))
+    # Thinking collapsed; the edit shown as a diff with its path.
+    assert card.locator("details.thinking").get_attribute("open") is None
+    expect(card.locator(".tool-edit .path")).to_have_text("app/views.py")
+    expect(card.locator(".tool-edit .diff .del")).to_contain_text("order_by('a')")
+    expect(card.locator(".tool-edit .diff .ins")).to_contain_text("order_by('a', 'id')")
+    # read: the result is the file excerpt under its path; bash: the command, then its output.
+    read = page.locator('#branch .branch-item[data-id="t2"]')
+    expect(read.locator("summary")).to_contain_text("read app/views.py")
+    read.locator("summary").click()
+    expect(read.locator("pre.hl")).to_contain_text("return qs.order_by")
+    bash = page.locator('#branch .branch-item[data-id="a3"] .tool-bash')
+    expect(bash.locator("summary")).to_contain_text("$ pytest -q tests/")
+    screenshot(page, "messages-rendered")
+    # The image is shown.
+    row(page, "u2").click()
+    expect(page.locator('#branch .branch-item[data-id="u2"] img.inline-image')).to_be_visible()
+
+
+def test_the_context_is_explained(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    LLMProvider.objects.create(
+        name="Sonnet", api="anthropic-messages", base_url="http://127.0.0.1:9", model_id="m", provider="p",
+        context_window=100_000,
+    )  # fmt: skip
+    session = store(account("ctx"), rich_session())
+    page = sign_in(open_browser(), "ctx")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    expect(page.locator("#context .context-item").first).to_be_visible()
+    expect(page.locator("#context-pct")).to_have_text(re.compile(r"^\d+(\.\d)?%$"))
+    breakdown = page.locator("#context-breakdown").inner_text()
+    assert "system prompt + tools" in breakdown and "messages" in breakdown
+    model = page.locator("#context-model").inner_text()
+    assert "undefined" not in model
+    # The path's last assistant used p/m, which is configured: its window is the one shown.
+    assert "p/m" in model and "Sonnet" in model
+    expect(page.locator("#context-window-text")).to_have_text("100,000")
+    summary = page.locator("#context .msg-compaction")
+    expect(summary.locator(".replaced")).to_have_text("replaced 64k tokens")
+    expect(summary.locator(".badge.offline")).to_be_visible()
+    screenshot(page, "context-explained")
+
+
+def test_the_composer_explains_why_it_cannot_send_then_sends_on_enter(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("comp"), small_tree())
+    page = sign_in(open_browser(), "comp")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    expect(page.locator("#composer-off")).to_contain_text("No model is configured")
+    expect(page.locator("#composer-send")).to_be_disabled()
+    expect(page.locator("#composer-text")).to_be_disabled()
+    screenshot(page, "composer-no-model")
+
+    provider = LLMProvider.objects.create(
+        name="Local", base_url="http://127.0.0.1:9/v1", model_id="m", provider="p", reasoning=True
+    )
+    sent: list[dict[str, Any]] = []
+
+    def fake_run(route: Any) -> None:
+        sent.append(json.loads(route.request.post_data))
+        route.fulfill(
+            status=202,
+            content_type="application/json",
+            body='{"runId": "00000000-0000-0000-0000-000000000000"}',
+        )
+
+    page.route("**/api/sessions/*/runs/", fake_run)
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    expect(page.locator("#composer-off")).to_be_hidden()
+    expect(page.locator("#composer-model option")).to_have_count(1)
+    page.select_option("#composer-thinking", "high")
+    page.click("#composer-text")
+    page.keyboard.type("first line")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("second line")
+    assert page.input_value("#composer-text") == "first line\nsecond line"
+    screenshot(page, "composer-ready")
+    page.keyboard.press("Enter")
+    expect(page.locator("#composer-text")).to_have_value("")
+    assert sent == [{"prompt": "first line\nsecond line", "providerId": provider.pk, "thinkingLevel": "high"}]
+
+
+def test_new_rename_fork_clone_and_delete(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("house")
+    session = store(owner, small_tree(), name="Invoices")
+    page = sign_in(open_browser(), "house")
+    # New session from the list.
+    page.click("#new-session-button")
+    page.fill("#new-session-dialog input[name=name]", "Scratch")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/sessions/\d+/"))
+    expect(page.locator("#session-title")).to_have_text("Scratch")
+    # Rename.
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    page.click("#rename-button")
+    page.fill("#rename-dialog input[name=name]", "Invoices v2")
+    page.keyboard.press("Enter")
+    expect(page.locator("#session-title")).to_have_text("Invoices v2")
+    # Clone asks first; cancelling creates nothing.
+    before = ChatSession.objects.count()
+    row(page, "a2").click()
+    page.click("#node-actions button[data-action=clone]")
+    expect(page.locator("#clone-dialog input[name=name]")).to_have_value("Invoices v2 (copy)")
+    screenshot(page, "clone-confirm")
+    page.click("#clone-dialog [data-cancel]")
+    page.wait_for_timeout(300)
+    assert ChatSession.objects.count() == before
+    # Fork gets its own name and links back to its source.
+    page.click("#node-actions button[data-action=fork]")
+    expect(page.locator("#fork-dialog input[name=name]")).to_have_value("Invoices v2 (fork)")
+    page.click("#fork-dialog button[value=ok]")
+    page.wait_for_url(re.compile(rf"/sessions/(?!{session.pk}/)\d+/"))
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#session-title")).to_have_text("Invoices v2 (fork)")
+    expect(page.locator("#provenance")).to_contain_text("Invoices v2")
+    screenshot(page, "fork-provenance")
+    page.click("#provenance")
+    page.wait_for_url(f"**/sessions/{session.pk}/**")
+    page.wait_for_selector("body[data-ready=true]")
+    # Delete asks first.
+    page.click("#delete-button")
+    expect(page.locator("#confirm-action-dialog")).to_be_visible()
+    screenshot(page, "delete-confirm")
+    page.click("#confirm-action-ok")
+    page.wait_for_url(f"{server_url}/")
+    assert not ChatSession.objects.filter(pk=session.pk).exists()
+
+
+def test_share_dialog_copy_feedback_and_my_links_page(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("sha"), small_tree(), name="Shared one")
+    page = sign_in(open_browser(), "sha")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    page.click("#sharing-button")
+    page.check("#link-form input[name=frozen]")
+    page.click("#link-submit")
+    item = page.locator("#share-links .share-link")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text("frozen")
+    item.locator(".copy-link").click()
+    expect(item.locator(".copied")).to_have_text(re.compile("Copied|Ctrl\\+C"))
+    screenshot(page, "share-dialog")
+    page.keyboard.press("Escape")
+
+    page.click("text=My links")
+    table = page.locator("#links-table")
+    expect(table).to_contain_text("Shared one")
+    expect(table).to_contain_text("frozen")
+    page.click(".revoke-link")
+    expect(page.locator("#confirm-action-dialog")).to_be_visible()
+    page.click("#confirm-action-ok")
+    expect(table.locator("tr[data-state=revoked]")).to_have_count(1)
+    assert ShareLink.objects.get().revoked_at is not None
+    screenshot(page, "my-links")
+
+
+def test_teams_are_managed_in_the_app(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    account("lead")
+    account("mate")
+    page = sign_in(open_browser(), "lead")
+    page.click("text=Teams")
+    expect(page.locator("#roles-title")).to_be_visible()
+    assert "caps what a share allows" in page.inner_text("main")
+    page.click("#new-team-button")
+    page.fill("#team-dialog input[name=name]", "Platform")
+    page.keyboard.press("Enter")
+    team = page.locator(".team", has_text="Platform")
+    expect(team).to_contain_text("you: owner")
+    team.locator(".invite-button").click()
+    page.fill("#invite-dialog input[name=username]", "mate")
+    page.select_option("#invite-dialog select[name=role]", "editor")
+    page.keyboard.press("Enter")
+    expect(page.locator("#teams-note")).to_contain_text("mate")
+    screenshot(page, "teams")
+
+
+def test_compare_two_nodes(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("cmp"), rich_session())
+    page = sign_in(open_browser(), "cmp")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    row(page, "a9").click()
+    page.click("#node-actions button[data-action=compare]")
+    expect(page.locator("#node-actions button[data-action=compare]")).to_have_text("Compare with marked…")
+    row(page, "a2").click()
+    page.click("#node-actions button[data-action=compare]")
+    page.wait_for_url("**/compare/**")
+    page.wait_for_selector("body[data-ready=true]")
+    assert page.locator("#compare-b .cmp.added").count() >= 2
+    assert page.locator("#compare-a .cmp.removed").count() >= 2
+    assert page.locator("#compare-a .cmp.same").count() >= 1
+    expect(page.locator("#cmp-tokens")).to_have_text(re.compile(r"B − A: [+−][\d,]+ tokens"))
+    screenshot(page, "compare")
+
+
+def test_dark_theme_follows_the_system_and_the_toggle(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("dark"), rich_session())
+    page = sign_in(open_browser(color_scheme="dark"), "dark")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(15, 18, 24)"
+    screenshot(page, "session-dark")
+    page.click("#theme-toggle")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 247, 249)"
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    assert page.evaluate("document.documentElement.dataset.theme") == "light"
+    icon = page.get_attribute("link[rel=icon]", "href")
+    assert page.request.get(f"{server_url}{icon}").status == 200
+
+
+def test_phone_layout_switches_panels_without_overflow(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("phone")
+    session = store(
+        owner, rich_session(), name="A long session name that would not fit on a phone screen at all"
+    )
+    page = sign_in(open_browser(width=390, height=844, is_mobile=True, has_touch=True), "phone")
+    overflow = "document.scrollingElement.scrollWidth - document.documentElement.clientWidth"
+    assert page.evaluate(overflow) <= 0
+    screenshot(page, "phone-list")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    assert page.evaluate(overflow) <= 0
+    expect(page.locator(".branch-panel")).to_be_visible()
+    expect(page.locator(".tree-panel")).to_be_hidden()
+    page.click(".panel-tabs button[data-panel=tree]")
+    expect(page.locator(".tree-panel")).to_be_visible()
+    screenshot(page, "phone-tree")
+    row(page, "u1").tap()
+    # Choosing a row shows its branch at once (the panel in view changes, not one below the fold).
+    expect(page.locator(".branch-panel")).to_be_visible()
+    expect(page.locator('#branch .branch-item.selected[data-id="u1"]')).to_be_in_viewport()
+    assert page.evaluate(overflow) <= 0
+    screenshot(page, "phone-branch")
+    page.click(".panel-tabs button[data-panel=context]")
+    expect(page.locator("#context .context-item").first).to_be_visible()
+    assert page.evaluate(overflow) <= 0
+
+
+def test_every_page_passes_axe(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, axe: Any, screenshot: Any
+) -> None:
+    owner = account("axe", is_staff=True)
+    session = store(owner, rich_session(), name="Accessible")
+    ShareLink.objects.create(session=session, token="axe-token-123")
+    problems: dict[str, Any] = {}
+    anonymous = open_browser().new_page()
+    anonymous.goto(f"{server_url}/accounts/login/")
+    problems["login"] = axe(anonymous)
+    anonymous.goto(f"{server_url}/s/axe-token-123/")
+    anonymous.wait_for_selector("body[data-ready=true]")
+    problems["shared-link"] = axe(anonymous)
+    for scheme in ("light", "dark"):
+        page = sign_in(open_browser(color_scheme=scheme), "axe")
+        problems[f"list-{scheme}"] = axe(page)
+        open_session(page, f"{server_url}/sessions/{session.pk}/")
+        expect(page.locator("#context .context-item").first).to_be_visible()
+        page.evaluate("document.querySelectorAll('#branch details').forEach(d => d.open = true)")
+        problems[f"session-{scheme}"] = axe(page)
+        row(page, "u1").click()
+        page.click("#node-actions button[data-action=fork]")
+        problems[f"fork-dialog-{scheme}"] = axe(page)
+        page.keyboard.press("Escape")
+        for name, path in (
+            ("import", "/import/"),
+            ("links", "/links/"),
+            ("teams", "/teams/"),
+            ("compare", f"/sessions/{session.pk}/compare/?a=u1&b=a4"),
+            ("not-found", "/sessions/999999/"),
+        ):
+            page.goto(f"{server_url}{path}")
+            page.wait_for_load_state("networkidle")
+            problems[f"{name}-{scheme}"] = axe(page)
+        screenshot(page, f"compare-{scheme}")
+    found = {k: v for k, v in problems.items() if v}
+    assert found == {}, json.dumps(found, indent=1)
