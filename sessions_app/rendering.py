@@ -1,6 +1,8 @@
 """Messages as safe HTML: CommonMark + GFM tables and autolinks (markdown-it-py), code highlighted by
-Pygments, tool calls by kind (edit as a diff, read as a file excerpt, bash as a command), everything
-passed through the nh3 sanitizer. Session content is untrusted; only this module turns it into markup.
+Pygments, tool calls by kind (edit as a diff, read as a file excerpt, bash as a command).
+
+Session content is untrusted; only this module turns it into markup. Markdown output passes through the
+nh3 sanitizer; markup built here (code blocks, diffs, paths) escapes every piece of session text itself.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from markdown_it import MarkdownIt
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import BashLexer, TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers import BashLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 __all__ = ["render_markdown", "render_message", "render_records"]
 
-HIGHLIGHT_LIMIT = 100_000  # characters; longer code is shown plain (highlighting is the slow part)
+HIGHLIGHT_LIMIT = 5_000  # characters; longer code is shown plain (highlighting is the slow part)
+RESULT_LIMIT = 2_500  # characters of a tool result worth highlighting; longer ones stay plain text
 MARKDOWN_LIMIT = 200_000  # characters; longer text is shown as plain text
 DIFF_LIMIT = 4_000  # lines of a diff drawn
 
@@ -40,6 +43,7 @@ _ATTRIBUTES = {
     "ul": {"class"},
 }
 _FORMATTER = HtmlFormatter(nowrap=True)
+_BASH = BashLexer()
 _md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False}).enable(
     ["table", "strikethrough", "linkify"]
 )
@@ -50,9 +54,16 @@ def _code_block(code: str, lexer: Lexer | None, lang: str = "") -> str:
     attrs = f' data-lang="{html.escape(lang)}"' if lang else ""
     if lexer is None or len(code) > HIGHLIGHT_LIMIT:
         return f'<pre class="hl"{attrs}><code>{html.escape(code)}</code></pre>'
-    return f'<pre class="hl"{attrs}><code>{highlight(code, lexer, _FORMATTER)}</code></pre>'
+    return f'<pre class="hl"{attrs}><code>{_highlight(code, lexer)}</code></pre>'
 
 
+@lru_cache(maxsize=2048)
+def _highlight(code: str, lexer: Lexer) -> str:
+    # Lexers are cached too, so the same code with the same language hits this cache.
+    return highlight(code, lexer, _FORMATTER)
+
+
+@lru_cache(maxsize=256)
 def _lexer_for_lang(lang: str) -> Lexer | None:
     if not lang:
         return None
@@ -62,11 +73,24 @@ def _lexer_for_lang(lang: str) -> Lexer | None:
         return None
 
 
+# Pygments' own lookup by file name matches every lexer's patterns (over a second the first time), so
+# common extensions map to a lexer name directly; other files are shown plain.
+_EXTENSIONS = {
+    "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
+    "ts": "typescript", "tsx": "tsx", "jsx": "jsx", "json": "json", "jsonl": "json", "html": "html",
+    "htm": "html", "css": "css", "scss": "scss", "md": "markdown", "sh": "bash", "bash": "bash",
+    "zsh": "bash", "toml": "toml", "yaml": "yaml", "yml": "yaml", "ini": "ini", "cfg": "ini", "sql": "sql",
+    "rs": "rust", "go": "go", "java": "java", "kt": "kotlin", "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp",
+    "hpp": "cpp", "cs": "csharp", "rb": "ruby", "php": "php", "swift": "swift", "xml": "xml", "lua": "lua",
+    "diff": "diff", "patch": "diff", "dockerfile": "docker", "makefile": "make", "txt": "text",
+}  # fmt: skip
+
+
 def _lexer_for_path(path: str) -> Lexer | None:
-    try:
-        return get_lexer_for_filename(path)
-    except ClassNotFound:
-        return None
+    name = path.rsplit("/", 1)[-1].lower()
+    extension = name.rsplit(".", 1)[-1] if "." in name else name
+    alias = _EXTENSIONS.get(extension)
+    return _lexer_for_lang(alias) if alias else None
 
 
 def _fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
@@ -154,10 +178,10 @@ def render_tool_call(name: str, args: Any) -> dict[str, Any]:
         diffs = "".join(
             _diff(_text(e.get("oldText")), _text(e.get("newText"))) for e in edits if isinstance(e, dict)
         )
-        return {"kind": "edit", "path": path, "html": _clean(_path_head(path) + diffs)}
+        return {"kind": "edit", "path": path, "html": _path_head(path) + diffs}
     if name == "write":
         body = _code_block(_text(a.get("content")), _lexer_for_path(path) if path else None)
-        return {"kind": "write", "path": path, "html": _clean(_path_head(path) + body)}
+        return {"kind": "write", "path": path, "html": _path_head(path) + body}
     if name == "read":
         span = ""
         offset, limit = a.get("offset"), a.get("limit")
@@ -166,26 +190,29 @@ def render_tool_call(name: str, args: Any) -> dict[str, Any]:
             span = f"  lines {start}–{start + limit - 1}"
         elif isinstance(offset, int):
             span = f"  from line {start}"
-        return {"kind": "read", "path": path, "html": _clean(_path_head(path, span))}
+        return {"kind": "read", "path": path, "html": _path_head(path, span)}
     if name == "bash":
         command = _text(a.get("command"))
-        return {"kind": "bash", "command": command, "html": _clean(_code_block(command, BashLexer(), "bash"))}
-    return {"kind": "other", "html": _clean(_arguments(args))}
+        return {"kind": "bash", "command": command, "html": _code_block(command, _BASH, "bash")}
+    return {"kind": "other", "html": _arguments(args)}
 
 
 def _tool_result(message: dict[str, Any], calls: dict[str, tuple[str, Any]]) -> dict[str, Any]:
-    """A tool result, highlighted as the file when it answers a ``read`` of a known path."""
+    """A tool result: a ``read`` of a known path is highlighted as that file; other results, and long
+    ones, are left to the page as plain text (most results are long and stay folded)."""
     name, args = calls.get(_text(message.get("toolCallId")), (_text(message.get("toolName")), None))
+    path = _text(args.get("path")) if name == "read" and isinstance(args, dict) else ""
+    out: list[str | None] = []
     content = message.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": _text(content)}]
-    path = _text(args.get("path")) if name == "read" and isinstance(args, dict) else ""
-    lexer = (_lexer_for_path(path) if path else None) or TextLexer()
-    out: list[str | None] = []
+    lexer = _lexer_for_path(path) if path else None
     for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "text":
-            out.append(_clean(_path_head(path) + _code_block(_text(block.get("text")), lexer)))
-        else:
+        text = _text(block.get("text")) if isinstance(block, dict) and block.get("type") == "text" else None
+        if lexer is None or text is None or len(text) > RESULT_LIMIT:
             out.append(None)
+        else:
+            # Pygments escapes every token it writes: its output needs no sanitizing pass.
+            out.append(_path_head(path) + _code_block(text, lexer))
     return {"kind": name or "tool", "path": path, "blocks": out}
 
 
@@ -200,7 +227,7 @@ def render_message(message: Any, calls: dict[str, tuple[str, Any]] | None = None
     if role in ("compactionSummary", "branchSummary"):
         return {"summary": render_markdown(_text(message.get("summary")))}
     if role == "bashExecution":
-        return {"html": _clean(_code_block(_text(message.get("command")), BashLexer(), "bash"))}
+        return {"html": _code_block(_text(message.get("command")), _BASH, "bash")}
     content = message.get("content")
     if isinstance(content, str):
         return {"blocks": [render_markdown(content)]}

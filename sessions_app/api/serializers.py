@@ -167,8 +167,11 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
         required=False, min_value=0, help_text="Return only the newest N messages (the estimate covers all)"
     )
     llm = serializers.BooleanField(required=False, default=True, help_text="Include the LLM-form messages")
-    render = serializers.BooleanField(
-        required=False, default=False, help_text="Add each message's sanitized HTML as `rendered`"
+    render = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        help_text="Add the sanitized HTML (`rendered`) of the newest N shaped messages",
     )
 
 

@@ -207,7 +207,7 @@ class ContextView(LinkReadableView):
         )
         if query["render"]:
             calls: dict[str, Any] = {}
-            for item in payload["messages"]:
+            for item in payload["messages"][-query["render"] :]:
                 item["rendered"] = rendering.render_message(item["message"], calls)
         return Response(payload)
 

@@ -9,7 +9,7 @@
   const LIMIT = 400; // messages drawn per side; the counts and tokens cover all
 
   async function context(leaf) {
-    const { body } = await Pi.api("GET", `${base}/context/${Pi.query({ leaf, head: 40, tail: LIMIT - 40, llm: false, render: 1 })}`);
+    const { body } = await Pi.api("GET", `${base}/context/${Pi.query({ leaf, head: 40, tail: LIMIT - 40, llm: false, render: 80 })}`);
     return body;
   }
 

@@ -13,6 +13,7 @@
   // The branch panel draws the newest part of the path first; "show older" extends it.
   const BRANCH_STEP = 150;
   const CONTEXT_DRAWN = 300; // context messages drawn (all are counted in the estimate)
+  const CONTEXT_RENDERED = 60; // of which the newest are rendered (markdown, highlighting)
 
   const state = {
     entries: new Map(),
@@ -246,7 +247,8 @@
 
   async function loadContext(id, token) {
     $("context-tokens").textContent = "projecting…";
-    const params = { leaf: id, head: 20, tail: CONTEXT_DRAWN - 20, llm: false, render: 1 };
+    // The newest messages come rendered; older ones are drawn as plain text (fast for long contexts).
+    const params = { leaf: id, head: 20, tail: CONTEXT_DRAWN - 20, llm: false, render: CONTEXT_RENDERED };
     const { body } = await Pi.api("GET", `${base}/context/${Pi.query(params)}`);
     if (token !== selectToken) return;
     const known = knownModel(body.model);

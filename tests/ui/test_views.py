@@ -102,3 +102,39 @@ def test_session_page_carries_its_config_as_json_data(user: Callable[..., Any]) 
     page = signed_in(me).get(f"/sessions/{session.pk}/").content.decode()
     assert '<script id="session-config" type="application/json">' in page
     assert "Content-Security-Policy" in page and "script-src 'self'" in page
+
+
+def test_dead_links_and_refusals_show_the_products_own_pages_with_debug_off(
+    user: Callable[..., Any], settings: Any
+) -> None:
+    settings.DEBUG = False
+    owner, stranger = user("own"), user("str")
+    session = store(owner, "s404")
+    client = signed_in(stranger)
+    for url in (f"/sessions/{session.pk}/", "/sessions/999999/", "/no/such/page/", "/s/not-a-token/"):
+        response = client.get(url)
+        assert response.status_code == 404, url
+        page = response.content.decode()
+        assert 'id="error-page"' in page and "Nothing here" in page, url
+        assert "Page not found" not in page and "URLconf" not in page
+        # The page is the product's: its navigation and stylesheet, and a way back.
+        assert "My links" in page and "app.css" in page and 'href="/"' in page
+    csrf = Client(enforce_csrf_checks=True)
+    response = csrf.post("/accounts/login/", {"username": "own", "password": "x"})
+    assert response.status_code == 403
+    assert 'data-status="403"' in response.content.decode()
+    assert "CSRF verification failed" not in response.content.decode()
+
+
+def test_pages_for_links_teams_and_compare(user: Callable[..., Any]) -> None:
+    owner = user("pages")
+    session = store(owner, "s-pages")
+    client = signed_in(owner)
+    for url in ("/links/", "/teams/", f"/sessions/{session.pk}/compare/?a=u1&b=a3"):
+        assert client.get(url).status_code == 200, url
+    assert signed_in(user("other")).get(f"/sessions/{session.pk}/compare/").status_code == 404
+    # The staff link to the audit pages shows only to staff.
+    assert "audit-nav" not in client.get("/").content.decode()
+    owner.is_staff = True
+    owner.save()
+    assert 'id="audit-nav"' in client.get("/").content.decode()
