@@ -115,6 +115,7 @@ def render_session(
         "forkModes": list(FORK_MODES),
         "runsUrl": reverse("agent_api:session-runs", args=[session.pk]) if grant.can_write else None,
         "name": session.name or "",
+        "leafId": grant.leaf_id(),
         "models": available_models() if share_token is None else [],
         "isStaff": bool(getattr(request.user, "is_staff", False)),
     }

@@ -97,7 +97,7 @@ def _measure(url: str, cookie: tuple[str, str]) -> dict[str, list[float]]:
                 headless=True,
                 viewport={"width": 1440, "height": 900},
             )
-            context.add_cookies([{"name": cookie[0], "value": cookie[1], "url": url}])
+            context.add_cookies([{"name": cookie[0], "value": cookie[1], "domain": "127.0.0.1", "path": "/"}])
             context.add_init_script(MARKS)
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(60_000)
@@ -105,7 +105,7 @@ def _measure(url: str, cookie: tuple[str, str]) -> dict[str, list[float]]:
             page.wait_for_selector("body[data-ready=true]")
             for _ in range(LOADS):
                 page.goto(url)
-                page.wait_for_function("window.__marks && window.__marks.tree && window.__marks.context")
+                page.wait_for_function("() => window.__marks.tree && window.__marks.context")
                 marks = page.evaluate("window.__marks")
                 out["tree"].append(marks["tree"])
                 out["context"].append(marks["context"])
@@ -114,7 +114,7 @@ def _measure(url: str, cookie: tuple[str, str]) -> dict[str, list[float]]:
             for i in range(CLICKS):
                 target = rows.nth(i % max(1, rows.count()))
                 target.click()
-                page.wait_for_function("window.__marks.selected >= 0 && window.__marks.branch >= 0")
+                page.wait_for_function("() => window.__marks.selected >= 0 && window.__marks.branch >= 0")
                 marks = page.evaluate("window.__marks")
                 out["selected"].append(marks["selected"])
                 out["branch"].append(marks["branch"])

@@ -18,7 +18,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import access, link_scope, queries, rendering, services
+from .. import access, link_scope, queries, rendering, services, summary_facts
 from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..tree_overview import build_tree_overview
@@ -205,6 +205,16 @@ class ContextView(LinkReadableView):
         payload = context_payload(
             view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"]
         )
+        summaries = [
+            item
+            for item in payload["messages"]
+            if isinstance(item["message"], dict)
+            and item["message"].get("role") in ("compactionSummary", "branchSummary")
+        ]
+        if summaries:
+            facts = summary_facts.replaced_by_summaries(grant.session, [i["entryId"] for i in summaries])
+            for item in summaries:
+                item["replaced"] = facts.get(item["entryId"])
         if query["render"]:
             calls: dict[str, Any] = {}
             for item in payload["messages"][-query["render"] :]:

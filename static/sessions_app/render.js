@@ -34,8 +34,8 @@ window.Pi = window.Pi || {};
   };
 
   // What a tree row says before its entry is loaded, or when the entry has no text.
-  Pi.placeholder = function (row) {
-    if (row.type === "message") return `${ROLE_NAMES[row.role] || row.role || "message"} (no text)`;
+  Pi.placeholder = function (row, loaded) {
+    if (row.type === "message") return `${ROLE_NAMES[row.role] || row.role || "message"}${loaded ? " (no text)" : " …"}`;
     return (row.type || "entry").replace(/_/g, " ");
   };
 
@@ -220,7 +220,11 @@ window.Pi = window.Pi || {};
     if (m.role === "compactionSummary" || m.role === "branchSummary") {
       const compaction = m.role === "compactionSummary";
       const e = (source && source.entry) || {};
-      const replaced = item.replaced ? `replaced ${item.replaced.messages.toLocaleString()} messages, ${Pi.tokens(item.replaced.tokens)} tokens` : compaction && (m.tokensBefore || e.tokensBefore) ? `replaced ${Pi.tokens(m.tokensBefore || e.tokensBefore)} tokens` : "";
+      const before = (item.replaced && item.replaced.tokens) || m.tokensBefore || e.tokensBefore;
+      const parts = [];
+      if (item.replaced) parts.push(`${item.replaced.messages.toLocaleString()} message${item.replaced.messages === 1 ? "" : "s"}`);
+      if (compaction && before) parts.push(`${Pi.tokens(before)} tokens`);
+      const replaced = parts.length ? `replaced ${parts.join(", ")}` : "";
       const node = summaryCard(compaction ? "compaction" : "summary", compaction ? "Compaction summary" : "Branch summary", tokens, r.summary, m.summary, e.details || item.details);
       if (replaced) node.querySelector("header").appendChild(el("span", { class: "replaced", text: replaced }));
       return node;

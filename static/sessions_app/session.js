@@ -76,16 +76,18 @@
     return body;
   }
 
+  // Rows in view whose entries are not loaded yet are fetched a few at a time. Until the first screen is
+  // drawn they only queue: the branch request brings most of them (the path around the leaf) at once.
   let wanted = new Set();
   let fetching = false;
   async function wantRecords(ids) {
     if (state.full) return;
-    ids.forEach((id) => wanted.add(id));
-    if (fetching) return;
+    ids.forEach((id) => state.entries.has(id) || wanted.add(id));
+    if (fetching || !state.ready) return;
     fetching = true;
     try {
       while (wanted.size) {
-        const batch = [...wanted].slice(0, 4);
+        const batch = [...wanted].slice(0, 8);
         batch.forEach((id) => wanted.delete(id));
         await Promise.all(batch.map((id) => fetchEntry(id).catch(() => null)));
         tree.render();
@@ -177,18 +179,41 @@
     $("selected-info").textContent = id;
     state.branchLimit = state.full ? BRANCH_STEP : 40;
     updateActions();
-    // The branch first: projecting the context of a long uncompacted path is slow, and the first
-    // screen should not wait for it. Callers that need the context wait for state.contextLoaded.
-    await renderBranch(id, token).catch((e) => showError(e.message));
+    // Branch and context load side by side; the branch never waits for the projection (slow on a long
+    // uncompacted path). Callers that need the context wait for state.contextLoaded.
     state.contextLoaded = loadContext(id, token).catch((e) => showError(e.message));
+    await renderBranch(id, token).catch((e) => showError(e.message));
+  }
+
+  // The last path drawn (root first, with rendered messages): a click on one of its entries draws that
+  // entry's branch at once from it, and the request only confirms it (or brings what was missing).
+  let shownPath = { ids: [], records: new Map(), hasMore: false };
+
+  function cachedBranch(id) {
+    const at = shownPath.ids.indexOf(id);
+    if (at < 0) return null;
+    const from = Math.max(0, at + 1 - state.branchLimit);
+    return { entries: shownPath.ids.slice(from, at + 1).map((x) => shownPath.records.get(x)), hasMore: from > 0 || shownPath.hasMore };
   }
 
   async function renderBranch(id, token) {
+    const cached = cachedBranch(id);
+    if (cached) drawBranch(id, cached);
     // One request for the newest part of the path, read segment by segment on the server.
     const { body } = await Pi.api("GET", `${base}/path/${Pi.query({ leaf: id, limit: state.branchLimit, render: 1 })}`);
     if (token !== selectToken) return;
+    await state.treeLoaded; // the sibling switchers need the tree
+    if (token !== selectToken) return;
+    for (const record of body.entries) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
+    const same = cached && cached.hasMore === body.hasMore && cached.entries.length === body.entries.length && cached.entries.every((r, i) => r.id === body.entries[i].id);
+    if (!same) drawBranch(id, body);
+    if (!cached || body.entries.length >= shownPath.ids.length || !same) {
+      shownPath = { ids: body.entries.map((r) => r.id), records: new Map(body.entries.map((r) => [r.id, r])), hasMore: body.hasMore };
+    }
+  }
+
+  function drawBranch(id, body) {
     const path = body.entries;
-    for (const record of path) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
     Pi.clear(branchBox);
     if (body.hasMore) {
       const more = el("button", { type: "button", class: "link", text: "show older entries" });
@@ -669,20 +694,27 @@
       sessionStorage.removeItem(`piweb-editor-${cfg.session}`);
       setEditor(handedBack);
     }
-    const hash = new URLSearchParams(location.hash.slice(1)).get("entry");
-    await loadTree();
-    const first = hash || state.leafId;
-    const entriesLoaded = state.full ? loadEntriesSince() : Promise.resolve();
-    if (!state.full) {
-      const { body } = await Pi.api("GET", `${base}/`);
-      if (body.lastSeq !== null) state.lastSeq = body.lastSeq;
+    // Tree, branch and context start together: the leaf comes with the page, so nothing waits for the tree.
+    const first = new URLSearchParams(location.hash.slice(1)).get("entry") || cfg.leafId;
+    state.treeLoaded = loadTree();
+    const seqLoaded = state.full
+      ? null
+      : Pi.api("GET", `${base}/`).then(({ body }) => {
+          if (body.lastSeq !== null && body.lastSeq > state.lastSeq) state.lastSeq = body.lastSeq;
+        });
+    const selected = first ? select(first) : Promise.resolve();
+    await state.treeLoaded;
+    if (first) tree.select(first);
+    if (state.full) {
+      await loadEntriesSince();
+      tree.rebuild();
     }
-    await entriesLoaded;
-    tree.rebuild();
-    if (first) await select(first);
-    else updateActions();
+    await Promise.all([selected, seqLoaded]);
+    if (!first && state.leafId) await select(state.leafId);
+    else if (!first) updateActions();
     state.ready = true;
     document.body.dataset.ready = "true";
+    tree.render(); // rows drawn before the path arrived now show its entries; the rest are fetched
     if (state.missed) catchUp({ follow: false });
   }
 

@@ -256,7 +256,7 @@ window.Pi = window.Pi || {};
           this.toggleFold(row.id);
         });
       }
-      const text = (record && Pi.clip(Pi.preview(record), 140)) || Pi.placeholder(row);
+      const text = (record && Pi.clip(Pi.preview(record), 140)) || Pi.placeholder(row, Boolean(record));
       const node = el(
         "div",
         {

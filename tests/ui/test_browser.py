@@ -154,6 +154,8 @@ def test_continue_from_another_branch_with_a_summary(
     assert session.leaf_entry_id == summary_row.get_attribute("data-id")
     # The summary is the first thing the model sees after the new branch's own messages.
     expect(page.locator("#context .msg-summary")).to_have_count(1)
+    # It says what it replaced: the two messages of the branch that was left (u3, a3).
+    expect(page.locator("#context .msg-summary .replaced")).to_have_text("replaced 2 messages")
     screenshot(page, "navigate-with-summary")
 
 

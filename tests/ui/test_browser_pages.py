@@ -141,7 +141,8 @@ def test_the_context_is_explained(
     assert "p/m" in model and "Sonnet" in model
     expect(page.locator("#context-window-text")).to_have_text("100,000")
     summary = page.locator("#context .msg-compaction")
-    expect(summary.locator(".replaced")).to_have_text("replaced 64k tokens")
+    # u1, a1, t1, a2, t2 came before the first kept entry a3.
+    expect(summary.locator(".replaced")).to_have_text("replaced 5 messages, 64k tokens")
     expect(summary.locator(".badge.offline")).to_be_visible()
     screenshot(page, "context-explained")
 
