@@ -11,6 +11,8 @@ from sessions_app.domain.messages import convert_to_llm
 from sessions_app.domain.projection import project
 from sessions_app.domain.session import LoadedSession
 from sessions_app.domain.tokens import estimate_context_tokens, estimate_projected_context_tokens
+from sessions_app.domain.tree import SessionTree
+from sessions_app.domain.tree_listing import tree_listing
 
 from .common import NotASession, estimate_view, llm_view, load_case, projection_messages
 
@@ -26,35 +28,41 @@ def load_view(session: LoadedSession) -> dict[str, Any]:
     if "parentSession" in header:
         view_header["parentSession"] = header.get("parentSession")
     labels, stamps = tree.labels()
-    entries = tree.entries
     out: dict[str, Any] = {
         "header": view_header,
         "rawHeaderVersion": 1 if loaded.raw_version is None else loaded.raw_version,
         "fileEffect": loaded.file_effect,
         "parsedLineCount": loaded.parsed_line_count,
-        "entryCount": len(entries),
+        "entryCount": tree.entry_count(),
         "fileLeafId": tree.last_leaf_id(),
         "labels": [[k, v] for k, v in labels.items()],
         "labelTimestamps": [[k, v] for k, v in stamps.items()],
         "sessionName": tree.session_name(),
-        "tree": {
-            "roots": [entries[p].id for p in tree.roots()],
-            "children": [
-                [entries[p].id, [entries[c].id for c in cs]] for p, cs in tree.children_in_tree_order()
-            ],
-        },
+        "tree": _tree_view(tree),
     }
     if loaded.migrated:
         lines = [loaded.header_raw] + [line.raw for line in loaded.entries]
-        out["rewrittenFile"] = [_alias_generated(line, loaded.generated_ids) for line in lines]
+        out["rewrittenFile"] = lines
     return out
 
 
-def _alias_generated(line: str, generated: dict[str, int]) -> str:
-    """Write ids made up during a v1 migration as ``@N`` (N = parsed-line index), as the oracle does."""
-    for entry_id, index in generated.items():
-        line = line.replace(f'"{entry_id}"', f'"@{index}"')
-    return line
+def _tree_view(tree: SessionTree) -> dict[str, Any]:
+    """Roots and children as Pi lists them; with a parent cycle (Pi never answers) the cut tree."""
+    entries = tree.entries
+    listing = tree_listing(entries)
+    if listing.cycle:
+        roots, children = tree.roots(), tree.children_in_tree_order()
+    else:
+        roots, children = listing.roots, listing.children
+
+    def shown(pos: int) -> Any:
+        payload = entries[pos].payload
+        return payload.get("id") if isinstance(payload, dict) else None
+
+    return {
+        "roots": [shown(p) for p in roots],
+        "children": [[shown(p), [shown(c) for c in cs]] for p, cs in children],
+    }
 
 
 def projection_view(session: LoadedSession, leaf_id: str | None) -> dict[str, Any]:

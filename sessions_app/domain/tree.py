@@ -68,6 +68,14 @@ class SessionTree:
 
     # -- lookups ---------------------------------------------------------------------------------
 
+    def entry_count(self) -> int:
+        """Return how many entries Pi counts: every kept line except a stray ``session`` header."""
+        return sum(
+            1
+            for e in self.entries
+            if not (isinstance(e.payload, dict) and e.payload.get("type") == "session")
+        )
+
     def get(self, entry_id: str) -> Entry | None:
         pos = self.by_id.get(entry_id)
         return None if pos is None else self.entries[pos]
