@@ -14,10 +14,6 @@ from sessions_app.domain.tokens import TokenEstimate, estimate_tokens
 __all__ = ["NotASession", "estimate_view", "js_value", "load_case", "message_view", "split_leaf_option"]
 
 
-# Outputs name the input file by placeholder so they compare equal across machines and folders.
-FILE_PLACEHOLDER = "<FILE>"
-
-
 class NotASession(Exception):
     """The file does not load as a Pi session."""
 
@@ -27,7 +23,7 @@ def load_case(path: str) -> LoadedSession:
     data = Path(path).read_bytes()
     session = load_session(data.decode("utf-8", errors="replace"))
     if not session.file.valid and data:
-        raise NotASession(f"Session file is not a valid pi session: {FILE_PLACEHOLDER}")
+        raise NotASession(f"Session file is not a valid pi session: {path}")
     return session
 
 

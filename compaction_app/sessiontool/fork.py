@@ -23,9 +23,7 @@ from sessions_app.domain.tree import SessionTree
 
 from .common import NotASession, load_case, split_leaf_option
 
-__all__ = ["NEW_SESSION_ID", "branched_view", "run"]
-
-NEW_SESSION_ID = "<NEW-SESSION-ID>"
+__all__ = ["branched_view", "run"]
 
 
 def branched_view(branched: BranchedSession, directory: Path) -> dict[str, Any]:
@@ -38,8 +36,6 @@ def branched_view(branched: BranchedSession, directory: Path) -> dict[str, Any]:
     view_header = {
         k: header[k] for k in ("version", "id", "timestamp", "cwd", "parentSession") if k in header
     }
-    # A freshly minted session id is random; show it as the oracle's marker so runs compare.
-    view_header["id"] = NEW_SESSION_ID
     return {
         "returnedFile": str(directory / name),
         "fileWrittenLines": len([serialize_entry(line) for line in written]),
