@@ -144,10 +144,11 @@ conformance: venv
 # .data/fuzz-pi/ and `make fuzz-pi REPLAY=.data/fuzz-pi` runs them again.
 N ?= 20000
 SEED ?= $(shell date +%s)
+START ?= 0
 DB_EVERY ?= 50
 fuzz-pi: venv pi
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
-	PIWEB_FUZZ_PI_N=$(N) PIWEB_FUZZ_PI_SEED=$(SEED) PIWEB_FUZZ_PI_DB_EVERY=$(DB_EVERY) PIWEB_FUZZ_PI_REPLAY=$(REPLAY) \
+	PIWEB_FUZZ_PI_N=$(N) PIWEB_FUZZ_PI_SEED=$(SEED) PIWEB_FUZZ_PI_START=$(START) PIWEB_FUZZ_PI_DB_EVERY=$(DB_EVERY) PIWEB_FUZZ_PI_REPLAY=$(REPLAY) \
 		$(PY) -m pytest tests/pi_oracle -q -p no:cacheprovider $(if $(REPLAY),-k replay)
 
 clean: services-down

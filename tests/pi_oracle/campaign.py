@@ -47,6 +47,7 @@ class Campaign:
 
     seed: int
     count: int
+    start: int = 0  # first index, so one campaign can be split over processes
     corners: frozenset[str] = ALL_CORNERS
     max_entries: int = 60
     database_every: int = 0  # 0: never; 1: every session; k: every k-th session
@@ -56,7 +57,7 @@ class Campaign:
     def run(self, pi: PiOracle, work: Path) -> Report:
         report = Report(self.seed)
         started = time.monotonic()
-        for index in range(self.count):
+        for index in range(self.start, self.start + self.count):
             session = generate(self.seed, index, max_entries=self.max_entries, corners=self.corners)
             path = work / f"{self.seed}-{index}.jsonl"
             path.write_bytes(session.data)

@@ -10,6 +10,7 @@ from typing import Any
 
 from compaction_app.sessiontool import dump, resolve
 from sessions_app.domain.session import load_session
+from sessions_app.domain.tree_listing import tree_listing
 from tests.conformance.compare import runner
 
 from .oracle import TIMED_OUT, PiOracle
@@ -49,8 +50,9 @@ CYCLE_SECONDS = 0.5
 
 
 def has_parent_cycle(data: bytes) -> bool:
-    """Return whether piweb's loader had to cut a parent cycle (duplicate ids) in this file."""
-    return bool(load_session(data.decode("utf-8", errors="replace")).tree.broken_cycles)
+    """Return whether the file has a parent cycle (duplicate ids): in the path index or in Pi's listing."""
+    tree = load_session(data.decode("utf-8", errors="replace")).tree
+    return bool(tree.broken_cycles) or tree_listing(tree.entries).cycle
 
 
 def run_requests(pi: PiOracle, path: Path, requests: list[list[str]]) -> Outcome:

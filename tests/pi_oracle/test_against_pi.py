@@ -26,6 +26,7 @@ from .oracle import PiOracle, pi_installed
 
 SESSIONS = int(os.environ.get("PIWEB_FUZZ_PI_N", "300"))
 SEED = int(os.environ.get("PIWEB_FUZZ_PI_SEED", "20261130"))
+START = int(os.environ.get("PIWEB_FUZZ_PI_START", "0"))
 DATABASE_EVERY = int(os.environ.get("PIWEB_FUZZ_PI_DB_EVERY", "1"))
 CORNERS = (
     frozenset(os.environ["PIWEB_FUZZ_PI_CORNERS"].split(","))
@@ -82,6 +83,7 @@ def test_random_sessions_answer_as_pi_does(
     campaign = Campaign(
         SEED,
         SESSIONS,
+        start=START,
         corners=CORNERS,
         database_every=DATABASE_EVERY,
         database_check=_database_check(user),
