@@ -9,6 +9,7 @@ entries, so a 100k-entry session with a few hundred branches answers with a smal
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q
 
-from .domain.jsjson import parse_json
+from .domain.jsjson import UNDEFINED, parse_json
+from .domain.timestamps import js_date_ms
 from .models import ChatSession, Entry, Segment
 from .queries import find_entry
 
@@ -26,6 +28,7 @@ AROUND = 50  # entries expanded on each side of ?around=
 SEGMENT_PAGE = 1000  # entries expanded from the start of ?segment=
 # Items carry only what drawing needs: a 100k-entry tree with hundreds of branches stays under 200 KB.
 _FIELDS = ("seq", "entry_id", "parent_id", "type", "role", "depth", "segment")
+_ORDER_FIELDS = ("segment", "depth", "seq", "timestamp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,9 @@ def build_tree_overview(
             previous = depth
         return out
 
-    # Depth-first drawing order without recursion: a branch's segments follow its branch point.
+    # Depth-first drawing order without recursion. At a branch point the children come oldest first,
+    # as Pi's tree lists them: the run that continues the segment takes its place among the branches.
+    order = _child_order(session, segs, children_at)
     items: list[dict[str, Any]] = []
     roots = sorted(i for i, s in segs.items() if s.parent is None or s.parent not in segs)
     stack: list[tuple[int, list[dict[str, Any]], int]] = [(r, pieces(r), 0) for r in reversed(roots)]
@@ -180,10 +185,14 @@ def build_tree_overview(
             continue
         part = parts[at]
         items.append(part)
-        stack.append((index, parts, at + 1))
-        if part["kind"] == "node":
-            for child in reversed(children_at.get((index, part["depth"]), [])):
-                stack.append((child, pieces(child), 0))
+        if part["kind"] != "node" or (index, part["depth"]) not in order:
+            stack.append((index, parts, at + 1))
+            continue
+        frames = [
+            (index, parts, at + 1) if child is None else (child, pieces(child), 0)
+            for child in order[(index, part["depth"])]
+        ]
+        stack.extend(reversed(frames))
     return {
         "leafId": session.leaf_entry_id,
         "entryCount": session.entry_count,
@@ -192,30 +201,86 @@ def build_tree_overview(
     }
 
 
+def _child_order(
+    session: ChatSession, segs: dict[int, _Seg], children_at: dict[tuple[int, int], list[int]]
+) -> dict[tuple[int, int], list[int | None]]:
+    """Return each branch point's children oldest first (None: the run continuing its own segment).
+
+    Children start in append order and are stably sorted by time, unreadable times comparing equal.
+    """
+    wanted: list[tuple[int, int]] = []
+    for (index, depth), branches in children_at.items():
+        if depth < segs[index].tip_depth:
+            wanted.append((index, depth + 1))
+        wanted.extend((child, segs[child].start) for child in branches)
+    found = _values_at(session, wanted, _ORDER_FIELDS)
+    # Only ISO strings are stored as text; a null or numeric time is read from the line itself.
+    others = [seq for _, _, seq, stamp in found if not stamp]
+    times: dict[int, float] = {}
+    if others:
+        for seq, raw in Entry.objects.filter(session=session, seq__in=others).values_list("seq", "raw"):
+            payload = parse_json(raw)
+            times[seq] = js_date_ms(
+                payload.get("timestamp", UNDEFINED) if isinstance(payload, dict) else UNDEFINED
+            )
+    firsts = {
+        (seg, depth): (seq, times[seq] if seq in times else js_date_ms(stamp))
+        for seg, depth, seq, stamp in found
+    }
+    order: dict[tuple[int, int], list[int | None]] = {}
+    for (index, depth), branches in children_at.items():
+        options: list[tuple[int | None, tuple[int, float]]] = []
+        if (index, depth + 1) in firsts:
+            options.append((None, firsts[(index, depth + 1)]))
+        options += [
+            (child, firsts[(child, segs[child].start)])
+            for child in branches
+            if (child, segs[child].start) in firsts
+        ]
+        options.sort(key=lambda option: option[1][0])
+        options.sort(key=functools.cmp_to_key(lambda a, b: _by_time(a[1][1], b[1][1])))
+        order[(index, depth)] = [child for child, _ in options]
+    return order
+
+
+def _by_time(a: float, b: float) -> int:
+    diff = a - b
+    if diff != diff or diff == 0:
+        return 0
+    return -1 if diff < 0 else 1
+
+
 def _rows(query: Any) -> list[_Row]:
     return [_Row(*values) for values in query.values_list(*_FIELDS)]
 
 
 def _rows_at(session: ChatSession, positions: list[tuple[int, int]]) -> list[_Row]:
     """Return the entries at the given (segment, depth) positions, in one indexed query where possible."""
+    return [_Row(*values) for values in _values_at(session, positions, _FIELDS)]
+
+
+def _values_at(
+    session: ChatSession, positions: list[tuple[int, int]], fields: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
+    """Return ``fields`` of the entries at (segment, depth) positions, in one indexed query where possible."""
     if not positions:
         return []
     if connection.vendor == "postgresql":
         table = Entry._meta.db_table
         sql = (
-            f"SELECT {', '.join('e.' + f for f in _FIELDS)} FROM {table} e "
+            f"SELECT {', '.join('e.' + f for f in fields)} FROM {table} e "
             "JOIN unnest(%s::int[], %s::int[]) AS r(seg, d) ON e.segment = r.seg AND e.depth = r.d "
             "WHERE e.session_id = %s"
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, [[p[0] for p in positions], [p[1] for p in positions], session.pk])
-            return [_Row(*values) for values in cursor.fetchall()]
-    found: list[_Row] = []
+            return [tuple(values) for values in cursor.fetchall()]
+    found: list[tuple[Any, ...]] = []
     for start in range(0, len(positions), 200):
         cond = Q()
         for index, depth in positions[start : start + 200]:
             cond |= Q(segment=index, depth=depth)
-        found.extend(_rows(Entry.objects.filter(cond, session=session)))
+        found.extend(Entry.objects.filter(cond, session=session).values_list(*fields))
     return found
 
 

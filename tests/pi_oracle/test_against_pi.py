@@ -17,6 +17,7 @@ import pytest
 
 from compaction_app.sessiontool import dump
 from sessions_app import services
+from sessions_app.tree_overview import build_tree_overview
 from tests.sessions.test_store_conformance import _db_projection
 
 from .campaign import FAILURES_DIR, Campaign, replay
@@ -65,6 +66,9 @@ def _database_check(
                 return failures
             return [{"argv": ["import", str(path)], "differences": ["imported a file Pi refuses"]}]
         stored = services.import_jsonl(owner=owner, data=session.data, filename=path.name).session
+        order = _overview_order_difference(stored, projects[0][1]["load"]["tree"])
+        if order:
+            failures.append({"argv": ["tree-overview", str(path)], "differences": order})
         for argv, theirs in projects:
             leaf = argv[2] if len(argv) > 2 else None
             mine = json.loads(dump(_db_projection(stored, None if leaf == "null" else leaf, leaf == "null")))
@@ -74,6 +78,27 @@ def _database_check(
         return failures
 
     return check
+
+
+def _overview_order_difference(stored: Any, tree: dict[str, Any]) -> list[str]:
+    """Compare the browser tree's drawing order with Pi's depth-first listing (unique string ids only)."""
+    children = dict((parent, kids) for parent, kids in tree["children"])
+    listed = [*tree["roots"], *(kid for _, kids in tree["children"] for kid in kids)]
+    if any(not isinstance(i, str) or i.startswith("@") for i in listed) or len(set(listed)) != len(listed):
+        return []  # lines without ids, duplicates and made-up v1 ids are outside the stored tree
+    walk: list[str] = []
+    stack = list(reversed(tree["roots"]))
+    while stack:
+        node = stack.pop()
+        walk.append(node)
+        stack.extend(reversed(children.get(node, [])))
+    drawn: list[str] = []
+    for item in build_tree_overview(stored)["items"]:
+        drawn += [item["id"]] if item["kind"] == "node" else [item["firstId"], item["lastId"]]
+    shown = set(drawn)
+    expected = [i for i in walk if i in shown]
+    drawn = [i for n, i in enumerate(drawn) if n == 0 or drawn[n - 1] != i]  # a one-entry run names it twice
+    return [] if drawn == expected else [f"tree overview order {drawn[:12]} != Pi's {expected[:12]}"]
 
 
 @pytest.mark.django_db
