@@ -19,8 +19,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from .access import Access
+from .domain.entries import entry_from_value
 from .domain.jsjson import parse_json
-from .domain.tree import js_trim
+from .domain.tree import SessionTree, js_trim
 from .models import ChatSession, Entry, Segment, ShareLink
 from .queries import path_seqs
 
@@ -36,6 +37,7 @@ __all__ = [
     "scoped_tree",
     "session_as_seen",
     "visible_last_seq",
+    "visible_tree",
 ]
 
 
@@ -230,3 +232,12 @@ def session_as_seen(access: Access) -> ChatSession:
         stamp = None
     seen.updated_at = min(stamp, frozen_at) if stamp is not None and stamp.tzinfo is not None else frozen_at
     return seen
+
+
+def visible_tree(access: Access) -> SessionTree:
+    """Return a tree index of only the entries this viewer may see, for copies (fork, clone) made through
+    a restricted grant: labels whose label entry lies outside the scope or after the freeze stay behind."""
+    rows = scoped_entries(access).values_list("seq", "raw")
+    return SessionTree(
+        [entry_from_value(seq, parse_json(raw)) for seq, raw in rows.iterator(chunk_size=5000)]
+    )

@@ -13,7 +13,6 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..queries import find_entry
 from .views import ERRORS, SessionAPIView
 
 _PI_SESSIONS = "~/.pi/agent/sessions"
@@ -53,10 +52,11 @@ class ContinueInPiView(SessionAPIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         """The ``piweb-sync pull`` command that brings this node's branch into Pi, resuming at the node."""
-        session = self.readable(pk)
+        grant = self.access(pk)
+        session = grant.session
         entry = request.query_params.get("entry") or None
         if entry is not None:
-            find_entry(session, entry)  # unknown: 404 with the API's error shape
+            grant.entry(entry)  # unknown, or outside what a link shows: 404 with the API's error shape
         at_leaf = entry is None or entry == session.leaf_entry_id
         command = f"piweb-sync pull {session.pk}" + ("" if at_leaf else f" --at {entry}")
         download = f"/api/sessions/{session.pk}/export/" + ("" if at_leaf else f"?leaf={entry}")

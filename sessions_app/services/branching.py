@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import access
+from .. import access, link_scope
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import js_stringify
 from ..domain.operations import ForkMode, copy_for_fork, fork_plan
@@ -50,7 +50,7 @@ def fork_session(
     grant.entry(entry_id)  # an unknown or hidden id is "not found", before the whole tree is read
     if grant.restricted and mode != "path":
         raise access.Forbidden(PATH_ONLY)
-    tree = load_tree(session)
+    tree = link_scope.visible_tree(grant) if grant.restricted else load_tree(session)
     if position is None:
         target = tree.get(entry_id)
         is_user = target is not None and target.type == "message" and target.role == "user"
@@ -78,8 +78,10 @@ def clone_session(
     if leaf is None:
         raise InvalidEntries("Cannot clone session: no current entry selected")
     grant.entry(leaf) if grant.restricted else find_entry(session, leaf)
+    # Through a frozen or path link only what the link shows is copied, labels included.
+    tree = link_scope.visible_tree(grant) if grant.restricted else load_tree(session)
     branched = copy_for_fork(
-        load_tree(session), leaf, mode="path", cwd=session.cwd, parent_session=pi_session_path(session)
+        tree, leaf, mode="path", cwd=session.cwd, parent_session=pi_session_path(session)
     )
     return _store_branched(
         branched.header, branched.entries, branched.leaf_id, session, leaf, actor, Action.CLONE

@@ -106,6 +106,9 @@ def create_share_link(
         frozen_seq = session.next_seq - 1
         # A frozen link keeps the leaf of the moment, whatever its scope.
         entry_id = session.leaf_entry_id
+    elif scope == ShareLink.Scope.PATH:
+        # "The current path" is the path of this moment: the link must not follow the leaf elsewhere.
+        entry_id = session.leaf_entry_id
     with transaction.atomic():
         link = ShareLink.objects.create(
             session=session,

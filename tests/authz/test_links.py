@@ -96,12 +96,12 @@ def test_a_path_link_never_reveals_sibling_branches(w: World) -> None:
     assert client.get(f"/api/sessions/{pk}/entries/", {"since": "u2"}).status_code == 404
 
 
-def test_a_live_path_link_follows_the_current_leaf(w: World) -> None:
+def test_a_current_path_link_keeps_the_path_it_was_made_on(w: World) -> None:
     link = services.create_share_link(session=w.session, actor=w.owner, scope="path")
     client = holder(link.token)
     assert entry_ids(client, w.session.pk) == BRANCH_TWO
     services.navigate_without_summary(session=w.session, target_id="a2")
-    assert entry_ids(client, w.session.pk) == BRANCH_ONE
+    assert entry_ids(client, w.session.pk) == BRANCH_TWO
 
 
 def test_an_expired_link_stops_working(w: World) -> None:
