@@ -225,3 +225,44 @@ def test_sessiontool_prints_real_values(tmp_path: Path) -> None:
     assert re.fullmatch(r"[0-9a-f]{8}", made)
     assert f'"id":"{made}"' in load["rewrittenFile"][1]
     assert load_session(v1.read_text()).file.migrated
+
+
+# -- deliberate differences (README: "Deliberate differences from Pi") ------------------------------
+
+
+def test_a_last_line_without_an_id_does_not_take_the_leaf(tmp_path: Path) -> None:
+    # Pi's leaf becomes undefined here: an empty path, yet the stray line as its only context entry.
+    file = write(tmp_path, entry("a", None, 1), "42")
+    out = answer(project_command.run, [file])
+    assert out["load"]["fileLeafId"] == "a"
+    assert out["path"] == out["contextEntries"] == ["a"]
+
+
+def test_a_v1_file_leaves_lines_that_are_not_objects_outside_the_chain(tmp_path: Path) -> None:
+    # Pi's v1 migration gives an array line an id and chains it; a number line makes it throw.
+    v1 = tmp_path / "v1.jsonl"
+    user = {"type": "message", "timestamp": stamp(1), "message": {"role": "user", "content": "hi"}}
+    v1.write_text(
+        "\n".join(
+            [
+                json.dumps({"type": "session", "id": "old", "timestamp": stamp(0), "cwd": "/w"}),
+                json.dumps(user),
+                "[1,2]",
+                json.dumps(user),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    out = answer(project_command.run, [str(v1)])
+    assert len(out["path"]) == 2
+    assert out["load"]["tree"]["roots"][1] is None
+
+
+def test_a_parent_cycle_is_cut_at_its_earliest_entry_and_listed(tmp_path: Path) -> None:
+    # Pi never returns from walking this path; piweb walks the tree cut at the cycle's earliest entry.
+    # The listing is still Pi's: no entry of a rootless cycle is a root.
+    file = write(tmp_path, entry("a", "b", 1), entry("b", "a", 2))
+    out = answer(project_command.run, [file])
+    assert out["path"] == out["contextEntries"] == ["a", "b"]
+    assert out["load"]["tree"] == {"roots": [], "children": []}

@@ -17,6 +17,7 @@ __all__ = ["Campaign", "Report"]
 
 REPO = Path(__file__).resolve().parents[2]
 FAILURES_DIR = REPO / ".data" / "fuzz-pi"
+PROGRESS_EVERY = 500
 
 
 @dataclass(slots=True)
@@ -79,6 +80,12 @@ class Campaign:
             if failures:
                 report.failing.append(self._keep(session, failures))
             path.unlink()
+            if report.sessions % PROGRESS_EVERY == 0:
+                # A long campaign shows where it is (and what it found) while it runs.
+                self.out_dir.mkdir(parents=True, exist_ok=True)
+                progress = self.out_dir / f"progress-{self.seed}-{self.start}.log"
+                with progress.open("a", encoding="utf-8") as log:
+                    log.write(f"{report.summary()} [at index {index}]\n")
         report.seconds = time.monotonic() - started
         return report
 
