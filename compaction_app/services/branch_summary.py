@@ -17,6 +17,7 @@ from sessions_app import access
 from sessions_app.domain.entries import Entry as DomainEntry
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.domain.operations import NavigationPlan, apply_navigation, plan_navigation
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text, check_texts
 from sessions_app.domain.tree import SessionTree
 from sessions_app.models import ChatSession
 from sessions_app.queries import find_entry, path_rows
@@ -104,6 +105,10 @@ def start_branch_summary(
     The actor must be allowed to change the session. Unknown targets are refused here; the request is
     logged with the run.
     """
+    check_texts(
+        (target_id, label, idempotency_key), "targetId, label or idempotency key", max_chars=MAX_NAME_CHARS
+    )
+    check_text(custom_instructions, "customInstructions")
     requested_by = actor if actor is not None else user
     access.authorize(requested_by, session, access.WRITE, grant=grant)
     key = scoped_key("branch_summary", session, requested_by, idempotency_key)

@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 
 from sessions_app import access
 from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
 from sessions_app.domain.tokens import current_system_message, estimate_tokens
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
@@ -146,6 +147,8 @@ def request_compaction(
     ``requested_by`` must be allowed to change the session. A repeated ``idempotency_key`` returns the
     first run. Pi's refusals are checked here, before queueing; the request is logged with the run.
     """
+    check_text(custom_instructions, "customInstructions")
+    check_text(idempotency_key, "the idempotency key", max_chars=MAX_NAME_CHARS)
     access.authorize(requested_by, session, access.WRITE)
     key = scoped_key("compaction", session, requested_by, idempotency_key)
     existing = existing_run(key)

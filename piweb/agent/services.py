@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from compaction_app.models import LLMProvider
 from sessions_app import access, realtime
+from sessions_app.domain.storable import check_text
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
 from sessions_app.services import Action, append_entries, record_action
@@ -72,6 +73,7 @@ def start_run(
 
     ``user`` must be allowed to change the session.
     """
+    check_text(prompt, "the prompt")
     access.authorize(user, session, access.WRITE, grant=grant)
     if not prompt.strip():
         raise ValueError("The prompt is empty")

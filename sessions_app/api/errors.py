@@ -52,6 +52,24 @@ def error_response(message: str, status_code: int, **extra: Any) -> Response:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Turn any exception a view raises into the API's error body; unknown exceptions stay 500s."""
+    response = _handle(exc, context)
+    if response is not None:
+        # Messages may quote what the client sent, lone surrogates included, which no encoder accepts.
+        response.data = _printable(response.data)
+    return response
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if value.isascii() else value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
+
+
+def _handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, AccessDenied):
         exc = _api_exception(exc, context)
     if isinstance(exc, InvalidSharing):

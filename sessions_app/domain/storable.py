@@ -84,23 +84,24 @@ def check_param(value: str, where: str) -> None:
     check_text(value, where, max_chars=MAX_PARAM_CHARS)
 
 
-def check_json(value: Any, where: str, *, max_depth: int = MAX_DEPTH) -> None:
+def check_json(value: Any, where: str, *, max_depth: int = MAX_DEPTH, strings: bool = True) -> None:
     """Refuse a decoded JSON value nested deeper than ``max_depth`` or holding an unstorable string.
 
-    Keys are checked as well as values. Iterative, so a hostile depth cannot exhaust the stack here.
+    Keys are checked as well as values (``strings=False`` checks only the depth). Iterative, so a
+    hostile depth cannot exhaust the stack here.
     """
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            if not storable_text(item):
+            if strings and not storable_text(item):
                 raise Unstorable(where, f"has a string that {NOT_STORABLE}")
         elif isinstance(item, dict | list):
             if depth >= max_depth:
                 raise Unstorable(where, f"is nested deeper than {max_depth} levels")
             if isinstance(item, dict):
                 for key, child in item.items():
-                    if isinstance(key, str) and not storable_text(key):
+                    if strings and isinstance(key, str) and not storable_text(key):
                         raise Unstorable(where, f"has a key that {NOT_STORABLE}")
                     stack.append((child, depth + 1))
             else:

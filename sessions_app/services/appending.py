@@ -11,6 +11,7 @@ from .. import access
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import js_stringify
 from ..domain.jsonl import generate_entry_id
+from ..domain.storable import check_json
 from ..domain.timestamps import now_iso
 from ..models import ChatSession, Entry
 from .errors import AppendConflict, InvalidEntries
@@ -76,6 +77,9 @@ def _prepare_new_entries(session: ChatSession, entries: Sequence[dict[str, Any]]
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise InvalidEntries(f"entry {index}: an entry must be a JSON object")
+        # Content strings are stored escaped in the verbatim line, as an import stores them; only depth
+        # (and, in append_rows, the extracted columns) can make an entry unstorable.
+        check_json(entry, f"entry {index}", strings=False)
     wanted = {e["id"] for e in entries if isinstance(e.get("id"), str)}
     wanted |= {e["parentId"] for e in entries if isinstance(e.get("parentId"), str)}
     if session.leaf_entry_id is not None:

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from .. import access
 from ..domain.operations import label_entry
+from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..domain.tree import SessionTree
 from ..models import ChatSession, Entry
 from ..queries import find_entry
@@ -26,6 +27,8 @@ def set_label(
     grant: access.Access | None = None,
 ) -> list[Entry]:
     """Label an entry (an empty label clears it) by appending a ``label`` entry under the leaf."""
+    check_text(target_id, "targetId", max_chars=MAX_NAME_CHARS)
+    check_text(label, "the label", max_chars=MAX_NAME_CHARS)
     access.authorize(actor, session, access.WRITE, grant=grant)
     target = find_entry(session, target_id)
     # The label needs only to know that its target exists, so a one-entry tree is enough.

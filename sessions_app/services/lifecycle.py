@@ -10,6 +10,7 @@ from django.db import transaction
 from .. import access, realtime
 from ..domain.jsonl import CURRENT_VERSION
 from ..domain.operations import new_session_id, session_info_entry
+from ..domain.storable import MAX_NAME_CHARS, MAX_PARAM_CHARS, check_text
 from ..domain.timestamps import now_iso
 from ..domain.tree import SessionTree, js_trim
 from ..models import ChatSession
@@ -22,6 +23,8 @@ __all__ = ["create_session", "delete_session", "rename_session"]
 
 def create_session(*, owner: Any, cwd: str, name: str | None = None) -> ChatSession:
     """Create an empty session with a fresh header; a name becomes its first ``session_info`` entry."""
+    check_text(cwd, "the cwd", max_chars=MAX_PARAM_CHARS)
+    check_text(name, "the name", max_chars=MAX_NAME_CHARS)
     header = {
         "type": "session",
         "version": CURRENT_VERSION,
@@ -42,6 +45,7 @@ def rename_session(
     *, session: ChatSession, name: str, actor: Any = None, grant: access.Access | None = None
 ) -> ChatSession:
     """Name the session by appending a ``session_info`` entry under the leaf (Pi's ``set_session_name``)."""
+    check_text(name, "the name", max_chars=MAX_NAME_CHARS)
     access.authorize(actor, session, access.WRITE, grant=grant)
     entry = session_info_entry(SessionTree([]), None, name)
     append_entries(session=session, entries=[under_leaf(entry)])

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from .. import access, realtime
 from ..domain.operations import plan_navigation
+from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..domain.tree import SessionTree
 from ..models import ChatSession, Entry
 from ..queries import find_entry
@@ -58,6 +59,7 @@ def navigate_without_summary(
     *, session: ChatSession, target_id: str, actor: Any = None, grant: access.Access | None = None
 ) -> NavigationOutcome:
     """Move the leaf as Pi's tree navigation does: a user message target gives its parent and its text."""
+    check_text(target_id, "targetId", max_chars=MAX_NAME_CHARS)
     access.authorize(actor, session, access.WRITE, grant=grant)
     entries = [] if target_id == session.leaf_entry_id else [find_entry(session, target_id).to_domain()]
     plan = plan_navigation(SessionTree(entries), session.leaf_entry_id, target_id)

@@ -16,6 +16,7 @@ from .. import realtime, signals
 from ..domain.entries import Entry as DomainEntry
 from ..domain.jsjson import js_stringify
 from ..domain.search import search_text
+from ..domain.storable import NOT_STORABLE, storable_text
 from ..domain.tree import SessionTree, js_trim
 from ..models import ChatSession, Entry, Segment
 from .errors import InvalidSessionFile
@@ -74,22 +75,10 @@ def create_session_row(
 
 
 def check_storable(values: Iterable[Any], where: str) -> None:
-    """Refuse strings PostgreSQL text cannot hold: NUL characters and lone surrogates (JSON allows both)."""
+    """Refuse strings PostgreSQL text cannot hold (``domain.storable``): every write path's one message."""
     for value in values:
-        if isinstance(value, str) and ("\x00" in value or not _encodes(value)):
-            raise InvalidSessionFile(
-                f"{where}: a string holds a NUL character or a lone surrogate, which cannot be stored"
-            )
-
-
-def _encodes(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        if isinstance(value, str) and not storable_text(value):
+            raise InvalidSessionFile(f"{where}: a string {NOT_STORABLE}")
 
 
 def check_storable_entry(entry: DomainEntry, stamp: Any, seq: int) -> None:
@@ -208,6 +197,8 @@ def append_rows(
     new_rows: list[Entry] = []
     seq = session.next_seq
     for entry, raw in zip(entries, raws, strict=True):
+        # The same check as an import's, so append, sync, labels and renames refuse the same values.
+        check_storable_entry(entry, entry.timestamp, seq)
         row = Entry(
             session=session,
             seq=seq,

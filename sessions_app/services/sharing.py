@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import access, realtime
+from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..models import ChatSession, Entry, SessionShare, ShareLink, Team
 from ..queries import EntryNotFound
 from .actions import Action, record_action
@@ -92,6 +93,7 @@ def create_share_link(
     expires_at: Any = None,
 ) -> ShareLink:
     """Create a read-only link; a frozen link sees the session as it is now (or up to ``entry_id``)."""
+    check_text(entry_id, "entryId", max_chars=MAX_NAME_CHARS)
     _authorize_owner(actor, session)
     if scope not in ShareLink.Scope.values:
         raise InvalidSharing("scope", f"scope must be one of {', '.join(ShareLink.Scope.values)}")
