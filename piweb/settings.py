@@ -121,6 +121,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # spooled to disk past FILE_UPLOAD_MAX_MEMORY_SIZE rather than held in memory.
 PIWEB_MAX_BODY_BYTES = int(ENV.get("PIWEB_MAX_BODY_BYTES", str(8 * config.MIB)))
 PIWEB_MAX_IMPORT_BYTES = int(ENV.get("PIWEB_MAX_IMPORT_BYTES", str(256 * config.MIB)))
+# Import quotas, answered with 413 and the numbers: entries in one file, and the bytes of all a user's
+# stored lines (0: no limit).
+PIWEB_MAX_IMPORT_ENTRIES = int(ENV.get("PIWEB_MAX_IMPORT_ENTRIES", "2000000"))
+PIWEB_MAX_STORED_BYTES_PER_USER = int(ENV.get("PIWEB_MAX_STORED_BYTES_PER_USER", "0"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = PIWEB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * config.MIB
 

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any
 
+from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Sum
+from django.db.models.functions import Length
 
 from .. import realtime
 from ..domain.entries import Entry as DomainEntry
@@ -18,7 +21,7 @@ from ..domain.jsonl import LoadedFile, SkippedLine, iter_kept_lines, load_text, 
 from ..domain.search import search_text
 from ..models import ChatSession, Entry
 from .actions import Action, record_action
-from .errors import InvalidSessionFile
+from .errors import InvalidSessionFile, QuotaExceeded
 from .rows import append_rows, check_storable, check_storable_entry, create_session_row, insert_all
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream"]
@@ -46,7 +49,9 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     Re-importing the same session appends only what is new. All or nothing: one transaction with its
     action-log row; a bad file raises InvalidSessionFile and stores nothing.
     """
+    size = _size(stream)
     loaded, entries, lines = _read(stream)
+    _check_quotas(owner, entries=len(entries), size=size)
     header = loaded.header or {}
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
     with transaction.atomic():
@@ -76,6 +81,29 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {Entry._meta.db_table}")
     return result
+
+
+def _size(stream: IO[bytes]) -> int:
+    stream.seek(0, io.SEEK_END)
+    size = stream.tell()
+    stream.seek(0)
+    return size
+
+
+def _check_quotas(owner: Any, *, entries: int, size: int) -> None:
+    """Refuse (413, with the numbers) a file past the entry limit, or one the owner's quota cannot take."""
+    limit = int(settings.PIWEB_MAX_IMPORT_ENTRIES)
+    if limit and entries > limit:
+        raise QuotaExceeded(f"The file holds {entries} entries; an import accepts at most {limit}.")
+    quota = int(settings.PIWEB_MAX_STORED_BYTES_PER_USER)
+    if not quota:
+        return
+    stored = Entry.objects.filter(session__owner=owner).aggregate(total=Sum(Length("raw")))["total"] or 0
+    if stored + size > quota:
+        raise QuotaExceeded(
+            f"Storing this file ({size} bytes) would bring your sessions to {stored + size} bytes; "
+            f"the limit is {quota} bytes."
+        )
 
 
 def _read(stream: IO[bytes]) -> tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]]]:
