@@ -251,6 +251,7 @@ window.Pi = window.Pi || {};
       if (branching) {
         toggle.textContent = this.folded.has(row.id) ? "▸" : "▾";
         toggle.title = this.folded.has(row.id) ? "Show the branches" : "Fold the branches";
+        toggle.addEventListener("pointerdown", (event) => event.stopPropagation());
         toggle.addEventListener("click", (event) => {
           event.stopPropagation();
           this.toggleFold(row.id);
@@ -276,6 +277,7 @@ window.Pi = window.Pi || {};
         row.label ? el("span", { class: "badge label", text: row.label }) : null,
         row.type === "branch_summary" ? el("span", { class: "badge summary", text: "summary" }) : null,
         row.type === "compaction" ? el("span", { class: "badge compaction", text: "compaction" }) : null,
+        record && record.entry && Pi.isOffline(record.entry.details) ? el("span", { class: "badge offline", text: "offline" }) : null,
         row.omitted ? el("span", { class: "badge omitted", text: "omitted" }) : null,
         row.edited ? el("span", { class: "badge edited", text: "edited" }) : null,
         el("span", { class: "text", text }),
@@ -283,10 +285,16 @@ window.Pi = window.Pi || {};
         row.current ? el("span", { class: "badge current", text: "leaf" }) : null,
       );
       node.style.top = top;
-      node.addEventListener("click", () => {
+      // Select on press: rows are redrawn when entries arrive, and a click whose press and release
+      // land on two different drawings of a row would be lost. Clicks (keyboardless assistive
+      // technology) select too.
+      const choose = (event) => {
+        if (event.button > 0) return;
         this.scroller.focus({ preventScroll: true });
-        this.select(row.id, { notify: true });
-      });
+        if (this.selectedId !== row.id) this.select(row.id, { notify: true });
+      };
+      node.addEventListener("pointerdown", choose);
+      node.addEventListener("click", choose);
       node.addEventListener("dblclick", () => this.onActivate(row.id));
       return node;
     }

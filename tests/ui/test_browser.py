@@ -146,6 +146,9 @@ def test_continue_from_another_branch_with_a_summary(
     assert "current" in summary_row.get_attribute("class")
     assert page.locator(".tree-row.k-branch_summary .badge.summary").count() == 1
     page.wait_for_selector("#branch .msg-summary")
+    # Written by the offline summarizer (no model configured), and labelled so.
+    expect(page.locator("#branch .msg-summary .badge.offline")).to_have_text("offline summary")
+    expect(summary_row.locator(".badge.offline")).to_be_visible()
     assert page.is_hidden("#operation-banner")
     session.refresh_from_db()
     summary = services.export_jsonl(session)
