@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,8 +13,8 @@ from channels.layers import get_channel_layer
 from compaction_app.models import LLMProvider
 from piweb.celery import app as celery_app
 from piweb.llm.testserver import ProviderServer
-from sessions_app import realtime, services
-from sessions_app.models import ChatSession, Entry
+from sessions_app import realtime
+from sessions_app.models import ChatSession
 
 
 @pytest.fixture
@@ -89,45 +88,3 @@ class Listener:
 @pytest.fixture
 def listen() -> Callable[[ChatSession], Listener]:
     return Listener
-
-
-def entries(session: ChatSession) -> list[dict[str, Any]]:
-    """Return every entry of the session in append order."""
-    return [
-        json.loads(raw)
-        for raw in Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
-    ]
-
-
-def seeded_session(owner: Any, turns: int = 6, *, words: int = 60) -> ChatSession:
-    """Return a session with ``turns`` user/assistant exchanges of some length."""
-    lines = [
-        {
-            "type": "session",
-            "version": 3,
-            "id": "seeded",
-            "timestamp": "2026-07-29T09:00:00.000Z",
-            "cwd": "/repo",
-        }
-    ]
-    parent = None
-    for i in range(turns):
-        for role, text in (
-            ("user", f"Question {i}: " + "word " * words),
-            ("assistant", f"Answer {i}: " + "fact " * words),
-        ):
-            entry_id = f"{role[0]}{i}"
-            content: Any = text if role == "user" else [{"type": "text", "text": text}]
-            message = {"role": role, "content": content, "timestamp": 1_785_000_000_000 + i}
-            lines.append(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": f"2026-07-29T09:{i:02d}:{0 if role == 'user' else 1:02d}.000Z",
-                    "message": message,
-                }
-            )
-            parent = entry_id
-    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    return services.import_jsonl(owner=owner, data=data).session

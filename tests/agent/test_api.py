@@ -14,8 +14,7 @@ from piweb.agent.models import AgentRun
 from piweb.agent.tasks import run_agent
 from piweb.llm import testserver as script
 from sessions_app import services as session_services
-
-from .conftest import entries
+from tests.factories import entries
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

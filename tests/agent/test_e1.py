@@ -11,8 +11,7 @@ from piweb.agent import services
 from piweb.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.queries import context_for_leaf
-
-from .conftest import entries
+from tests.factories import entries
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

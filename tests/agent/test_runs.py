@@ -13,8 +13,7 @@ from piweb.agent.policy import OVERFLOW_RECOVERY_FAILED
 from piweb.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.queries import context_for_leaf
-
-from .conftest import entries, seeded_session
+from tests.factories import entries, seeded_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from sessions_app import services
-
-from .helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from sessions_app.models import ChatSession
-
-from .helpers import HEADER, session_file, small_tree
+from tests.factories import HEADER, session_file, small_tree
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,9 @@ from django.test import override_settings
 
 from sessions_app import services
 from tests.conformance.compare import conformance_dir
-
-from .helpers import HEADER, assistant, line, session_file, small_tree, user
+from tests.factories import HEADER, line, session_file, small_tree
+from tests.factories import assistant_message as assistant
+from tests.factories import user_message as user
 
 pytestmark = pytest.mark.django_db
 

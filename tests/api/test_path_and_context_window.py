@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from sessions_app import services
-
-from .helpers import assistant, session_file, user
+from tests.factories import assistant_message as assistant
+from tests.factories import session_file
+from tests.factories import user_message as user
 
 
 def _chain(n: int) -> list[dict[str, Any]]:

@@ -17,8 +17,7 @@ from schemathesis.transport.serialization import serialize_binary
 import piweb.wsgi
 from sessions_app import services
 from sessions_app.models import ApiToken
-
-from .helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 # A ceiling per operation, so a stuck request fails this test instead of stalling the suite.
 pytestmark = pytest.mark.timeout(60)

@@ -9,8 +9,7 @@ from rest_framework.test import APIClient
 
 from sessions_app import services
 from sessions_app.models import ChatSession
-
-from .helpers import HEADER, session_file, small_tree
+from tests.factories import HEADER, session_file, small_tree
 
 pytestmark = pytest.mark.django_db
 

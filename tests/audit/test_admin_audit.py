@@ -16,7 +16,7 @@ from piweb.audit.usage import compute_rollup
 from piweb.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.models import ActionLog, Team, TeamMembership
-from tests.agent.conftest import entries, seeded_session
+from tests.factories import entries, seeded_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,7 +15,7 @@ from piweb.agent.models import AgentRun
 from piweb.celery import app as celery_app
 from sessions_app import services
 from sessions_app.models import ChatSession, ShareLink, Team, TeamMembership
-from tests.api.helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 ACTORS = ("owner", "editor", "viewer", "link", "other", "anon")
 

@@ -22,7 +22,7 @@ from django.test import Client
 from piweb.asgi import application
 from sessions_app import realtime, services
 from sessions_app.models import SessionShare, ShareLink, Team, TeamMembership
-from tests.api.helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SECRET = "owner-only words"

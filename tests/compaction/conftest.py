@@ -12,8 +12,7 @@ from channels.layers import get_channel_layer
 
 from piweb.llm.testserver import ProviderServer
 from sessions_app.realtime import group_name
-
-from .helpers import conversation, store
+from tests.factories import conversation, store
 
 
 @pytest.fixture(autouse=True)

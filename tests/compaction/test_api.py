@@ -10,8 +10,7 @@ from rest_framework.test import APIClient
 
 from compaction_app.models import CompactionRun, LLMProvider
 from piweb.celery import app as celery_app
-
-from .helpers import conversation, payloads, store
+from tests.factories import conversation, payloads, store
 
 pytestmark = pytest.mark.django_db
 

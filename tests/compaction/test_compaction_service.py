@@ -16,8 +16,7 @@ from sessions_app import services as session_services
 from sessions_app.domain.timestamps import js_date_ms
 from sessions_app.domain.tokens import estimate_tokens
 from sessions_app.queries import context_for_leaf
-
-from .helpers import SYSTEM_PROMPT, conversation, payloads, store
+from tests.factories import SYSTEM_PROMPT, conversation, payloads, store
 
 pytestmark = pytest.mark.django_db
 

@@ -21,8 +21,7 @@ from compaction_app.summarizers import OfflineSummarizer
 from piweb.llm.testserver import ProviderServer, error, reply
 from sessions_app import services as session_services
 from sessions_app.domain.operations import TreeOperationError
-
-from .helpers import payloads, store
+from tests.factories import payloads, store
 
 pytestmark = pytest.mark.django_db
 

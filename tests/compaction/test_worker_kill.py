@@ -20,8 +20,7 @@ from compaction_app.models import CompactionRun, LLMProvider
 from compaction_app.services import request_compaction
 from piweb.celery import app as celery_app
 from piweb.llm.testserver import ProviderServer, hang, reply
-
-from .helpers import conversation, payloads, store
+from tests.factories import conversation, payloads, store
 
 ROOT = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).with_name("celery")

@@ -13,8 +13,7 @@ from django.test import override_settings
 from piweb.limits import BodyLimitASGI
 from sessions_app import services
 from sessions_app.routing import websocket_urlpatterns
-
-from ..api.helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
 

@@ -10,8 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from piweb.audit.models import OmittedAttempt
 from sessions_app import services
 from sessions_app.models import ChatSession, Entry, Segment
-
-from ..api.helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 
 def test_deleting_a_session_removes_entries_in_sql_without_reading_them(user: Any) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from sessions_app import services
+from tests.factories import session_file, small_tree
 from tests.faults.stack import missing_tools
-from tests.ui.helpers import session_file, small_tree
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +33,9 @@ def owner(user: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def stored(owner: Any) -> Any:
-    return services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    return services.import_jsonl(
+        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+    ).session
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ from rest_framework.test import APIClient
 
 from sessions_app import search, services
 from sessions_app.models import Team, TeamMembership
-from tests.api.helpers import HEADER, assistant, session_file
-from tests.api.helpers import user as user_msg
+from tests.factories import HEADER, session_file
+from tests.factories import assistant_message as assistant
+from tests.factories import user_message as user_msg
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,7 @@ from sessions_app.api.errors import api_exception_handler
 from sessions_app.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, close_code
 from sessions_app.models import ActionLog, Entry, SessionShare, Team, TeamMembership
 from sessions_app.services import labels
-
-from ..api.helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db
 

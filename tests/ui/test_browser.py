@@ -14,9 +14,11 @@ from playwright.sync_api import expect
 
 from sessions_app import realtime, services
 from sessions_app.models import ChatSession
+from tests.factories import assistant_message as assistant_msg
+from tests.factories import session_file, small_tree
+from tests.factories import user_message as user_msg
 
 from .conftest import PASSWORD
-from .helpers import assistant_msg, session_file, small_tree, user_msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -52,7 +54,7 @@ def test_import_a_session_and_see_its_tree(
     page = sign_in(open_browser(), "ada")
     screenshot(page, "session-list-empty")
     a2 = '{"type":"message","id":"a2"'
-    broken = session_file(small_tree()).decode().replace(a2, "{not json\n" + a2)
+    broken = session_file(small_tree(rich=True)).decode().replace(a2, "{not json\n" + a2)
     upload = tmp_path / "work.jsonl"
     upload.write_text(broken)
 
@@ -131,7 +133,7 @@ def test_import_a_session_and_see_its_tree(
 def test_continue_from_another_branch_with_a_summary(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("bea"), small_tree())
+    session = store(account("bea"), small_tree(rich=True))
     page = sign_in(open_browser(), "bea")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
 
@@ -165,7 +167,7 @@ def test_continue_from_another_branch_with_a_summary(
 def test_fork_lands_in_the_new_session_with_the_message_in_the_editor(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("cy"), small_tree())
+    session = store(account("cy"), small_tree(rich=True))
     page = sign_in(open_browser(), "cy")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
 
@@ -190,7 +192,7 @@ def test_a_second_browser_sees_new_entries_and_streaming_text_live(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
     owner = account("dee")
-    session = store(owner, small_tree())
+    session = store(owner, small_tree(rich=True))
     url = f"{server_url}/sessions/{session.pk}/"
     first = sign_in(open_browser(), "dee")
     second = sign_in(open_browser(), "dee")
@@ -358,7 +360,7 @@ def test_a_large_session_shows_its_first_screen_fast_with_few_rows_in_the_dom(
 def test_continue_in_pi_shows_the_pull_command_for_the_selected_node(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("pi-user"), small_tree())
+    session = store(account("pi-user"), small_tree(rich=True))
     page = sign_in(open_browser(), "pi-user")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
 

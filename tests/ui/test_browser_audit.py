@@ -13,7 +13,8 @@ from compaction_app.models import CompactionRun
 from piweb.agent import services as agent_services
 from piweb.agent.models import AgentRun
 from piweb.llm import testserver as script
-from tests.agent.conftest import _agent_settings, make_provider, seeded_session, server  # noqa: F401
+from tests.agent.conftest import _agent_settings, make_provider, server  # noqa: F401
+from tests.factories import seeded_session
 
 from .conftest import PASSWORD
 

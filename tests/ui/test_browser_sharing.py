@@ -11,9 +11,9 @@ from playwright.sync_api import expect
 
 from sessions_app import realtime, services
 from sessions_app.models import ChatSession, Team, TeamMembership
+from tests.factories import session_file, small_tree
 
 from .conftest import PASSWORD
-from .helpers import session_file, small_tree
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -30,7 +30,9 @@ def account(django_user_model: Any) -> Callable[[str], Any]:
 
 
 def shared_session(owner: Any) -> ChatSession:
-    return services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    return services.import_jsonl(
+        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+    ).session
 
 
 FORGED_NAVIGATE = """async ([pk, token]) => {

@@ -15,8 +15,8 @@ from django.test import Client
 
 from piweb.asgi import application
 from sessions_app import realtime, services
-
-from .helpers import session_file, small_tree, user_msg
+from tests.factories import session_file, small_tree
+from tests.factories import user_message as user_msg
 
 # The consumer's database calls close connections that sit in a transaction, so tests commit for real.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,7 +64,9 @@ def owner(user: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def stored(owner: Any) -> Any:
-    return services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    return services.import_jsonl(
+        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+    ).session
 
 
 def test_owner_connects_and_learns_the_current_position(owner: Any, stored: Any) -> None:

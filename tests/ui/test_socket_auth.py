@@ -11,8 +11,8 @@ from channels.testing import WebsocketCommunicator
 from piweb.asgi import application
 from sessions_app import services
 from sessions_app.models import ApiToken
+from tests.factories import session_file, small_tree
 
-from .helpers import session_file, small_tree
 from .test_consumers import cookie_for, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,7 +44,9 @@ def owner(user: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def stored(owner: Any) -> Any:
-    return services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    return services.import_jsonl(
+        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+    ).session
 
 
 @pytest.fixture

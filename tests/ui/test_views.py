@@ -11,8 +11,8 @@ from django.test import Client
 
 from sessions_app import services
 from sessions_app.models import SessionShare, Team, TeamMembership
-
-from .helpers import HEADER, session_file, small_tree, user_msg
+from tests.factories import HEADER, session_file, small_tree
+from tests.factories import user_message as user_msg
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ def signed_in(account: Any) -> Client:
 
 def store(owner: Any, pi_id: str, *, cwd: str = "/w", entries: list[dict[str, Any]] | None = None) -> Any:
     header = {**HEADER, "id": pi_id, "cwd": cwd}
-    data = session_file(entries if entries is not None else small_tree(), header)
+    data = session_file(entries if entries is not None else small_tree(rich=True), header)
     return services.import_jsonl(owner=owner, data=data, filename=f"{pi_id}.jsonl").session
 
 

@@ -1,0 +1,207 @@
+"""Test data for the whole suite: Pi entries, session files, stored sessions and how to read them back.
+
+One module, so every test builds sessions the same way. Entry ids here are fixed, never random: tests
+may look for them in pages and answers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sessions_app import services
+from sessions_app.models import ChatSession, Entry
+
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "sess-1",
+    "timestamp": "2026-01-02T03:04:05.678Z",
+    "cwd": "/w",
+}
+SYSTEM_PROMPT = "You are a careful coding assistant."
+WORDS = "the parser keeps every line of src/app/parser.py intact while reading tokens " * 4
+
+
+# -- entries and files ----------------------------------------------------------------------------------
+
+
+def line(value: dict[str, Any]) -> str:
+    """Return a value as one compact JSONL line (no newline)."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def user_message(
+    entry_id: str, parent: str | None, text: str, ts: str = "2026-01-02T03:04:06.000Z"
+) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": ts,
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
+
+
+def assistant_message(entry_id: str, parent: str | None, text: str, **extra: Any) -> dict[str, Any]:
+    """An assistant answer; ``blocks`` adds content blocks, ``stop`` sets the stop reason, the rest of
+    ``extra`` goes into the message."""
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-02T03:04:07.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}, *extra.pop("blocks", [])],
+            "provider": "p",
+            "model": "m",
+            "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15},
+            "stopReason": extra.pop("stop", "stop"),
+            "timestamp": 2,
+            **extra,
+        },
+    }
+
+
+def session_file(entries: list[dict[str, Any]], header: dict[str, Any] | None = None) -> bytes:
+    return ("\n".join(line(v) for v in [header or HEADER, *entries]) + "\n").encode()
+
+
+def small_tree(*, rich: bool = False) -> list[dict[str, Any]]:
+    """u1 → a1 → u2 → a2, and a second branch u3 → a3 under a1 (leaf: a3).
+
+    ``rich`` gives the texts the page tests look for (markdown, a longer greeting).
+    """
+    extra = {"api": "openai-completions"} if rich else {}
+    return [
+        user_message("u1", None, "hello there" if rich else "hello"),
+        assistant_message("a1", "u1", "hi, how can I help?" if rich else "hi", **extra),
+        user_message("u2", "a1", "first question"),
+        assistant_message("a2", "u2", "first **answer**" if rich else "first answer", **extra),
+        user_message("u3", "a1", "second question"),
+        assistant_message("a3", "u3", "second answer", **extra),
+    ]
+
+
+def _compaction_stamp(i: int) -> str:
+    return f"2026-02-01T10:{i // 60:02d}:{i % 60:02d}.000Z"
+
+
+def conversation(turns: int, *, system: bool = True, repeat: int = 1) -> list[dict[str, Any]]:
+    """Return a linear session: an optional system message, then ``turns`` user/assistant pairs.
+
+    ``repeat`` multiplies the length of each message.
+    """
+    words = WORDS * repeat
+    entries: list[dict[str, Any]] = []
+    parent: str | None = None
+    if system:
+        entries.append(
+            {
+                "type": "message",
+                "id": "s0",
+                "parentId": None,
+                "timestamp": _compaction_stamp(0),
+                "message": {"role": "system", "content": SYSTEM_PROMPT, "timestamp": 1},
+            }
+        )
+        parent = "s0"
+    for n in range(1, turns + 1):
+        entries.append(
+            {
+                "type": "message",
+                "id": f"u{n}",
+                "parentId": parent,
+                "timestamp": _compaction_stamp(2 * n),
+                "message": {"role": "user", "content": f"Request {n}: {words}", "timestamp": 10 * n},
+            }
+        )
+        entries.append(
+            {
+                "type": "message",
+                "id": f"a{n}",
+                "parentId": f"u{n}",
+                "timestamp": _compaction_stamp(2 * n + 1),
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"Answer {n}: I fixed it. {words}"}],
+                    "provider": "p",
+                    "model": "m",
+                    "usage": {
+                        "input": 100 * n,
+                        "output": 50,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 0,
+                    },
+                    "stopReason": "stop",
+                    "timestamp": 10 * n + 1,
+                },
+            }
+        )
+        parent = f"a{n}"
+    return entries
+
+
+# -- stored sessions ------------------------------------------------------------------------------------
+
+
+def store(owner: Any, entries: list[dict[str, Any]], pi_id: str = "sess-c") -> ChatSession:
+    """Import the entries as a session of ``owner`` (header of the compaction tests' sessions)."""
+    header = {**HEADER, "id": pi_id, "timestamp": "2026-02-01T10:00:00.000Z"}
+    data = "\n".join(json.dumps(v) for v in [header, *entries]) + "\n"
+    return services.import_jsonl(owner=owner, data=data.encode(), filename="c.jsonl").session
+
+
+def seeded_session(owner: Any, turns: int = 6, *, words: int = 60) -> ChatSession:
+    """Return a session with ``turns`` user/assistant exchanges of some length."""
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "seeded",
+            "timestamp": "2026-07-29T09:00:00.000Z",
+            "cwd": "/repo",
+        }
+    ]
+    parent = None
+    for i in range(turns):
+        for role, text in (
+            ("user", f"Question {i}: " + "word " * words),
+            ("assistant", f"Answer {i}: " + "fact " * words),
+        ):
+            entry_id = f"{role[0]}{i}"
+            content: Any = text if role == "user" else [{"type": "text", "text": text}]
+            message = {"role": role, "content": content, "timestamp": 1_785_000_000_000 + i}
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": f"2026-07-29T09:{i:02d}:{0 if role == 'user' else 1:02d}.000Z",
+                    "message": message,
+                }
+            )
+            parent = entry_id
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    return services.import_jsonl(owner=owner, data=data).session
+
+
+# -- reading back ---------------------------------------------------------------------------------------
+
+
+def payloads(session: ChatSession, kind: str | None = None) -> list[dict[str, Any]]:
+    """Return the session's entries in append order, optionally only one type."""
+    rows = Entry.objects.filter(session=session).order_by("seq")
+    if kind is not None:
+        rows = rows.filter(type=kind)
+    return [row.payload() for row in rows]
+
+
+def entries(session: ChatSession) -> list[dict[str, Any]]:
+    """Return every entry of the session in append order, parsed from its stored line."""
+    return [
+        json.loads(raw)
+        for raw in Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+    ]
