@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from sessions_app import access, services
 from sessions_app.models import Entry, ShareLink
-from tests.api.helpers import session_file, small_tree
+from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db
 

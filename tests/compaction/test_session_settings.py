@@ -11,8 +11,7 @@ from rest_framework.test import APIClient
 from compaction_app.services import compact_session
 from compaction_app.summarizers import OfflineSummarizer
 from sessions_app.models import ActionLog
-
-from .helpers import payloads
+from tests.factories import payloads
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,7 @@ from rest_framework.test import APIClient
 
 from sessions_app import services
 from sessions_app.models import ChatSession, ShareLink, Team, TeamMembership
-
-from ..api.helpers import HEADER, line, session_file, small_tree
+from tests.factories import HEADER, line, session_file, small_tree
 
 pytestmark = pytest.mark.timeout(600)
 

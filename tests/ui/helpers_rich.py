@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .helpers import assistant_msg, user_msg
+from tests.factories import assistant_message as assistant_msg
+from tests.factories import user_message as user_msg
 
 TS = "2026-01-02T03:04:10.000Z"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -15,9 +15,9 @@ from playwright.sync_api import expect
 from compaction_app.models import LLMProvider
 from sessions_app import services
 from sessions_app.models import ChatSession, ShareLink
+from tests.factories import session_file, small_tree
 
 from .conftest import PASSWORD
-from .helpers import session_file, small_tree
 from .helpers_rich import rich_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -68,7 +68,7 @@ def test_primary_buttons_keep_their_text_on_hover(
 def test_enter_in_a_dialog_confirms_and_escape_cancels(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("dia"), small_tree())
+    session = store(account("dia"), small_tree(rich=True))
     page = sign_in(open_browser(), "dia")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     row(page, "u1").click()
@@ -150,7 +150,7 @@ def test_the_context_is_explained(
 def test_the_composer_explains_why_it_cannot_send_then_sends_on_enter(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("comp"), small_tree())
+    session = store(account("comp"), small_tree(rich=True))
     page = sign_in(open_browser(), "comp")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     expect(page.locator("#composer-off")).to_contain_text("No model is configured")
@@ -191,7 +191,7 @@ def test_new_rename_fork_clone_and_delete(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
     owner = account("house")
-    session = store(owner, small_tree(), name="Invoices")
+    session = store(owner, small_tree(rich=True), name="Invoices")
     page = sign_in(open_browser(), "house")
     # New session from the list.
     page.click("#new-session-button")
@@ -238,7 +238,7 @@ def test_new_rename_fork_clone_and_delete(
 def test_share_dialog_copy_feedback_and_my_links_page(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("sha"), small_tree(), name="Shared one")
+    session = store(account("sha"), small_tree(rich=True), name="Shared one")
     page = sign_in(open_browser(), "sha")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     page.click("#sharing-button")

@@ -13,9 +13,11 @@ from playwright.sync_api import expect
 
 from sessions_app import services
 from sessions_app.models import ChatSession
+from tests.factories import assistant_message as assistant_msg
+from tests.factories import session_file, small_tree
+from tests.factories import user_message as user_msg
 
 from .conftest import PASSWORD
-from .helpers import assistant_msg, session_file, small_tree, user_msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -128,7 +130,7 @@ def test_filters_hide_rows_and_leave_no_placeholders(
 def test_tree_is_a_keyboard_treeview_with_levels_and_focus(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("kbd"), small_tree())
+    session = store(account("kbd"), small_tree(rich=True))
     page = sign_in(open_browser(), "kbd")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     tree = page.locator("#tree-scroll")
@@ -159,7 +161,7 @@ def test_tree_is_a_keyboard_treeview_with_levels_and_focus(
 def test_sibling_switcher_moves_between_alternatives(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    session = store(account("sib"), small_tree())
+    session = store(account("sib"), small_tree(rich=True))
     page = sign_in(open_browser(), "sib")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     card = page.locator('#branch .branch-item[data-id="u3"]')
@@ -181,7 +183,7 @@ def test_sibling_switcher_moves_between_alternatives(
 def test_the_session_page_loads_each_resource_once(
     account: Any, open_browser: Any, sign_in: Any, server_url: str
 ) -> None:
-    session = store(account("once"), small_tree())
+    session = store(account("once"), small_tree(rich=True))
     page = sign_in(open_browser(), "once")
     seen: list[str] = []
     page.on("request", lambda r: seen.append(r.url) if "/api/" in r.url else None)
@@ -197,7 +199,7 @@ def test_the_session_page_loads_each_resource_once(
 
 def test_the_leaf_row_is_never_blank(account: Any, open_browser: Any, sign_in: Any, server_url: str) -> None:
     entries = [
-        *small_tree(),
+        *small_tree(rich=True),
         # An assistant message with only thinking, and the leaf with no text at all.
         assistant_msg("a4", "a3", "", blocks=[{"type": "thinking", "thinking": "hmm"}]),
     ]
