@@ -7,8 +7,7 @@ from typing import Any
 from django.test import override_settings
 
 from sessions_app.models import ChatSession, Entry
-
-from ..api.helpers import HEADER, session_file, small_tree
+from tests.factories import HEADER, session_file, small_tree
 
 
 def _import(client: Any, data: bytes) -> Any:
