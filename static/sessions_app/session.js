@@ -114,6 +114,12 @@
     wantRecords,
     onHits: (count, at) => {
       const query = $("tree-search").value.trim();
+      if (!state.full && query && !cfg.readOnly) {
+        // Big sessions load entries as they come into view: the server searches the whole session.
+        $("search-hits").textContent = serverHits && serverHits.query === query && serverHits.at >= 0 ? serverHits.label : "Enter: search all";
+        $("search-prev").disabled = $("search-next").disabled = false;
+        return;
+      }
       $("search-hits").textContent = !query ? "" : count ? `${at >= 0 ? at + 1 : "–"} of ${count}` : "no match";
       $("search-prev").disabled = $("search-next").disabled = count === 0;
     },
@@ -138,18 +144,45 @@
     tree.hitAt = -1;
     tree.rebuild();
   });
+  // The server's full-text search over the whole session (newest hits), each opened in the tree.
+  let serverHits = null;
+  async function serverSearch(step) {
+    const query = $("tree-search").value.trim();
+    if (!query) return;
+    if (!serverHits || serverHits.query !== query) {
+      const { body } = await Pi.api("GET", `/api/search/${Pi.query({ q: query, session: cfg.session })}`);
+      const found = body.sessions.find((s) => s.id === cfg.session);
+      serverHits = { query, ids: found ? found.hits.map((h) => h.entryId).filter(Boolean) : [], more: Boolean(found && found.moreHits), at: -1 };
+    }
+    if (!serverHits.ids.length) {
+      $("search-hits").textContent = "no match";
+      return;
+    }
+    serverHits.at = (serverHits.at + step + serverHits.ids.length) % serverHits.ids.length;
+    serverHits.label = `${serverHits.at + 1} of ${serverHits.ids.length}${serverHits.more ? " newest" : ""}`;
+    $("search-hits").textContent = serverHits.label;
+    const id = serverHits.ids[serverHits.at];
+    state.treeParams = { around: id };
+    await loadTree();
+    await select(id);
+  }
+  function nextHit(step) {
+    if (!state.full && !cfg.readOnly) serverSearch(step).catch((e) => showError(e.message));
+    else tree.nextHit(step);
+  }
+
   $("tree-search").addEventListener("keydown", (event) => {
     if (event.key === "Enter") {
       event.preventDefault();
-      tree.nextHit(event.shiftKey ? -1 : 1);
+      nextHit(event.shiftKey ? -1 : 1);
     } else if (event.key === "Escape") {
       event.target.value = "";
       tree.search = "";
       tree.rebuild();
     }
   });
-  $("search-next").addEventListener("click", () => tree.nextHit(1));
-  $("search-prev").addEventListener("click", () => tree.nextHit(-1));
+  $("search-next").addEventListener("click", () => nextHit(1));
+  $("search-prev").addEventListener("click", () => nextHit(-1));
 
   // Phone: one panel at a time.
   const phone = window.matchMedia("(max-width: 900px)");

@@ -356,6 +356,15 @@ def test_a_large_session_shows_its_first_screen_fast_with_few_rows_in_the_dom(
     assert page.locator(".tree-row").count() < 120
     screenshot(page, "large-session")
 
+    # Search covers the whole session, also entries never loaded: the hit opens in the tree.
+    page.fill("#tree-search", "message number 15001")
+    page.press("#tree-search", "Enter")
+    expect(page.locator('.tree-row.selected[data-id="e15001"]')).to_be_visible()
+    expect(page.locator("#search-hits")).to_have_text("1 of 1")
+    hit = page.locator('#branch .branch-item.selected[data-id="e15001"]')
+    expect(hit).to_contain_text("message number 15001")
+    screenshot(page, "large-session-search")
+
 
 def test_continue_in_pi_shows_the_pull_command_for_the_selected_node(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
