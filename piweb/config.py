@@ -108,17 +108,21 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
 
 
 def cache_config(env: Mapping[str, str]) -> dict[str, Any]:
-    """Return CACHES: Redis if REDIS_URL is set (shared by every process), else process memory."""
+    """Return CACHES: Redis if REDIS_URL is set (shared by every process), else process memory.
+
+    "shared" is the same store under its own name, for entries that must stay shared when a test or a
+    deployment swaps "default" (the tree overview cache, cached token lookups).
+    """
     url = env.get("REDIS_URL", "").strip()
     if url:
-        return {
-            "default": {
-                "BACKEND": "django.core.cache.backends.redis.RedisCache",
-                "LOCATION": url,
-                "KEY_PREFIX": "piweb",
-            }
+        redis = {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "piweb",
         }
-    return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+        return {"default": redis, "shared": redis}
+    local = "django.core.cache.backends.locmem.LocMemCache"
+    return {"default": {"BACKEND": local}, "shared": {"BACKEND": local, "LOCATION": "piweb-shared"}}
 
 
 def celery_broker(env: Mapping[str, str]) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from piweb import config
+from piweb import config, workers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 ENV = os.environ
@@ -192,6 +192,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A cold shutdown (SIGQUIT, what `make run` sends on Ctrl-C) gives running tasks this long to finish, then
 # hands them back to the broker; a warm shutdown (SIGTERM) still waits for them however long they take.
 CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = 1.0
+# Runs wait on model providers and go to a thread-pool worker; compactions and summaries have their own
+# queue and process pool, so they never wait behind runs (piweb/workers.py starts both workers).
+CELERY_TASK_ROUTES = {
+    "agent.run_agent": {"queue": workers.runs_queue(ENV)},
+    "compaction_app.tasks.*": {"queue": workers.operations_queue(ENV)},
+}
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = True

@@ -47,9 +47,12 @@ def _fast_password_hashing(settings: Any) -> None:
 @pytest.fixture(autouse=True)
 def _private_cache(settings: Any) -> Any:
     """Give each test an empty cache of its own, so throttle counts never leak between tests or runs."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    cache.clear()
+    local = "django.core.cache.backends.locmem.LocMemCache"
+    settings.CACHES = {"default": {"BACKEND": local}, "shared": {"BACKEND": local, "LOCATION": "shared"}}
+    for alias in settings.CACHES:
+        caches[alias].clear()
     yield
-    cache.clear()
+    for alias in settings.CACHES:
+        caches[alias].clear()

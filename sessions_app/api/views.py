@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from .. import access, link_scope, queries, rendering, services, summary_facts
 from ..model_windows import context_window_for
 from ..models import ChatSession
-from ..tree_overview import build_tree_overview
+from ..overview_cache import overview_json
 from .errors import PayloadTooLarge, error_response
 from .pagination import SessionPagination
 from .parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
@@ -183,9 +183,8 @@ class TreeView(LinkReadableView):
         query = self.valid(TreeQuerySerializer, request.query_params)
         if grant.restricted:
             return Response(link_scope.scoped_tree(grant))
-        return Response(
-            build_tree_overview(session, around=query.get("around"), segment=query.get("segment"))
-        )
+        body = overview_json(session, around=query.get("around"), segment=query.get("segment"))
+        return HttpResponse(body, content_type="application/json")
 
 
 class ContextView(LinkReadableView):

@@ -54,7 +54,10 @@ def _unthrottled(settings: Any) -> None:
     """Lift the model-call rate limit, which would otherwise answer most run and compaction requests."""
     settings.PIWEB_LLM_RATE = "100000/min"
     # A private cache keeps this run's request counts out of the shared one other tests read.
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
 
 
 @pytest.fixture
