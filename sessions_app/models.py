@@ -137,6 +137,9 @@ class Segment(models.Model):
     index = models.IntegerField()
     parent_index = models.IntegerField(null=True, blank=True)
     start_depth = models.IntegerField()
+    # Seqs grow along a path, so when tip_seq - first_seq == tip_depth - start_depth the segment's entries
+    # are consecutive in append order and its path ids are a plain range, read without touching entries.
+    first_seq = models.IntegerField(null=True, blank=True)
     tip_seq = models.IntegerField()
     tip_depth = models.IntegerField()
 

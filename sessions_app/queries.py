@@ -45,13 +45,19 @@ def find_entry(session: ChatSession, entry_id: str) -> Entry:
     return row
 
 
-SegmentTable = dict[int, tuple[int | None, int]]  # segment → (parent segment, start depth)
+# segment → (parent segment, start depth, seq at the start depth when the segment's seqs are consecutive)
+SegmentTable = dict[int, tuple[int | None, int, int | None]]
 
 
 def segment_table(session: ChatSession) -> SegmentTable:
     """Return the session's segment table (one row per branch point: small even for huge trees)."""
-    rows = Segment.objects.filter(session=session).values_list("index", "parent_index", "start_depth")
-    return {index: (parent, start) for index, parent, start in rows}
+    rows = Segment.objects.filter(session=session).values_list(
+        "index", "parent_index", "start_depth", "first_seq", "tip_seq", "tip_depth"
+    )
+    return {
+        index: (parent, start, first if first is not None and tip - first == tip_depth - start else None)
+        for index, parent, start, first, tip, tip_depth in rows
+    }
 
 
 def path_ranges(
@@ -76,7 +82,7 @@ def path_ranges(
     if max_depth is not None:
         high = min(high, max_depth)
     while segment is not None and high >= min_depth:
-        parent, start = table[segment]
+        parent, start, _ = table[segment]
         ranges.append((segment, max(start, min_depth), high))
         high = start - 1
         segment = parent
@@ -93,11 +99,13 @@ def path_rows(
     table: SegmentTable | None = None,
 ) -> list[Any]:
     """Return the path rows root→leaf with min_depth ≤ depth ≤ max_depth (instances, or tuples of fields)."""
+    if table is None:
+        table = segment_table(session)
     ranges = path_ranges(session, leaf, min_depth=min_depth, max_depth=max_depth, table=table)
     if not ranges:
         return []
-    if connection.vendor == "postgresql" and len(ranges) > 8:
-        seqs = _path_seqs_postgres(session, ranges)
+    if len(ranges) > 8:
+        seqs = _seqs_of_ranges(session, ranges, table)
         query = Entry.objects.filter(session=session, seq__in=seqs)
     else:
         cond = Q()
@@ -108,9 +116,9 @@ def path_rows(
     return list(query.values_list(*fields)) if fields else list(query)
 
 
-def _path_seqs_postgres(session: ChatSession, ranges: list[tuple[int, int, int]]) -> list[int]:
-    # Ids first, payloads after: joining the range list to the payload column makes a poor plan.
-    # Sorting by depth here is cheaper than asking the server to (it spills large sorts to disk).
+def _path_pairs_postgres(session: ChatSession, ranges: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    # (depth, seq) pairs of the ranges. Ids first, payloads after: joining the range list to the payload
+    # column makes a poor plan.
     table = Entry._meta.db_table
     sql = (
         f"SELECT e.depth, e.seq FROM {table} e "
@@ -120,16 +128,36 @@ def _path_seqs_postgres(session: ChatSession, ranges: list[tuple[int, int, int]]
     with connection.cursor() as cursor:
         segments, lows, highs = (list(column) for column in zip(*ranges, strict=True))
         cursor.execute(sql, [segments, lows, highs, session.pk])
-        rows = cursor.fetchall()
-    rows.sort()
-    return [seq for _, seq in rows]
+        return cursor.fetchall()
 
 
 def path_seqs(session: ChatSession, leaf: Entry) -> list[int]:
     """Return the append sequences of the whole path root→leaf."""
-    if connection.vendor == "postgresql":
-        return _path_seqs_postgres(session, path_ranges(session, leaf))
-    return [row[0] for row in path_rows(session, leaf, fields=("seq",))]
+    table = segment_table(session)
+    return _seqs_of_ranges(session, path_ranges(session, leaf, table=table), table)
+
+
+def _seqs_of_ranges(
+    session: ChatSession, ranges: list[tuple[int, int, int]], table: SegmentTable
+) -> list[int]:
+    """Return the seqs of path ranges, root first: consecutive segments from the table, others from rows."""
+    slow = [r for r in ranges if table[r[0]][2] is None]
+    by_depth: dict[int, int] = {}
+    if slow and connection.vendor == "postgresql":
+        by_depth = dict(_path_pairs_postgres(session, slow))
+    elif slow:
+        cond = Q()
+        for segment, low, high in slow:
+            cond |= Q(segment=segment, depth__gte=low, depth__lte=high)
+        by_depth = dict(Entry.objects.filter(cond, session=session).values_list("depth", "seq"))
+    out: list[int] = []
+    for segment, low, high in reversed(ranges):
+        _, start, first = table[segment]
+        if first is not None:
+            out.extend(range(first + low - start, first + high - start + 1))
+        else:
+            out.extend(by_depth[depth] for depth in range(low, high + 1))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,9 +109,11 @@ def insert_all(
     tree = SessionTree(entries)
     facts, segments = tree.path_facts()
     tip: dict[int, tuple[int, int]] = {}
+    first: dict[int, int] = {}
     for seq, fact in enumerate(facts):
         if fact is not None:
             tip[fact.segment] = (seq, fact.depth)
+            first.setdefault(fact.segment, seq)
 
     def rows() -> Iterator[tuple[Any, ...]]:
         for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
@@ -144,6 +146,7 @@ def insert_all(
                 index=s.index,
                 parent_index=s.parent_segment,
                 start_depth=s.start_depth,
+                first_seq=first[s.index],
                 tip_seq=tip[s.index][0],
                 tip_depth=tip[s.index][1],
             )
@@ -246,6 +249,7 @@ def _place(session: ChatSession, row: Entry, parent: Entry | None, segments: dic
             index=session.next_segment,
             parent_index=None,
             start_depth=0,
+            first_seq=row.seq,
             tip_seq=row.seq,
             tip_depth=0,
         )
@@ -268,6 +272,7 @@ def _place(session: ChatSession, row: Entry, parent: Entry | None, segments: dic
                 index=session.next_segment,
                 parent_index=parent.segment,
                 start_depth=row.depth,
+                first_seq=row.seq,
                 tip_seq=row.seq,
                 tip_depth=row.depth,
             )

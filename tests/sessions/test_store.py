@@ -267,3 +267,22 @@ def test_context_of_a_100k_entry_session_reads_only_what_the_model_sees(user: Ca
     assert len(context_ids) == 1 + 10 + 40  # the compaction, its kept tail, everything after it
     assert view.rows_read <= len(context_ids) + 4  # the rows it projects plus O(1) lookups
     assert len(ctx.captured_queries) <= 8
+
+
+def test_path_seqs_follow_the_path_when_branches_grow_in_turns(user: Callable[..., Any]) -> None:
+    # Two branches appended alternately: their segments' seqs are not consecutive, the trunk's are.
+    lines = [_line("r0", None, "root")] + [_line(f"r{i}", f"r{i - 1}", f"trunk {i}") for i in range(1, 30)]
+    for i in range(40):
+        lines.append(_line(f"a{i}", f"a{i - 1}" if i else "r29", f"left {i}"))
+        lines.append(_line(f"b{i}", f"b{i - 1}" if i else "r9", f"right {i}"))
+    data = _session_file("turns", lines)
+    session = services.import_jsonl(owner=user(), data=data).session
+    for _ in range(3):  # appends that continue the left branch and open a third one
+        services.append_entries(session=session, entries=[{"type": "custom", "customType": "x", "data": 1}])
+    services.append_entries(session=session, entries=[{"type": "custom", "parentId": "b5", "data": 2}])
+    rows = dict(Entry.objects.filter(session=session).values_list("seq", "entry_id"))
+    tree = load_session(b"".join(services.export_jsonl(session)).decode()).tree
+    for leaf in ("a39", "b39", "r29", rows[max(rows)], *(rows[s] for s in sorted(rows)[-4:-1])):
+        row = queries.find_entry(session, leaf)
+        assert [rows[s] for s in queries.path_seqs(session, row)] == [e.id for e in tree.path(leaf)]
+        assert [r.entry_id for r in queries.path_rows(session, row)] == [e.id for e in tree.path(leaf)]
