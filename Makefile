@@ -39,7 +39,7 @@ run: venv
 	$(PY) manage.py ensure_demo
 	$(PY) manage.py collectstatic --noinput -v0
 	@set -e; \
-	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	$(PY) -m piweb.workers & worker=$$!; \
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) piweb.asgi:application & web=$$!; \
 	stop() { \
 		kill -TERM $$web 2>/dev/null || true; kill -QUIT $$worker 2>/dev/null || true; \
@@ -55,8 +55,9 @@ run: venv
 	echo ""; \
 	wait $$web
 
+# Two workers: agent runs on a thread pool (queue "runs"), operations on processes ("operations", "celery").
 worker: venv
-	$(VENV)/bin/celery -A piweb worker --loglevel=INFO --concurrency=2
+	$(PY) -m piweb.workers
 
 test: services lint pytest $(if $(filter 1,$(FRESH)),test-fresh)
 

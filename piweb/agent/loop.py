@@ -29,6 +29,7 @@ from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import append_entries
 
 from . import compaction, policy
+from .abort_watch import AbortWatch
 from .models import AgentRun
 from .policy import Action, Decision, ModelSpec, RetrySettings
 
@@ -40,7 +41,6 @@ INTERRUPTED = (
     "The run was interrupted: the worker stopped while the reply was streaming, "
     "so the partial reply was discarded. Send the prompt again to continue."
 )
-_ABORT_POLL_SECONDS = 0.2
 
 
 def model_spec(config: ProviderConfig) -> ModelSpec:
@@ -54,33 +54,6 @@ def model_spec(config: ProviderConfig) -> ModelSpec:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class _AbortWatch:
-    """Poll the run's abort flag in a thread and fire ``event`` so a blocked stream stops at once."""
-
-    def __init__(self, run_pk: int, event: threading.Event) -> None:
-        self._run_pk = run_pk
-        self.event = event
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name=f"abort-watch-{run_pk}", daemon=True)
-
-    def __enter__(self) -> _AbortWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        self._thread.join()
-
-    def _watch(self) -> None:
-        try:
-            while not self._done.wait(_ABORT_POLL_SECONDS):
-                if AgentRun.objects.filter(pk=self._run_pk, abort_requested=True).exists():
-                    self.event.set()
-                    return
-        finally:
-            connection.close()  # this thread's own connection
 
 
 @dataclass
@@ -137,7 +110,7 @@ class RunLoop:
         self.emit(
             "run_started", prompt=self.run.prompt, provider=self.config.provider, model=self.config.model_id
         )
-        with _AbortWatch(self.run.pk, self.abort):
+        with AbortWatch(self.run.pk, self.abort):
             try:
                 self._record_settings()
                 self._pre_prompt_check()
@@ -209,6 +182,10 @@ class RunLoop:
         """Send the context, stream the answer to viewers and append it whole at message end."""
         view = self.context()
         transcript = request_transcript(self.config, view.projection.messages)
+        if not connection.in_atomic_block:
+            # The reply takes seconds and needs no database until it ends: a runs worker with dozens of
+            # runs in flight holds a connection only for the moments it writes.
+            connection.close()
         message = stream_completion(
             self.config,
             system=transcript.system,

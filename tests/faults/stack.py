@@ -24,6 +24,8 @@ import httpx
 import psycopg
 import redis
 
+from piweb.workers import ALL_QUEUES
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 PG_ROOT = Path("/usr/lib/postgresql")
@@ -273,6 +275,7 @@ class Stack:
     def start_worker(self) -> Service:
         log = self.log_dir / "worker.log"
         command = [str(VENV_BIN / "celery"), "-A", "piweb", "worker", "--pool=solo", "--concurrency=1"]
+        command += ["-Q", ",".join(ALL_QUEUES)]  # one worker for every queue
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"]
         self.worker = Service("worker", command, self.env, log, lambda: self._worker_ready(log))
         self.worker.start()
