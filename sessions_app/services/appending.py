@@ -14,6 +14,7 @@ from ..domain.jsonl import generate_entry_id
 from ..domain.storable import check_json
 from ..domain.timestamps import now_iso
 from ..models import ChatSession, Entry
+from . import leaf_append
 from .errors import AppendConflict, InvalidEntries
 from .rows import append_rows
 
@@ -49,6 +50,8 @@ def append_entries(
     if not entries:
         raise InvalidEntries("no entries to append")
     access.authorize(actor, session, access.WRITE, grant=grant)
+    if leaf_append.eligible(entries):
+        return leaf_append.append_under_leaf(session, entries, expected_leaf)
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
         if expected_leaf is not ... and expected_leaf != locked.leaf_entry_id:

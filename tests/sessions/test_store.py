@@ -286,3 +286,30 @@ def test_path_seqs_follow_the_path_when_branches_grow_in_turns(user: Callable[..
         row = queries.find_entry(session, leaf)
         assert [rows[s] for s in queries.path_seqs(session, row)] == [e.id for e in tree.path(leaf)]
         assert [r.entry_id for r in queries.path_rows(session, row)] == [e.id for e in tree.path(leaf)]
+
+
+def test_appends_under_the_leaf_keep_segments_names_and_paths_right(user: Callable[..., Any]) -> None:
+    owner = user()
+    session = services.create_session(owner=owner, cwd="/w")
+
+    def add(*kinds: str) -> list[Entry]:
+        return services.append_entries(
+            session=session, entries=[{"type": "custom", "customType": k} for k in kinds]
+        )
+
+    (root,) = add("first")  # a root in an empty session
+    assert (root.parent_id, root.depth) == (None, 0)
+    trunk = add("a", "b", "c")
+    services.set_leaf(session=session, entry_id=trunk[0].entry_id)
+    branch = add("x", "y")  # a branch: a new segment under "a"
+    assert branch[0].parent_id == trunk[0].entry_id and branch[0].segment != trunk[0].segment
+    named = services.append_entries(session=session, entries=[{"type": "session_info", "name": "  Named  "}])
+    session.refresh_from_db()
+    assert (session.name, session.leaf_entry_id, session.next_seq) == ("Named", named[0].entry_id, 7)
+    assert (session.entry_count, session.next_segment) == (7, 2)
+    tree = load_session(b"".join(services.export_jsonl(session)).decode()).tree
+    by_seq = dict(Entry.objects.filter(session=session).values_list("seq", "entry_id"))
+    for leaf in [trunk[-1].entry_id, named[0].entry_id]:
+        row = queries.find_entry(session, leaf)
+        assert [by_seq[s] for s in queries.path_seqs(session, row)] == [e.id for e in tree.path(leaf)]
+        assert row.depth == len(tree.path(leaf)) - 1
