@@ -22,6 +22,7 @@ METRIC_MODULES = (
     "bench.metrics.live",
     "bench.metrics.team",
     "bench.metrics.browser",
+    "bench.metrics.runs",
 )
 
 
