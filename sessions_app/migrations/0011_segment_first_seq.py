@@ -10,7 +10,8 @@ FILL_SQL = (
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0009_hashed_api_tokens"),
+        ("sessions_app", "0010_session_compaction_settings"),
+        ("sessions_app", "0010_team_invitations"),
     ]
 
     operations = [
