@@ -183,7 +183,9 @@ def _store(
         ChatSession.objects.filter(pk=session.pk).update(next_segment=F("next_segment") + len(fresh))
     last_seq = rows[-1].seq
     transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last_seq))
-    signals.entries_stored.send(ChatSession, session=session, first_seq=first_seq, last_seq=last_seq)
+    signals.entries_stored.send(
+        ChatSession, session=session, first_seq=first_seq, last_seq=last_seq, rows=rows
+    )
     return rows
 
 
