@@ -15,16 +15,31 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal, receiver
 
 from . import realtime
-from .models import SessionShare, ShareLink, TeamMembership
+from .api.authentication import forget_token, forget_user_tokens
+from .models import ApiToken, SessionShare, ShareLink, TeamMembership
 
 __all__ = ["entries_stored"]
 
 entries_stored = Signal()
+
+
+@receiver(post_delete, sender=ApiToken, dispatch_uid="piweb-token-deleted")
+def token_deleted(sender: Any, instance: ApiToken, **kwargs: Any) -> None:
+    """A revoked or expired token stops working at once, in every web process."""
+    forget_token(instance.digest)
+
+
+@receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="piweb-token-user-saved")
+def token_user_saved(sender: Any, instance: Any, created: bool = False, **kwargs: Any) -> None:
+    """A deactivated user (or one with a new password) is looked up afresh on the next request."""
+    if not created:
+        forget_user_tokens(instance.pk)
 
 
 def _announce(session_id: int, event: str, **fields: Any) -> None:
