@@ -74,6 +74,38 @@ class SessionSerializer(serializers.ModelSerializer[ChatSession]):
         return obj.forked_by.get_username() if obj.forked_by is not None else None
 
 
+_DATETIME = serializers.DateTimeField()
+
+
+def session_body(obj: ChatSession) -> dict[str, Any]:
+    """Return what ``SessionSerializer(obj).data`` holds, without building a serializer per request.
+
+    The session read is the API's hottest route; a model serializer rebuilds its fields each time.
+    """
+    return {
+        "id": obj.pk,
+        "piId": obj.pi_id,
+        "name": obj.name,
+        "cwd": obj.cwd,
+        "version": obj.version,
+        "timestamp": obj.pi_timestamp,
+        "parentSession": obj.parent_session,
+        "header": parse_json(obj.header_raw),
+        "leafId": obj.leaf_entry_id,
+        "leafSeq": obj.leaf_seq,
+        "lastSeq": obj.next_seq - 1 if obj.next_seq else None,
+        "entryCount": obj.entry_count,
+        "messageCount": obj.message_count,
+        "owner": obj.owner.get_username(),
+        "forkedFrom": obj.forked_from_id,
+        "forkedFromEntry": obj.forked_from_entry,
+        "forkedBy": obj.forked_by.get_username() if obj.forked_by_id is not None else None,
+        "sourceFilename": obj.source_filename,
+        "createdAt": _DATETIME.to_representation(obj.created_at),
+        "updatedAt": _DATETIME.to_representation(obj.updated_at),
+    }
+
+
 class EntrySerializer(serializers.Serializer[Entry]):
     seq = serializers.IntegerField()
     id = serializers.CharField(source="entry_id", allow_null=True)

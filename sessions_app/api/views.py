@@ -46,6 +46,7 @@ from .serializers import (
     SessionSerializer,
     TreeQuerySerializer,
     context_payload,
+    session_body,
 )
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
@@ -116,7 +117,7 @@ class SessionDetailView(LinkReadableView):
     def get(self, request: Request, pk: int) -> Response:
         grant = self.access(pk)
         # A frozen link sees the name, counters and last activity of the moment it was frozen.
-        body = dict(SessionSerializer(link_scope.session_as_seen(grant)).data)
+        body = session_body(link_scope.session_as_seen(grant))
         if grant.restricted:
             body.update(leafId=grant.leaf_id(), lastSeq=link_scope.visible_last_seq(grant))
         if grant.path_leaf() is not None:

@@ -47,3 +47,16 @@ def test_a_deactivated_user_is_refused_at_once(user: Callable[..., Any]) -> None
     owner.is_active = False
     owner.save()
     assert client.get("/api/sessions/").status_code in (401, 403)
+
+
+def test_the_session_read_says_what_the_session_serializer_says(user: Callable[..., Any]) -> None:
+    from sessions_app import services
+    from sessions_app.api.serializers import SessionSerializer, session_body
+    from tests.api.helpers import session_file, small_tree
+
+    owner = user()
+    session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+    fork = services.fork_session(session=session, entry_id="u2", actor=owner).session
+    for one in (session, fork, services.create_session(owner=owner, cwd="/empty")):
+        one.refresh_from_db()
+        assert session_body(one) == dict(SessionSerializer(one).data)
