@@ -30,7 +30,7 @@ def token_queries(client: APIClient, url: str) -> tuple[int, int]:
 def test_a_second_request_skips_the_token_lookup_and_a_revoke_is_immediate(user: Callable[..., Any]) -> None:
     owner = user()
     token, text = ApiToken.objects.create(user=owner)
-    other, other_text = ApiToken.objects.create(user=owner)
+    _, other_text = ApiToken.objects.create(user=owner)
     client = bearer(text)
     assert token_queries(client, "/api/sessions/")[0] == 200
     assert token_queries(client, "/api/sessions/") == (200, 0)

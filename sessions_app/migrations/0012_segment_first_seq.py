@@ -10,8 +10,7 @@ FILL_SQL = (
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0010_session_compaction_settings"),
-        ("sessions_app", "0010_team_invitations"),
+        ("sessions_app", "0011_team_invitations"),
     ]
 
     operations = [
