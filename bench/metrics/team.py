@@ -154,3 +154,40 @@ def team_search(ctx: Context) -> list[Result]:
             + f"; baseline: the former ILIKE over raw lines, rare phrase, one run {ilike:.0f} ms",
         )
     ]
+
+
+@metric("team_audit")
+def team_audit(ctx: Context) -> list[Result]:
+    """Open the staff audit pages (omitted attempts, usage rollups) with the 1M team entries stored."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    team_sessions(ctx)
+    staff, _ = get_user_model().objects.get_or_create(
+        username="bench-staff", defaults={"is_staff": True, "is_superuser": True}
+    )
+    client = Client()
+    client.force_login(staff)
+    rows: list[Result] = []
+    for label, url in (
+        ("omitted attempts", "/admin/audit/omittedattempt/"),
+        ("usage rollups", "/admin/audit/usagerollup/"),
+    ):
+        status = client.get(url, secure=True).status_code
+        if status != 200:
+            raise RuntimeError(f"{url} answered {status}")
+        best, median = _time(lambda url=url: client.get(url, secure=True), repeat=2 if ctx.quick else 5)
+        with CaptureQueriesContext(connection) as queries:
+            client.get(url, secure=True)
+        rows.append(
+            at_most(
+                f"audit page {label}, 1M entries",
+                median,
+                "ms",
+                100,
+                note=f"best {best:.0f} ms; {len(queries)} queries; staff client in process (test client)",
+            )
+        )
+    return rows
