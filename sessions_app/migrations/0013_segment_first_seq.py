@@ -10,7 +10,7 @@ FILL_SQL = (
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0011_team_invitations"),
+        ("sessions_app", "0012_pin_path_links"),
     ]
 
     operations = [
