@@ -71,11 +71,16 @@ class _RenamedLines:
             yield orjson.dumps(header) + b"\n"
             yield from fh
 
-    def seek(self, offset: int) -> int:
-        """Start over: the importer reads a file twice, and every iteration reads from the top."""
-        if offset != 0:
-            raise ValueError("only a rewind to the start is supported")
-        return 0
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Start over (the importer reads a file twice, each iteration from the top), or go to the end."""
+        if offset != 0 or whence not in (0, 2):
+            raise ValueError("only a rewind to the start or a seek to the end is supported")
+        self._at = 0 if whence == 0 else self.path.stat().st_size
+        return self._at
+
+    def tell(self) -> int:
+        """Return where the last seek went: the importer measures the file's size this way."""
+        return getattr(self, "_at", 0)
 
 
 def session_pk(ctx: Context, spec: generate.SessionSpec | str) -> int:

@@ -284,3 +284,84 @@ def live_events(ctx: Context) -> list[Result]:
 
 def _as_dict(row: Result) -> dict[str, Any]:
     return {name: getattr(row, name) for name in Result.__slots__}
+
+
+# -- memory of a web process ----------------------------------------------------------------------------
+
+
+def _vm_hwm(pid: int) -> int:
+    """Return a process's peak resident set (VmHWM) in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM")
+
+
+@metric("web_rss")
+def web_rss(ctx: Context) -> list[Result]:
+    """Peak RSS of one gunicorn worker serving the biggest session's pages (read, tree, context, export)."""
+    import httpx
+
+    from sessions_app.models import ApiToken
+
+    require_db(ctx)
+    size = big_size(ctx)
+    pk = session_pk(ctx, size)
+    file_mb = int(ctx.session(size).meta["bytes"]) / 1e6
+    _, token = ApiToken.objects.create(user=bench_user(), name="bench-rss")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "piweb.wsgi:application",
+            "-k",
+            "gthread",
+            "--workers",
+            "1",
+            "--threads",
+            "4",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO_DIR,
+        env=server_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pages = ["", "tree/", "context/", "path/?limit=2000", "entries/?limit=1000", "export/"]
+    try:
+        wait_for_port(port, proc)
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        worker = int(children[0])
+        before = _vm_hwm(worker)
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=120) as client:
+            for _ in range(2):
+                for page in pages:
+                    with client.stream("GET", f"/api/sessions/{pk}/{page}") as response:
+                        if response.status_code != 200:
+                            raise RuntimeError(f"{page or 'session'} answered {response.status_code}")
+                        for _chunk in response.iter_bytes():
+                            pass
+        peak = _vm_hwm(worker)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return [
+        Result(
+            metric=f"web process peak RSS serving the {size} session's pages",
+            value=peak / 1e6,
+            unit="MB",
+            goal="reference",
+            baseline=file_mb,
+            ratio=peak / 1e6 / file_mb,
+            note=f"one gunicorn worker (4 threads), VmHWM after {', '.join(p or 'session' for p in pages)} "
+            f"twice; {before / 1e6:.0f} MB before the first request; baseline: the session file's size",
+        )
+    ]
