@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -32,8 +33,10 @@ def test_a_fresh_venv_with_only_the_client_pushes(
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
+    # Built from a copy: an install from a folder leaves a build/ directory beside its sources.
+    source = shutil.copytree(ROOT / "clients" / "piweb-sync", tmp_path / "piweb-sync")
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(ROOT / "clients" / "piweb-sync")],
+        [str(python), "-m", "pip", "install", "-q", str(source)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -1,3 +1,0 @@
-from piweb_sync.cli import main
-
-raise SystemExit(main())
