@@ -52,7 +52,7 @@ def test_a_deactivated_user_is_refused_at_once(user: Callable[..., Any]) -> None
 def test_the_session_read_says_what_the_session_serializer_says(user: Callable[..., Any]) -> None:
     from sessions_app import services
     from sessions_app.api.serializers import SessionSerializer, session_body
-    from tests.api.helpers import session_file, small_tree
+    from tests.factories import session_file, small_tree
 
     owner = user()
     session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session

@@ -139,6 +139,15 @@ ROWS = [
     Row(
         "api/links/<int:link_id>/", "DELETE", lambda w: f"/api/links/{w.link.pk}/", "204 403 403 403 404 403"
     ),
+    Row("api/sessions/<int:pk>/settings/", "GET", s("settings/"), "200 200 200 403 404 403"),
+    Row(
+        "api/sessions/<int:pk>/settings/",
+        "PUT",
+        s("settings/"),
+        "200 200 403 403 404 403",
+        {"compaction": {"reserveTokens": 1000}},
+    ),
+    Row("api/sessions/<int:pk>/continue-in-pi/", "GET", s("continue-in-pi/"), "200 200 200 403 404 403"),
     Row("api/tokens/", "GET", lambda w: "/api/tokens/", "200 200 200 403 200 403"),
     Row(
         "api/tokens/<str:token_id>/",
@@ -186,6 +195,14 @@ ROWS = [
     Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),
     Row("import/", "GET", lambda w: "/import/", "200 200 200 302 200 302"),
     Row("sessions/<int:pk>/", "GET", lambda w: f"/sessions/{w.session.pk}/", "200 200 200 302 404 302"),
+    Row(
+        "sessions/<int:pk>/compare/",
+        "GET",
+        lambda w: f"/sessions/{w.session.pk}/compare/",
+        "200 200 200 302 404 302",
+    ),
+    Row("links/", "GET", lambda w: "/links/", "200 200 200 302 200 302"),
+    Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state
