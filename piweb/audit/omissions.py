@@ -245,8 +245,23 @@ def _next_answer(edit: Entry) -> Mapping[str, Any] | None:
     return None
 
 
+_BIGINT = 2**63
+
+
 def _number(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A token counter as the column holds it: JSON allows 1e21, bigint does not (kept as unknown)."""
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or value != value
+        or value in (_INF, -_INF)
+    ):
+        return None
+    number = int(value)
+    return number if -_BIGINT <= number < _BIGINT else None
+
+
+_INF = float("inf")
 
 
 def _float(value: Any) -> float | None:
