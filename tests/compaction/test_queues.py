@@ -21,8 +21,8 @@ from piweb.agent.models import AgentRun
 from piweb.agent.services import abort_run, start_run
 from piweb.celery import app as celery_app
 from piweb.llm.testserver import ProviderServer, hang
+from tests.factories import conversation, store
 
-from .helpers import conversation, store
 from .test_worker_kill import ROOT, _test_database_url, _wait_for
 
 pytestmark = [
