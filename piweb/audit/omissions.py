@@ -10,13 +10,14 @@ trying again, closes its open rows (``close_open``). The admin pages only read t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max, Min
 from django.utils import timezone
 
 from piweb.agent.models import AgentRun
@@ -32,6 +33,8 @@ NEW_PER_SYNC = 500
 PENDING_PER_SYNC = 200
 # Entries after an edit searched for the retry: the rest of the edit batch, a compaction, the answer.
 RETRY_WINDOW = 16
+# Edits read and written per round after a bulk import.
+EDITS_PER_BATCH = 500
 FAILED_STOPS = frozenset({"error", "length", "aborted"})
 
 
@@ -52,28 +55,29 @@ def record_stored(
 ) -> None:
     """Audit what was just stored, inside its transaction: new edits get rows, answers settle open ones."""
     if rows is None:
-        relevant = list(
-            Entry.objects.filter(session=session, seq__gte=first_seq, seq__lte=last_seq)
-            .filter(Q(type="context_edit") | Q(type="message", role="assistant"))
-            .order_by("seq")
-        )
-    else:
-        relevant = [
-            r for r in rows if r.type == "context_edit" or (r.type == "message" and r.role == "assistant")
-        ]
-    if not relevant:
+        # After a bulk COPY (an import of 100k entries) only the answers' seq span and the edits are
+        # read, the edits a batch at a time: loading every answer's row would hold the file in memory.
+        stored = Entry.objects.filter(session=session, seq__gte=first_seq, seq__lte=last_seq)
+        span = stored.filter(type="message", role="assistant").aggregate(first=Min("seq"), last=Max("seq"))
+        if span["first"] is not None:
+            _settle(session, span["first"], span["last"])
+        edits = stored.filter(type="context_edit").order_by("seq").iterator(chunk_size=EDITS_PER_BATCH)
+        for batch in itertools.batched(edits, EDITS_PER_BATCH):
+            _record_edits(session, list(batch))
         return
-    edits = [r for r in relevant if r.type == "context_edit"]
-    answers = [r.seq for r in relevant if r.type == "message"]
+    answers = [r.seq for r in rows if r.type == "message" and r.role == "assistant"]
     if answers:
         _settle(session, min(answers), max(answers))
-    if edits:
-        for edit in edits:
-            edit.session = session
-        targets = _targets(edits)
-        OmittedAttempt.objects.bulk_create(
-            [_attempt(edit, {}, targets) for edit in edits], ignore_conflicts=True
-        )
+    _record_edits(session, [r for r in rows if r.type == "context_edit"])
+
+
+def _record_edits(session: ChatSession, edits: list[Entry]) -> None:
+    if not edits:
+        return
+    for edit in edits:
+        edit.session = session
+    targets = _targets(edits)
+    OmittedAttempt.objects.bulk_create([_attempt(edit, {}, targets) for edit in edits], ignore_conflicts=True)
 
 
 def _settle(session: ChatSession, first: int, last: int) -> None:

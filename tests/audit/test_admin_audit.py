@@ -315,3 +315,30 @@ def test_usage_ignores_values_that_are_not_numbers(user) -> None:
     totals = dict(rollup.by_model)["p/m"]
     assert (totals.input, totals.output, totals.cost) == (0, 4, 0.5)  # a non-number counts as nothing
     assert totals.messages == 1
+
+
+def test_an_import_records_its_omissions_without_reading_every_answer(user) -> None:
+    """A bulk import audits its edits but never loads its assistant messages (100k of them held the file)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from sessions_app.models import Entry
+
+    source = seeded_session(user("gil"), turns=3)
+    session_services.append_entries(
+        session=source, entries=[{"type": "context_edit", "targetId": "a1", "replacement": None}]
+    )
+    answer = {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1}
+    session_services.append_entries(session=source, entries=[{"type": "message", "message": answer}])
+    lines = [
+        source.header_raw,
+        *Entry.objects.filter(session=source).order_by("seq").values_list("raw", flat=True),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        imported = session_services.import_jsonl(owner=user("hal"), data="\n".join(lines).encode()).session
+    (attempt,) = OmittedAttempt.objects.filter(session=imported)
+    assert attempt.omits and attempt.target_entry_id == "a1" and attempt.retry_succeeded is True
+    answers_read = [
+        q["sql"] for q in queries.captured_queries if '."raw"' in q["sql"] and "'assistant'" in q["sql"]
+    ]
+    assert answers_read == []
