@@ -73,3 +73,23 @@ class UsageRollup(ChatSession):
         proxy = True
         verbose_name = "usage rollup"
         verbose_name_plural = "usage rollups"
+
+
+class SessionUsage(models.Model):
+    """A session's assistant-message usage per model, kept at append time (``usage_rollup.record``).
+
+    The usage page sums these rows instead of every message; deleting a session drops its rows.
+    """
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=512)  # "provider/model", as the page shows it
+    input = models.FloatField(default=0)
+    output = models.FloatField(default=0)
+    cache_read = models.FloatField(default=0)
+    cache_write = models.FloatField(default=0)
+    # Exact, so the page's cost equals a recount whatever order the batches came in.
+    cost = models.DecimalField(max_digits=60, decimal_places=20, default=0)
+    messages = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "model"], name="audit_usage_session_model")]

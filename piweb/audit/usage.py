@@ -14,10 +14,13 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Sum
 
 from compaction_app.models import CompactionRun
 from sessions_app.domain.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry, TeamMembership
+
+from .models import SessionUsage
 
 TOKEN_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
 NO_MODEL = "(unknown)"
@@ -62,9 +65,14 @@ class Rollup:
     overall: Totals = field(default_factory=Totals)
 
 
-def compute_rollup() -> Rollup:
-    """Return the usage totals, largest cost first in each table."""
-    rows = [*_message_rows(), *_summary_rows()]
+def compute_rollup(*, recount: bool = False) -> Rollup:
+    """Return the usage totals, largest cost first in each table, in a fixed number of queries.
+
+    On PostgreSQL the messages' share comes from the rollup kept at append time (``usage_rollup``);
+    ``recount`` adds up every assistant message instead, as a check of that rollup.
+    """
+    messages = _message_rows_sql() if recount and connection.vendor == "postgresql" else _message_rows()
+    rows = [*messages, *_summary_rows()]
     users: dict[int, Totals] = defaultdict(Totals)
     models: dict[str, Totals] = defaultdict(Totals)
     overall = Totals()
@@ -92,9 +100,35 @@ def _ordered(items: Iterable[tuple[str, Totals]]) -> list[tuple[str, Totals]]:
 
 def _message_rows() -> Iterator[UsageRow]:
     if connection.vendor == "postgresql":
-        yield from _message_rows_sql()
+        yield from _message_rows_kept()
     else:
         yield from _message_rows_python()
+
+
+def _message_rows_kept() -> Iterator[UsageRow]:
+    """Sum the per-session rollup rows by owner and model: one small query, whatever the entry count."""
+    kept = (
+        SessionUsage.objects.values("session__owner_id", "model")
+        .annotate(
+            tin=Sum("input"),
+            tout=Sum("output"),
+            cread=Sum("cache_read"),
+            cwrite=Sum("cache_write"),
+            tcost=Sum("cost"),
+            count=Sum("messages"),
+        )
+        .order_by()
+    )
+    for row in kept:
+        totals = Totals(
+            int(row["tin"]),
+            int(row["tout"]),
+            int(row["cread"]),
+            int(row["cwrite"]),
+            float(row["tcost"]),
+            int(row["count"]),
+        )
+        yield UsageRow(row["session__owner_id"], row["model"], totals)
 
 
 def _message_rows_sql() -> Iterator[UsageRow]:

@@ -1,0 +1,73 @@
+"""The usage rollup is kept at append time and the page reads it in a fixed number of queries."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from piweb.audit.models import SessionUsage
+from piweb.audit.usage import compute_rollup
+from sessions_app import services as session_services
+from sessions_app.models import Entry
+from tests.factories import seeded_session
+
+
+def _answer(model: str, tokens: int, cost: float) -> dict:
+    message = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "ok"}],
+        "provider": "p",
+        "model": model,
+        "stopReason": "stop",
+        "usage": {"input": tokens, "output": 2, "cacheRead": 3, "cacheWrite": 4, "cost": {"total": cost}},
+        "timestamp": 1,
+    }
+    return {"type": "message", "message": message}
+
+
+def _export(session) -> bytes:
+    raws = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+    return "\n".join([session.header_raw, *raws]).encode()
+
+
+def test_an_append_updates_the_rollup_in_its_own_transaction(user) -> None:
+    session = seeded_session(user("ann"), turns=1)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        session_services.append_entries(session=session, entries=[_answer("m", 10, 0.5)])
+        kept = SessionUsage.objects.get(session=session, model="p/m")
+        assert (kept.input, kept.output, kept.cost, kept.messages) == (10, 2, 0.5, 1)
+        raise RuntimeError("the request failed after the append")
+    assert not SessionUsage.objects.filter(session=session, model="p/m").exists()
+    session_services.append_entries(session=session, entries=[_answer("m", 10, 0.5), _answer("m", 5, 0.25)])
+    kept = SessionUsage.objects.get(session=session, model="p/m")
+    assert (kept.input, kept.cost, kept.messages) == (15, 0.75, 2)
+
+
+def test_the_page_numbers_equal_a_full_recount_in_fixed_queries(user) -> None:
+    owner, other = user("bea"), user("cal")
+    first = seeded_session(owner, turns=2)
+    session_services.append_entries(session=first, entries=[_answer("m", 7, 0.1), _answer("n", 9, 0.2)])
+    with CaptureQueriesContext(connection) as one_session:
+        compute_rollup()
+    # A bulk import (COPY), a re-import that appends, a fork, and a deleted session.
+    imported = session_services.import_jsonl(owner=other, data=_export(first)).session
+    session_services.append_entries(session=first, entries=[_answer("m", 1000, 3.0)])
+    session_services.import_jsonl(owner=other, data=_export(first))
+    leaf = Entry.objects.filter(session=first, role="assistant").order_by("seq").last()
+    session_services.fork_session(session=first, entry_id=leaf.entry_id, actor=owner)
+    gone = seeded_session(user("dot"), turns=1)
+    session_services.append_entries(session=gone, entries=[_answer("gone", 50, 9.0)])
+    session_services.delete_session(session=gone, actor=gone.owner)
+
+    with CaptureQueriesContext(connection) as many_sessions:
+        kept = compute_rollup()
+    recount = compute_rollup(recount=True)
+
+    assert kept == recount
+    by_user = dict(kept.by_user)
+    assert by_user["cal"].input == 7 + 9 + 1000 and by_user["cal"].messages >= 3
+    assert "p/gone" not in dict(kept.by_model)
+    assert len(many_sessions.captured_queries) == len(one_session.captured_queries)
+    assert not any('"raw"' in q["sql"] for q in many_sessions.captured_queries)
+    assert imported.pk
