@@ -9,7 +9,6 @@ entries, so a 100k-entry session with a few hundred branches answers with a smal
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from django.db import connection
 from django.db.models import Q
 
 from .domain.jsjson import UNDEFINED, parse_json
+from .domain.jssort import js_sort
 from .domain.timestamps import js_date_ms
 from .models import ChatSession, Entry, Segment
 from .queries import find_entry
@@ -238,7 +238,7 @@ def _child_order(
             if (child, segs[child].start) in firsts
         ]
         options.sort(key=lambda option: option[1][0])
-        options.sort(key=functools.cmp_to_key(lambda a, b: _by_time(a[1][1], b[1][1])))
+        options = js_sort(options, lambda a, b: _by_time(a[1][1], b[1][1]))
         order[(index, depth)] = [child for child, _ in options]
     return order
 

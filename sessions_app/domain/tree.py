@@ -8,7 +8,6 @@ every walk ends; Pi itself would loop forever on them.
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 
 from .entries import Entry
 from .jsjson import JS_WHITESPACE, UNDEFINED
+from .jssort import js_sort
 from .timestamps import js_date_ms
 
 __all__ = ["PathFacts", "Segment", "SessionTree", "js_trim"]
@@ -170,7 +170,7 @@ class SessionTree:
         kids = self.children()
         for parent, positions in kids.items():
             if len(positions) > 1:
-                kids[parent] = sorted(positions, key=functools.cmp_to_key(self._by_time))
+                kids[parent] = js_sort(positions, self._by_time)
         return kids
 
     def children_in_tree_order(self) -> list[tuple[int, list[int]]]:

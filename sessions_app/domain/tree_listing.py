@@ -11,13 +11,13 @@ reproduces the listing. When the listing holds a parent cycle Pi's walk never en
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .entries import Entry
 from .jsjson import UNDEFINED
+from .jssort import js_sort
 from .timestamps import js_date_ms
 
 __all__ = ["TreeListing", "tree_listing"]
@@ -76,8 +76,10 @@ def tree_listing(entries: Sequence[Entry]) -> TreeListing:
             roots.append(node)
     if _has_cycle(roots, kids):
         return TreeListing(roots, [], cycle=True)
-    by_time = functools.cmp_to_key(lambda a, b: _compare_times(entries[a], entries[b]))
-    ordered = {parent: sorted(children, key=by_time) for parent, children in kids.items()}
+    ordered = {
+        parent: js_sort(children, lambda a, b: _compare_times(entries[a], entries[b]))
+        for parent, children in kids.items()
+    }
     out: list[tuple[int, list[int]]] = []
     stack = list(reversed(roots))
     while stack:
