@@ -25,6 +25,7 @@ RUNS_QUEUE = "runs"
 OPERATIONS_QUEUE = "operations"
 DEFAULT_QUEUE = "celery"
 ALL_QUEUES = (RUNS_QUEUE, OPERATIONS_QUEUE, DEFAULT_QUEUE)
+COLD_GRACE_SECONDS = 8.0  # how long a cold shutdown may take before the workers are killed
 
 
 def runs_queue(env: Mapping[str, str]) -> str:
@@ -38,11 +39,16 @@ def operations_queue(env: Mapping[str, str]) -> str:
 def worker_commands(env: Mapping[str, str], *, loglevel: str = "INFO") -> list[list[str]]:
     """Return the two worker command lines: run threads, and operation processes."""
     celery = str(Path(sys.executable).with_name("celery"))
-    runs = env.get("PIWEB_RUN_CONCURRENCY", "64")
     operations = env.get("PIWEB_WORKER_CONCURRENCY", "2")
+    if env.get("REDIS_URL"):
+        runs_pool = ["--pool=threads", f"--concurrency={env.get('PIWEB_RUN_CONCURRENCY', '64')}"]
+    else:
+        # The embedded file broker hands a task back only when its worker closes cleanly, which a
+        # thread still streaming a run prevents: there, runs take processes so Ctrl-C gives them back.
+        runs_pool = ["--pool=prefork", f"--concurrency={env.get('PIWEB_RUN_CONCURRENCY', operations)}"]
     common = [celery, "-A", "piweb", "worker", f"--loglevel={loglevel}"]
     return [
-        [*common, "-n", "runs@%h", "-Q", runs_queue(env), "--pool=threads", f"--concurrency={runs}"],
+        [*common, "-n", "runs@%h", "-Q", runs_queue(env), *runs_pool],
         [
             *common,
             "-n",
@@ -70,19 +76,34 @@ def main() -> int:
     def stop(signum: int, frame: object) -> None:
         received.append(signum)
 
-    # SIGTERM and SIGINT: a warm shutdown (running tasks finish); SIGQUIT: Celery's cold shutdown.
+    # SIGTERM: a warm shutdown (running tasks finish). SIGINT (Ctrl-C) and SIGQUIT: Celery's cold shutdown,
+    # which gives a running task back to the queue within a second instead of waiting for a long run.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
         signal.signal(signum, stop)
     try:
         while not received and all(child.poll() is None for child in children):
             time.sleep(0.2)
     finally:
-        forward = signal.SIGQUIT if signal.SIGQUIT in received else signal.SIGTERM
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(forward)
-        for child in children:
-            child.wait()
+        forwarded = 0
+        cold_since: float | None = None
+        while any(child.poll() is None for child in children):
+            cold = signal.SIGINT in received or signal.SIGQUIT in received
+            if cold and cold_since is None:
+                cold_since = time.monotonic()
+            if cold_since is not None and time.monotonic() - cold_since > COLD_GRACE_SECONDS:
+                # A thread-pool worker cannot stop a run thread that is still streaming; its task is
+                # acknowledged late, so killing the worker gives the task back all the same.
+                for child in children:
+                    if child.poll() is None:
+                        child.kill()
+                break
+            # A later Ctrl-C or SIGQUIT during a warm shutdown still turns it cold.
+            if len(received) > forwarded or forwarded == 0:
+                for child in children:
+                    if child.poll() is None:
+                        child.send_signal(signal.SIGQUIT if cold else signal.SIGTERM)
+                forwarded = max(len(received), 1)
+            time.sleep(0.1)
     return 0 if received else 1
 
 

@@ -39,10 +39,12 @@ def test_tasks_are_routed_to_the_runs_and_operations_queues() -> None:
     assert route({}, "agent.run_agent")["queue"].name == workers.RUNS_QUEUE
     for task in ("compaction_app.tasks.run_compaction", "compaction_app.tasks.run_branch_summary"):
         assert route({}, task)["queue"].name == workers.OPERATIONS_QUEUE
-    commands = workers.worker_commands({})
+    commands = workers.worker_commands({"REDIS_URL": "redis://127.0.0.1:6379/0"})
     consumed = {c[c.index("-Q") + 1] for c in commands}
     assert consumed == {"runs", "operations,celery"}
     assert "--pool=threads" in commands[0] and "--pool=prefork" in commands[1]
+    # Without Redis (make run's embedded broker) runs take processes, so one Ctrl-C hands them back.
+    assert "--pool=prefork" in workers.worker_commands({})[0]
 
 
 @pytest.fixture
