@@ -54,9 +54,15 @@ def _common_depth(session: ChatSession, one: Entry, other: Entry, table: Any) ->
     return deepest
 
 
+def _offline(payload: dict[str, Any]) -> bool:
+    """Whether the built-in offline summarizer wrote it (marked in its details), not a model."""
+    details = payload.get("details")
+    return isinstance(details, dict) and details.get("offline") is True
+
+
 def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Return ``{summary entry id: {"messages": n, "tokens": n | None}}`` for compaction and branch
-    summary entries among ``entry_ids`` (others are skipped)."""
+    """Return ``{summary entry id: {"messages": n, "tokens": n | None, "offline": bool}}`` for
+    compaction and branch summary entries among ``entry_ids`` (others are skipped)."""
     out: dict[str, dict[str, Any]] = {}
     rows = Entry.objects.filter(
         session=session, entry_id__in=entry_ids, type__in=("compaction", "branch_summary")
@@ -83,6 +89,7 @@ def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[st
             out[row.entry_id] = {
                 "messages": _messages(session, kept, low, kept.depth - 1, table),
                 "tokens": tokens if isinstance(tokens, int) else None,
+                "offline": _offline(payload),
             }
         else:
             branch_end = _entry(session, payload.get("fromId"))
@@ -95,5 +102,6 @@ def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[st
             out[row.entry_id] = {
                 "messages": _messages(session, branch_end, ancestor + 1, branch_end.depth, table),
                 "tokens": None,
+                "offline": _offline(payload),
             }
     return out

@@ -214,7 +214,11 @@ class ContextView(LinkReadableView):
         if summaries:
             facts = summary_facts.replaced_by_summaries(grant.session, [i["entryId"] for i in summaries])
             for item in summaries:
-                item["replaced"] = facts.get(item["entryId"])
+                replaced = facts.get(item["entryId"])
+                item["replaced"] = replaced
+                # The projected summary message carries no details; the panel still marks offline ones.
+                if replaced is not None and replaced.pop("offline", False):
+                    item["details"] = {"offline": True}
         if query["render"]:
             calls: dict[str, Any] = {}
             for item in payload["messages"][-query["render"] :]:
