@@ -173,7 +173,15 @@ def screenshot() -> Callable[[Any, str], None]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     def take(page: Any, name: str) -> None:
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+        # Chromium sometimes refuses a capture while a busy machine is still compositing; try again.
+        for attempt in range(3):
+            try:
+                page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+                return
+            except Exception as error:  # playwright's Error; only the capture failed, not the page
+                if attempt == 2 or "capture" not in str(error).lower():
+                    raise
+                page.wait_for_timeout(500)
 
     return take
 
