@@ -142,7 +142,8 @@ def _message_rows_sql() -> Iterator[UsageRow]:
                {_sum_number("usage,cacheRead")}, {_sum_number("usage,cacheWrite")},
                {_sum_number("usage,cost,total")}, count(*)
           FROM (SELECT session_id, raw::jsonb AS j FROM {entry}
-                 WHERE role = 'assistant' AND type = 'message') AS m
+                 WHERE role = 'assistant' AND type = 'message'
+                   AND strpos(raw, '\\u0000') = 0) AS m
           JOIN {session} AS s ON s.id = m.session_id
          GROUP BY 1, 2, 3
     """

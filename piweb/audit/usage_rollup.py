@@ -38,7 +38,10 @@ def _sum(path: str) -> str:
 
 
 def rollup_sql(where: str) -> str:
-    """Return the upsert adding the assistant messages of the entry rows matching ``where``."""
+    """Return the upsert adding the assistant messages of the entry rows matching ``where``.
+
+    Lines holding an escaped NUL stay text: jsonb cannot hold one, so they are left out of the sums.
+    """
     entry, table = Entry._meta.db_table, SessionUsage._meta.db_table
     model = (
         "CASE WHEN coalesce(m.j #>> '{message,model}', '') = '' THEN '(unknown)' "
@@ -50,7 +53,8 @@ def rollup_sql(where: str) -> str:
         INSERT INTO {table} (session_id, model, {", ".join(_FIELDS)}, messages)
         SELECT m.session_id, {model}, {", ".join(_sum(p) for p in _PATHS)}, count(*)
           FROM (SELECT session_id, raw::jsonb AS j FROM {entry}
-                 WHERE role = 'assistant' AND type = 'message' AND {where}) AS m
+                 WHERE role = 'assistant' AND type = 'message' AND {where}
+                   AND strpos(raw, '\\u0000') = 0) AS m
          GROUP BY 1, 2
         ON CONFLICT (session_id, model) DO UPDATE SET {sets}
     """

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from piweb.audit.models import SessionUsage
-from piweb.audit.usage import compute_rollup
+from piweb.audit.usage import Rollup, Totals, compute_rollup
 from sessions_app import services as session_services
 from sessions_app.models import Entry
 from tests.factories import seeded_session
@@ -44,6 +46,18 @@ def test_an_append_updates_the_rollup_in_its_own_transaction(user) -> None:
     assert (kept.input, kept.cost, kept.messages) == (15, 0.75, 2)
 
 
+def _rounded(rollup: Rollup) -> Rollup:
+    def fix(totals: Totals) -> Totals:
+        return dataclasses.replace(totals, cost=round(totals.cost, 9))
+
+    return Rollup(
+        by_user=[(k, fix(t)) for k, t in rollup.by_user],
+        by_team=[(k, fix(t)) for k, t in rollup.by_team],
+        by_model=[(k, fix(t)) for k, t in rollup.by_model],
+        overall=fix(rollup.overall),
+    )
+
+
 def test_the_page_numbers_equal_a_full_recount_in_fixed_queries(user) -> None:
     owner, other = user("bea"), user("cal")
     first = seeded_session(owner, turns=2)
@@ -65,7 +79,7 @@ def test_the_page_numbers_equal_a_full_recount_in_fixed_queries(user) -> None:
         kept = compute_rollup()
     recount = compute_rollup(recount=True)
 
-    assert kept == recount
+    assert _rounded(kept) == _rounded(recount)  # costs summed in another order differ in the last bit
     by_user = dict(kept.by_user)
     assert by_user["cal"].input == 7 + 9 + 1000 and by_user["cal"].messages >= 3
     assert "p/gone" not in dict(kept.by_model)
