@@ -6,11 +6,13 @@ from typing import Any
 
 from rest_framework import serializers
 
+from sessions_app.api.fields import Text
+
 from ..models import CompactionRun
 
 
 class CompactRequestSerializer(serializers.Serializer[Any]):
-    customInstructions = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    customInstructions = Text(required=False, allow_blank=True, allow_null=True)
 
 
 class CompactionOperationSerializer(serializers.ModelSerializer[CompactionRun]):

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from compaction_app.models import LLMProvider
 from sessions_app import access
+from sessions_app.api.fields import Text
 from sessions_app.api.errors import api_exception_handler, error_response
 from sessions_app.api.throttles import LLMThrottle
 
@@ -22,7 +23,7 @@ from .models import AgentRun
 
 
 class StartRunSerializer(serializers.Serializer[Any]):
-    prompt = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
+    prompt = Text(trim_whitespace=False, max_length=1_000_000)
     providerId = serializers.IntegerField(required=False, allow_null=True)
     thinkingLevel = serializers.ChoiceField(
         choices=services.THINKING_LEVELS, required=False, allow_blank=True

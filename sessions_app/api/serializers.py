@@ -9,6 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .fields import Flag, Text
 from ..domain.jsjson import js_stringify, parse_json
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
@@ -162,8 +163,8 @@ class ErrorSerializer(serializers.Serializer[Any]):
 
 
 class SessionFilterSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(required=False, help_text="Part of the name, any case")
-    cwd = serializers.CharField(required=False)
+    name = Text(required=False, help_text="Part of the name, any case")
+    cwd = Text(required=False)
     createdAfter = serializers.DateTimeField(required=False)
     createdBefore = serializers.DateTimeField(required=False)
     updatedAfter = serializers.DateTimeField(required=False)
@@ -171,26 +172,26 @@ class SessionFilterSerializer(serializers.Serializer[Any]):
 
 
 class SessionCreateSerializer(serializers.Serializer[Any]):
-    cwd = serializers.CharField(required=False, allow_blank=True, default="")
-    name = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
+    cwd = Text(required=False, allow_blank=True, default="")
+    name = Text(required=False, allow_blank=True, allow_null=True, default=None)
 
 
 class SessionRenameSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    name = Text(allow_blank=True, trim_whitespace=False)
 
 
 class EntriesQuerySerializer(serializers.Serializer[Any]):
-    since = serializers.CharField(required=False, help_text="Return entries strictly after this entry id")
+    since = Text(required=False, help_text="Return entries strictly after this entry id")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=5000, default=1000)
 
 
 class TreeQuerySerializer(serializers.Serializer[Any]):
-    around = serializers.CharField(required=False, help_text="Expand the entries near this entry")
+    around = Text(required=False, help_text="Expand the entries near this entry")
     segment = serializers.IntegerField(required=False, min_value=0, help_text="Expand this run's segment")
 
 
 class ContextQuerySerializer(serializers.Serializer[Any]):
-    leaf = serializers.CharField(required=False, help_text="Project the path to this entry (default: leaf)")
+    leaf = Text(required=False, help_text="Project the path to this entry (default: leaf)")
     window = serializers.IntegerField(required=False, min_value=1, help_text="Context window in tokens")
     head = serializers.IntegerField(
         required=False, min_value=0, help_text="With tail: also the first N messages"
@@ -198,7 +199,7 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
     tail = serializers.IntegerField(
         required=False, min_value=0, help_text="Return only the newest N messages (the estimate covers all)"
     )
-    llm = serializers.BooleanField(required=False, default=True, help_text="Include the LLM-form messages")
+    llm = Flag(required=False, default=True, help_text="Include the LLM-form messages")
     render = serializers.IntegerField(
         required=False,
         default=0,
@@ -208,14 +209,12 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
 
 
 class PathQuerySerializer(serializers.Serializer[Any]):
-    leaf = serializers.CharField(required=False, help_text="The path to this entry (default: the leaf)")
+    leaf = Text(required=False, help_text="The path to this entry (default: the leaf)")
     limit = serializers.IntegerField(required=False, default=200, min_value=1, max_value=2000)
     beforeDepth = serializers.IntegerField(
         required=False, min_value=0, help_text="Only entries above this depth (to page towards the root)"
     )
-    render = serializers.BooleanField(
-        required=False, default=False, help_text="Add each entry's sanitized HTML as `rendered`"
-    )
+    render = Flag(required=False, default=False, help_text="Add each entry's sanitized HTML as `rendered`")
 
 
 class PathPageSerializer(serializers.Serializer[Any]):
@@ -226,30 +225,30 @@ class PathPageSerializer(serializers.Serializer[Any]):
 
 
 class NavigateSerializer(serializers.Serializer[Any]):
-    targetId = serializers.CharField()
-    summarize = serializers.BooleanField(required=False, default=False)
-    customInstructions = serializers.CharField(required=False, allow_blank=True)
-    replaceInstructions = serializers.BooleanField(required=False, default=False)
+    targetId = Text()
+    summarize = Flag(required=False, default=False)
+    customInstructions = Text(required=False, allow_blank=True)
+    replaceInstructions = Flag(required=False, default=False)
 
 
 class ForkSerializer(serializers.Serializer[Any]):
-    entryId = serializers.CharField()
+    entryId = Text()
     position = serializers.ChoiceField(choices=["before", "at"], required=False)
     mode = serializers.ChoiceField(choices=list(FORK_MODES), required=False, default="path")
 
 
 class CloneSerializer(serializers.Serializer[Any]):
-    entryId = serializers.CharField(required=False)
+    entryId = Text(required=False)
 
 
 class LabelSerializer(serializers.Serializer[Any]):
-    targetId = serializers.CharField()
-    label = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None)
+    targetId = Text()
+    label = Text(required=False, allow_null=True, allow_blank=True, default=None)
 
 
 class AppendSerializer(serializers.Serializer[Any]):
     entries = serializers.ListField(child=serializers.JSONField(), allow_empty=False, max_length=10000)
-    expectedLeaf = serializers.CharField(required=False, allow_null=True)
+    expectedLeaf = Text(required=False, allow_null=True)
 
 
 class ImportSerializer(serializers.Serializer[Any]):

@@ -11,11 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .. import services
+from .fields import Flag
 from .views import ERRORS, SessionAPIView
 
 
 class CompactionOverrideSerializer(serializers.Serializer[Any]):
-    enabled = serializers.BooleanField(required=False, allow_null=True)
+    enabled = Flag(required=False, allow_null=True)
     reserveTokens = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     keepRecentTokens = serializers.IntegerField(required=False, allow_null=True, min_value=0)
 

@@ -12,17 +12,18 @@ from rest_framework.views import APIView
 
 from .. import access, services
 from ..models import SessionShare, ShareLink, Team, TeamInvitation, TeamMembership
+from .fields import Flag, Text, parse
 from .parsers import LimitedJSONParser
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 
 
 class TeamCreateSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=200)
+    name = Text(max_length=200)
 
 
 class MemberSerializer(serializers.Serializer[Any]):
-    username = serializers.CharField(max_length=150)
+    username = Text(max_length=150)
     role = serializers.ChoiceField(choices=TeamMembership.Role.values, default=TeamMembership.Role.VIEWER)
 
 
@@ -33,8 +34,8 @@ class ShareSerializer(serializers.Serializer[Any]):
 
 class LinkSerializer(serializers.Serializer[Any]):
     scope = serializers.ChoiceField(choices=ShareLink.Scope.values, default=ShareLink.Scope.TREE)
-    entryId = serializers.CharField(required=False, allow_null=True, default=None)
-    frozen = serializers.BooleanField(default=False)
+    entryId = Text(required=False, allow_null=True, default=None)
+    frozen = Flag(default=False)
     expiresAt = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
@@ -64,9 +65,7 @@ def link_payload(request: Request, link: ShareLink) -> dict[str, Any]:
 
 
 def _valid(serializer_class: type[Any], data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    return parse(serializer_class, data)
 
 
 class SharingAPIView(APIView):

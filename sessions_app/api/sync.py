@@ -13,13 +13,14 @@ from rest_framework.views import APIView
 from ..services import InvalidSessionFile
 from ..services.sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
 from .errors import error_response
+from .fields import Flag, Text
 from .parsers import LimitedJSONParser
 
 
 class FromSerializer(serializers.Serializer[Any]):
     lines = serializers.IntegerField(min_value=0, help_text="Complete lines after the header acknowledged")
     bytes = serializers.IntegerField(min_value=0, help_text="File offset just after them")
-    lastId = serializers.CharField(allow_null=True, required=False, default=None)
+    lastId = Text(allow_null=True, required=False, default=None)
 
 
 class ToSerializer(serializers.Serializer[Any]):
@@ -28,20 +29,20 @@ class ToSerializer(serializers.Serializer[Any]):
 
 
 class SyncRequestSerializer(serializers.Serializer[Any]):
-    header = serializers.CharField(trim_whitespace=False, help_text="The file's header line, verbatim")
+    header = Text(trim_whitespace=False, help_text="The file's header line, verbatim")
     lines = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        child=Text(allow_blank=True, trim_whitespace=False),
         max_length=5000,
         help_text="The complete lines after `from`, verbatim",
     )
-    path = serializers.CharField(
+    path = Text(
         required=False,
         allow_blank=True,
         default="",
         max_length=4096,
         help_text="The file's path on the client",
     )
-    reset = serializers.BooleanField(
+    reset = Flag(
         default=False, help_text="The client restarted this file: skip the cursor check, drop known lines"
     )
 

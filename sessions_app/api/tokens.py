@@ -17,15 +17,16 @@ from rest_framework.views import APIView
 from ..models import ApiToken
 from ..signin_throttle import SigninThrottle
 from .errors import api_exception_handler, error_response
+from .fields import Text
 from .parsers import LimitedJSONParser
 
 __all__ = ["TokenDetailView", "TokenListView", "TokenObtainView"]
 
 
 class TokenRequestSerializer(serializers.Serializer[Any]):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False)
-    name = serializers.CharField(
+    username = Text(max_length=150)
+    password = Text(max_length=4096, trim_whitespace=False)
+    name = Text(
         max_length=100, required=False, default="", allow_blank=True, help_text="The device or script"
     )
 

@@ -23,6 +23,7 @@ from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..overview_cache import overview_json
 from .errors import PayloadTooLarge, error_response
+from .fields import parse
 from .pagination import SessionPagination
 from .parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
 from .serializers import (
@@ -70,9 +71,7 @@ class SessionAPIView(GenericAPIView[ChatSession]):
         return self.access(pk).session
 
     def valid(self, serializer_class: type[Any], data: Any) -> dict[str, Any]:
-        serializer = serializer_class(data=data)
-        serializer.is_valid(raise_exception=True)
-        return dict(serializer.validated_data)
+        return parse(serializer_class, data)
 
 
 class SessionListView(SessionAPIView):
