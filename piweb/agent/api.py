@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from compaction_app.models import LLMProvider
 from sessions_app import access
-from sessions_app.api.fields import Text
 from sessions_app.api.errors import api_exception_handler, error_response
+from sessions_app.api.fields import Text
 from sessions_app.api.throttles import LLMThrottle
 
 from . import services

@@ -9,13 +9,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .fields import Flag, Text
 from ..domain.jsjson import js_stringify, parse_json
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
 from ..domain.tokens import estimate_tokens
 from ..models import ChatSession, Entry
 from ..queries import ContextView
+from .fields import Flag, Text
 
 # -- output ---------------------------------------------------------------------------------------------
 
