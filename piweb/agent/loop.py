@@ -22,9 +22,8 @@ from compaction_app.domain.settings import CompactionSettings
 from piweb.audit import omissions
 from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
 from piweb.llm.stream import zero_usage
-from piweb.llm.transcript import Transcript, split_transcript
-from sessions_app import realtime
-from sessions_app.domain.messages import convert_to_llm
+from piweb.llm.transcript import Transcript
+from sessions_app import model_request, realtime
 from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import append_entries
 
@@ -396,7 +395,7 @@ def request_transcript(config: ProviderConfig, messages: list[dict[str, Any]]) -
     """What a provider receives for a projected context: Pi's prompt (content and sections), the
     conversation, and the tools in force. piweb runs no tools: a ``toolUse`` stop ends the run."""
     in_place = config.api == "openai-completions" and config.mid_conversation_system
-    return split_transcript(convert_to_llm(messages), in_place=in_place)
+    return model_request.request_transcript(messages, in_place=in_place)
 
 
 def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from ..domain.jsjson import js_stringify, parse_json
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
 from ..domain.tokens import estimate_tokens
+from ..model_request import context_breakdown
 from ..models import ChatSession, Entry
 from ..queries import ContextView
 from .fields import Flag, Text
@@ -280,7 +281,10 @@ def context_payload(
         shown = flat[:head] + flat[len(flat) - tail :]
     messages = [{"entryId": entry_id, "tokens": estimate_tokens(m), "message": m} for entry_id, m in shown]
     estimate = view.estimate
-    tokens = estimate.tokens
+    parts = context_breakdown(projection.messages, estimate)
+    # The gauge's total: the three parts of the request. With a trusted usage it is Pi's estimate; without
+    # one it may pass Pi's by a few tokens, as it counts the prompt and the tool definitions as sent.
+    tokens = parts.total
     return js_value(
         {
             "leafId": view.leaf.entry_id if view.leaf is not None else None,
@@ -288,15 +292,20 @@ def context_payload(
             "thinkingLevel": projection.thinking_level,
             "contextEntries": [pe.entry.id for pe in projection.entries],
             "messageCount": len(flat),
-            # Every message's own estimate, also of those not shaped: the rest of the total is what the
-            # provider reported beyond the messages (system prompt and tool definitions).
-            "messageTokens": sum(estimate_tokens(m) for _, m in flat),
+            "breakdown": {
+                "systemPrompt": parts.system_prompt,
+                "tools": parts.tools,
+                "messages": parts.messages,
+                "total": parts.total,
+                "fromUsage": parts.from_usage,
+            },
             "skippedMessages": skipped,
             "skippedAfter": head if skipped else None,
             "messages": messages,
             "llmMessages": convert_to_llm(m for _, m in shown) if llm else None,
+            # Pi's own estimate, the one auto-compaction compares with the window.
             "estimate": {
-                "tokens": tokens,
+                "tokens": estimate.tokens,
                 "usageTokens": estimate.usage_tokens,
                 "trailingTokens": estimate.trailing_tokens,
                 "lastUsageIndex": estimate.last_usage_index,

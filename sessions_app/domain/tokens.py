@@ -16,12 +16,15 @@ from .projection import Projection
 
 __all__ = [
     "ESTIMATED_IMAGE_CHARS",
+    "ContextBreakdown",
     "TokenEstimate",
     "assistant_usage",
+    "break_down_context",
     "calculate_context_tokens",
     "current_system_message",
     "estimate_context_tokens",
     "estimate_projected_context_tokens",
+    "estimate_text_tokens",
     "estimate_tokens",
 ]
 
@@ -87,6 +90,11 @@ def _content_chars(content: Any) -> int:
             elif kind == "image":
                 chars += ESTIMATED_IMAGE_CHARS
     return chars
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Return ceil(chars / 4) for a piece of request text (a system prompt, tool definitions)."""
+    return math.ceil(utf16_len(text) / 4)
 
 
 def estimate_tokens(message: Mapping[str, Any]) -> int:
@@ -229,3 +237,30 @@ def estimate_projected_context_tokens(projection: Projection, branch: Sequence[A
         total += estimate_tokens(system)
     total += sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
     return TokenEstimate(total, 0, total, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBreakdown:
+    """What a request spends of the window: the system prompt, the tool definitions and the messages."""
+
+    system_prompt: int
+    tools: int
+    messages: float
+    total: float
+    from_usage: bool  # the total rests on the provider's reported usage
+
+
+def break_down_context(
+    estimate: TokenEstimate, *, system_prompt: int, tools: int, messages: int
+) -> ContextBreakdown:
+    """Split a context's tokens into the request's three parts, which always add up to the total.
+
+    ``system_prompt`` and ``tools`` estimate what a request sends besides the conversation, and
+    ``messages`` the conversation's own estimates (system messages excluded: they go out as the prompt).
+    Usage the provider reported already counts the prompt and the tools, so with a trusted usage the
+    messages are the rest of that total; without one the total is the sum of the three estimates.
+    """
+    if estimate.last_usage_index is None:
+        return ContextBreakdown(system_prompt, tools, messages, system_prompt + tools + messages, False)
+    rest = max(0, estimate.tokens - system_prompt - tools)
+    return ContextBreakdown(system_prompt, tools, rest, system_prompt + tools + rest, True)

@@ -311,22 +311,32 @@
     if (token !== selectToken) return;
     const known = knownModel(body.model);
     state.window = known ? known.contextWindow : cfg.contextWindow;
-    const tokens = body.estimate.tokens;
-    const messages = Math.min(tokens, body.messageTokens ?? tokens);
-    const overhead = Math.max(0, tokens - messages);
+    // The request's three parts: the system prompt and tool definitions a run sends, then the messages.
+    const parts = body.breakdown;
+    const tokens = parts.total;
     const fraction = tokens / state.window;
-    const pct = (v) => `${Math.min(100, (v / state.window) * 100).toFixed(1)}%`;
+    const pct = (v) => `${Math.min(100, (v / state.window) * 100).toFixed(3)}%`;
+    const share = (v) => `${((v / state.window) * 100).toFixed(v && v / state.window < 0.001 ? 2 : 1)}%`;
     $("context-pct").textContent = `${(fraction * 100).toFixed(fraction < 0.1 ? 1 : 0)}%`;
     $("context-tokens").textContent = `≈ ${tokens.toLocaleString()} tokens`;
     $("context-window-text").textContent = `${state.window.toLocaleString()}`;
     $("context-leaf").textContent = `${body.messageCount.toLocaleString()} messages`;
-    $("gauge-sys").style.width = pct(overhead);
-    $("context-gauge-fill").style.width = pct(messages);
+    $("gauge-sys").style.width = pct(parts.systemPrompt);
+    $("gauge-tools").style.width = pct(parts.tools);
+    $("context-gauge-fill").style.width = pct(parts.messages);
     $("context-gauge").dataset.level = fraction > 1 ? "over" : fraction > 0.8 ? "high" : "ok";
     $("context-gauge").setAttribute("aria-label", `${(fraction * 100).toFixed(1)}% of the context window used`);
+    const part = (cls, label, value, title) =>
+      el("span", { class: cls, title, dataset: { tokens: String(value) } }, el("i"), `${label} ${value.toLocaleString()} `, el("span", { class: "muted", text: `(${share(value)})` }));
     Pi.clear($("context-breakdown")).append(
-      el("span", { class: "sys", title: "The part of the provider's last reported input that is not in the messages: the system prompt and the tool definitions sent with every request" }, el("i"), `system prompt + tools ${Pi.tokens(overhead)}`),
-      el("span", { class: "msgs", title: "Estimated from the messages' text" }, el("i"), `messages ${Pi.tokens(messages)}`),
+      part("sys", "system prompt", parts.systemPrompt, "The system prompt a run sends: the session's system messages replayed into one prompt"),
+      part("tools", "tools", parts.tools, "The definitions of the tools in force, sent with every request"),
+      part(
+        "msgs",
+        "messages",
+        parts.messages,
+        parts.fromUsage ? "The provider's last reported input beyond the prompt and tools, plus estimates of what came after" : "Estimated from the messages' text",
+      ),
     );
     const model = body.model && (body.model.provider || body.model.modelId) ? [body.model.provider, body.model.modelId].filter(Boolean).join("/") : null;
     $("context-model").textContent =

@@ -15,10 +15,10 @@ from playwright.sync_api import expect
 from compaction_app.models import LLMProvider
 from sessions_app import services
 from sessions_app.models import ChatSession, ShareLink
-from tests.factories import session_file, small_tree
+from tests.factories import assistant_message, session_file, small_tree, user_message
 
 from .conftest import PASSWORD
-from .helpers_rich import rich_session
+from .helpers_rich import TS, rich_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -133,8 +133,10 @@ def test_the_context_is_explained(
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     expect(page.locator("#context .context-item").first).to_be_visible()
     expect(page.locator("#context-pct")).to_have_text(re.compile(r"^\d+(\.\d)?%$"))
-    breakdown = page.locator("#context-breakdown").inner_text()
-    assert "system prompt + tools" in breakdown and "messages" in breakdown
+    # No system message on this path: everything the request holds is messages.
+    expect(page.locator("#context-breakdown .sys")).to_have_attribute("data-tokens", "0")
+    expect(page.locator("#context-breakdown .tools")).to_have_attribute("data-tokens", "0")
+    expect(page.locator("#context-breakdown .msgs")).to_contain_text("messages")
     model = page.locator("#context-model").inner_text()
     assert "undefined" not in model
     # The path's last assistant used p/m, which is configured: its window is the one shown.
@@ -145,6 +147,60 @@ def test_the_context_is_explained(
     expect(summary.locator(".replaced")).to_have_text("replaced 5 messages, 64k tokens")
     expect(summary.locator(".badge.offline")).to_be_visible()
     screenshot(page, "context-explained")
+
+
+def test_the_context_total_is_the_system_prompt_tools_and_messages(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    tool = {
+        "name": "read",
+        "description": "Read a file from the working directory and return its text",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    }
+    system = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": "You are a careful coding assistant. " * 20, "cwd": "<cwd>/repo</cwd>"},
+        "toolsAdded": [tool],
+        "timestamp": 1,
+    }
+    usage = {"input": 1400, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500}
+    session = store(
+        account("parts"),
+        [
+            {"type": "message", "id": "s1", "parentId": None, "timestamp": TS, "message": system},
+            user_message("u1", "s1", "Read app.py please"),
+            assistant_message("a1", "u1", "It defines one view.", usage=usage),
+            user_message("u2", "a1", "And the tests?"),
+        ],
+    )
+    page = sign_in(open_browser(), "parts")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    expect(page.locator("#context .context-item").first).to_be_visible()
+    parts = page.locator("#context-breakdown")
+    expect(parts.locator(".sys")).to_contain_text("system prompt")
+    expect(parts.locator(".tools")).to_contain_text("tools")
+    expect(parts.locator(".msgs")).to_contain_text("messages")
+    shown = {
+        k: int(parts.locator(f".{k}").get_attribute("data-tokens") or "") for k in ("sys", "tools", "msgs")
+    }
+    assert all(v > 0 for v in shown.values()), shown
+    # The prompt is longer than the tool definitions here, and each part says its number.
+    assert shown["sys"] > shown["tools"]
+    for key, value in shown.items():
+        expect(parts.locator(f".{key}")).to_contain_text(f"{value:,}")
+    # The three parts add up to the gauge's total: the provider's 1500 plus the newer question.
+    total = int(
+        page.locator("#context-tokens").inner_text().replace("≈", "").replace("tokens", "").replace(",", "")
+    )
+    assert total == sum(shown.values()) == 1500 + 4
+    # No model is configured: the server's default window, and the gauge's share of it.
+    expect(page.locator("#context-window-text")).to_have_text("200,000")
+    expect(page.locator("#context-pct")).to_have_text(f"{total / 200_000 * 100:.1f}%")
+    fills = ["gauge-sys", "gauge-tools", "context-gauge-fill"]
+    widths = page.evaluate("ids => ids.map(id => document.getElementById(id).style.width)", fills)
+    assert all(w != "0%" and w for w in widths), widths
+    screenshot(page, "context-parts")
 
 
 def test_the_composer_explains_why_it_cannot_send_then_sends_on_enter(

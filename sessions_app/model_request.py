@@ -1,0 +1,54 @@
+"""The request a run sends for a projected context, and what its parts cost of the window.
+
+Runs (``piweb.agent``) and the context panel both build the request here, so the panel's system prompt
+and tools are the ones a run would send: Pi's prompt replayed from the system messages, the tools in
+force, and the conversation converted for the model (``piweb.llm.transcript``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from piweb.llm.transcript import Transcript, split_transcript
+from piweb.llm.types import ToolSpec
+
+from .domain.jsjson import js_stringify
+from .domain.messages import convert_to_llm
+from .domain.tokens import (
+    ContextBreakdown,
+    TokenEstimate,
+    break_down_context,
+    estimate_text_tokens,
+    estimate_tokens,
+)
+
+__all__ = ["context_breakdown", "request_transcript", "tool_definitions_json"]
+
+
+def request_transcript(messages: Sequence[Mapping[str, Any]], *, in_place: bool = False) -> Transcript:
+    """What a provider receives for projected ``messages``: prompt, conversation and tools in force.
+
+    ``in_place`` only for providers that take system messages mid-conversation; every provider
+    configured in the admin takes Pi's default, one leading prompt replaying all system messages.
+    """
+    return split_transcript(convert_to_llm(messages), in_place=in_place)
+
+
+def tool_definitions_json(tools: Sequence[ToolSpec]) -> str:
+    """The tool definitions as one JSON text (name, description, schema), the part every API sends."""
+    return js_stringify(
+        [{"name": t.name, "description": t.description, "parameters": dict(t.parameters)} for t in tools]
+    )
+
+
+def context_breakdown(messages: Sequence[Mapping[str, Any]], estimate: TokenEstimate) -> ContextBreakdown:
+    """Split the context estimate of projected ``messages`` into system prompt, tools and messages."""
+    transcript = request_transcript(messages)
+    return break_down_context(
+        estimate,
+        system_prompt=estimate_text_tokens(transcript.system or ""),
+        tools=estimate_text_tokens(tool_definitions_json(transcript.tools)) if transcript.tools else 0,
+        # The conversation as the estimator counts it; system messages went into the prompt above.
+        messages=sum(estimate_tokens(m) for m in messages if m.get("role") != "system"),
+    )
