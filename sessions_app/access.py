@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils import timezone
-
+from .link_tokens import hash_token
 from .models import ChatSession, Entry, ShareLink, Team, TeamMembership
 from .queries import EntryNotFound, find_entry, path_ranges
 
@@ -28,6 +27,7 @@ __all__ = [
     "NotSignedIn",
     "NotVisible",
     "authorize",
+    "link_access",
     "link_token",
     "require_access",
     "require_owner",
@@ -137,12 +137,17 @@ class Access:
 
 
 def _live_link(token: str) -> ShareLink | None:
-    link = ShareLink.objects.select_related("session").filter(token=token).first()
-    if link is None or link.revoked_at is not None:
-        return None
-    if link.expires_at is not None and link.expires_at <= timezone.now():
+    # Only hashes are stored: any text, real or not, costs the same hash and one index lookup.
+    link = ShareLink.objects.select_related("session").filter(token_hash=hash_token(token)).first()
+    if link is None or link.state() != "active":
         return None
     return link
+
+
+def link_access(token: str) -> Access | None:
+    """Return the read access a share-link token grants (to its own session), or None."""
+    link = _live_link(token)
+    return Access(link.session, False, link) if link is not None else None
 
 
 def resolve_access(user: Any, session_pk: int, *, link_token: str | None = None) -> Access | None:

@@ -13,7 +13,6 @@ from django.utils.safestring import SafeString
 from .models import ActionLog, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
 
 RAW_PREVIEW_CHARS = 120
-TOKEN_SHOWN = 6
 
 
 def _session_page(session_id: int, entry_id: str | None = None) -> str:
@@ -108,7 +107,16 @@ class SessionShareAdmin(admin.ModelAdmin):
 
 @admin.register(ShareLink)
 class ShareLinkAdmin(admin.ModelAdmin):
-    list_display = ["short_token", "session", "scope", "entry_id", "frozen_seq", "expires_at", "revoked_at"]
+    list_display = [
+        "short_token",
+        "session",
+        "scope",
+        "link_state",
+        "entry_id",
+        "frozen_seq",
+        "expires_at",
+        "revoked_at",
+    ]
     list_filter = ["scope", "revoked_at", "expires_at"]
     search_fields = ["session__name", "session__pi_id"]
     list_select_related = ["session"]
@@ -138,7 +146,12 @@ class ShareLinkAdmin(admin.ModelAdmin):
 
     @admin.display(description="token")
     def short_token(self, link: ShareLink) -> str:
-        return link.token[:TOKEN_SHOWN] + "…" if link.token else "—"
+        # Only the hash and this prefix are stored: the admin cannot show a usable link either.
+        return link.token_prefix + "…" if link.token_prefix else "—"
+
+    @admin.display(description="state")
+    def link_state(self, link: ShareLink) -> str:
+        return f"{link.state()} · {'frozen' if link.frozen_seq is not None else 'live'}"
 
 
 @admin.register(ActionLog)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from knox.models import AbstractAuthToken
 
 from .domain.entries import Entry as DomainEntry
@@ -200,14 +202,23 @@ class SessionShare(models.Model):
 
 
 class ShareLink(models.Model):
-    """A read-only link to the whole tree or one path, live or frozen, revocable, optionally expiring."""
+    """A read-only link to the whole tree or one path, live or frozen, revocable, optionally expiring.
+
+    Only the token's hash is stored (``link_tokens``): the token itself is shown once, in the answer to
+    the request that created the link (``raw_token`` of the instance ``create_share_link`` returns).
+    """
 
     class Scope(models.TextChoices):
         TREE = "tree"
         PATH = "path"
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="links")
-    token = models.CharField(max_length=64, unique=True)
+    token_hash = models.CharField(
+        max_length=64, unique=True, editable=False, help_text="SHA-256 of the token"
+    )
+    token_prefix = models.CharField(
+        max_length=8, blank=True, default="", editable=False, help_text="The token's first characters"
+    )
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.TREE)
     entry_id = models.TextField(null=True, blank=True, help_text="Path scope: the path root → this entry")
     frozen_seq = models.IntegerField(null=True, blank=True, help_text="Frozen: only entries up to this seq")
@@ -217,6 +228,17 @@ class ShareLink(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Set on the instance that created the link only, never stored nor read back.
+    raw_token: str | None = None
+
+    def state(self, now: datetime | None = None) -> str:
+        """Return "revoked", "expired" or "active" (revocation wins: it was a decision)."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
+            return "expired"
+        return "active"
 
     def __str__(self) -> str:
         return f"link to {self.session} ({self.scope})"

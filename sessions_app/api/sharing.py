@@ -49,11 +49,12 @@ def team_payload(team: Team, user: Any) -> dict[str, Any]:
     }
 
 
-def link_payload(request: Request, link: ShareLink) -> dict[str, Any]:
+def link_payload(link: ShareLink) -> dict[str, Any]:
+    """A link as lists show it: named by its token's prefix, never with a usable token or address."""
     return {
         "id": link.pk,
-        "token": link.token,
-        "url": request.build_absolute_uri(f"/s/{link.token}/"),
+        "tokenPrefix": link.token_prefix,
+        "state": link.state(),
         "session": link.session_id,
         "scope": link.scope,
         "entryId": link.entry_id,
@@ -62,6 +63,14 @@ def link_payload(request: Request, link: ShareLink) -> dict[str, Any]:
         "revokedAt": link.revoked_at.isoformat() if link.revoked_at else None,
         "createdAt": link.created_at.isoformat(),
     }
+
+
+def new_link_payload(request: Request, link: ShareLink) -> dict[str, Any]:
+    """A link just created: the one answer that holds its token and address (only a hash is kept)."""
+    token = link.raw_token
+    if token is None:
+        raise ValueError("only a link just created knows its token")
+    return {**link_payload(link), "token": token, "url": request.build_absolute_uri(f"/s/{token}/")}
 
 
 def _valid(serializer_class: type[Any], data: Any) -> dict[str, Any]:
@@ -192,14 +201,27 @@ class SessionShareDetailView(SharingAPIView):
 class SessionLinksView(SharingAPIView):
     @extend_schema(responses={200: OpenApiResponse(), 403: ERROR, 404: ERROR})
     def get(self, request: Request, pk: int) -> Response:
-        """List the session's share links, revoked ones included (owner only)."""
+        """List the session's share links, revoked ones included (owner only), by token prefix and state.
+
+        Only a hash of each token is stored, so no list can give a link's address again.
+        """
         session = access.require_owner(request, pk)
         links = ShareLink.objects.filter(session=session).order_by("-created_at")
-        return Response({"results": [link_payload(request, link) for link in links]})
+        return Response({"results": [link_payload(link) for link in links]})
 
-    @extend_schema(request=LinkSerializer, responses={201: OpenApiResponse(), 403: ERROR, 404: ERROR})
+    @extend_schema(
+        request=LinkSerializer,
+        responses={
+            201: OpenApiResponse(description="The link with its token and url, shown this once"),
+            403: ERROR,
+            404: ERROR,
+        },
+    )
     def post(self, request: Request, pk: int) -> Response:
-        """Create a read-only link: whole tree or one path, live or frozen, optionally expiring."""
+        """Create a read-only link: whole tree or one path, live or frozen, optionally expiring.
+
+        The answer holds the link's token and address; they are not stored and cannot be shown again.
+        """
         session = access.require_owner(request, pk)
         data = _valid(LinkSerializer, request.data)
         link = services.create_share_link(
@@ -210,7 +232,7 @@ class SessionLinksView(SharingAPIView):
             frozen=data["frozen"],
             expires_at=data["expiresAt"],
         )
-        return Response(link_payload(request, link), status=status.HTTP_201_CREATED)
+        return Response(new_link_payload(request, link), status=status.HTTP_201_CREATED)
 
 
 class LinkDetailView(SharingAPIView):

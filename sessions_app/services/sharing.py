@@ -6,14 +6,13 @@ one transaction; live views that may have lost access are told to re-check it.
 
 from __future__ import annotations
 
-import secrets
 from functools import partial
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from .. import access, realtime
+from .. import access, link_tokens, realtime
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..models import ChatSession, Entry, SessionShare, ShareLink, Team
 from ..queries import EntryNotFound
@@ -92,7 +91,11 @@ def create_share_link(
     frozen: bool = False,
     expires_at: Any = None,
 ) -> ShareLink:
-    """Create a read-only link; a frozen link sees the session as it is now (or up to ``entry_id``)."""
+    """Create a read-only link; a frozen link sees the session as it is now (or up to ``entry_id``).
+
+    Only the token's hash is stored; the returned link carries the token in ``raw_token``, the one time
+    it is known.
+    """
     check_text(entry_id, "entryId", max_chars=MAX_NAME_CHARS)
     _authorize_owner(actor, session)
     if scope not in ShareLink.Scope.values:
@@ -111,10 +114,12 @@ def create_share_link(
     elif scope == ShareLink.Scope.PATH:
         # "The current path" is the path of this moment: the link must not follow the leaf elsewhere.
         entry_id = session.leaf_entry_id
+    token = link_tokens.new_token()
     with transaction.atomic():
         link = ShareLink.objects.create(
             session=session,
-            token=secrets.token_urlsafe(24),
+            token_hash=link_tokens.hash_token(token),
+            token_prefix=link_tokens.token_prefix(token),
             scope=scope,
             entry_id=entry_id,
             frozen_seq=frozen_seq,
@@ -122,6 +127,7 @@ def create_share_link(
             created_by=actor,
         )
         record_action(actor=actor, action=Action.SHARE, session=session, link=link.pk, scope=scope)
+    link.raw_token = token
     return link
 
 

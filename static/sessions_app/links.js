@@ -1,10 +1,7 @@
-// The "My links" page: copy with feedback, revoke after a confirmation.
+// The "My links" page: revoke after a confirmation (addresses are shown only when a link is created).
 "use strict";
 
 (function (Pi) {
-  document.querySelectorAll(".copy-link").forEach((button) => {
-    button.addEventListener("click", () => Pi.copyText(button.dataset.url, button, button.closest("td").querySelector(".copied")));
-  });
   document.querySelectorAll(".revoke-link").forEach((button) => {
     button.addEventListener("click", async () => {
       const ok = await Pi.confirmAction({
@@ -18,10 +15,9 @@
         await Pi.api("DELETE", `/api/links/${button.dataset.linkId}/`);
         row.dataset.state = "revoked";
         row.querySelector(".state").textContent = "revoked";
-        row.cells[3].textContent = "revoked just now";
-        button.remove();
+        button.closest("td").textContent = "revoked just now";
       } catch (error) {
-        row.cells[3].textContent = error.message;
+        button.closest("td").append(` ${error.message}`);
       }
     });
   });

@@ -8,6 +8,7 @@
   const dialog = document.getElementById("sharing-panel");
   const sharesList = document.getElementById("team-shares");
   const linksList = document.getElementById("share-links");
+  const newLink = document.getElementById("new-link");
 
   function fail(error) {
     const banner = document.getElementById("error-banner");
@@ -34,31 +35,44 @@
       sharesList.appendChild(el("li", {}, el("span", { text: `${share.team} · ${share.access === "editor" ? "can edit" : "can view"}` }), stop));
     }
     Pi.clear(linksList);
+    // Only a hash of each token is kept: listed links are named by their prefix, never by an address.
     for (const link of links.body.results) {
-      const item = el("li", { class: "share-link", dataset: { linkId: String(link.id) } });
-      if (link.revokedAt) {
-        item.append(el("span", { class: "muted small", text: describe(link) }), el("span", { class: "tag", text: "revoked" }));
+      const item = el("li", { class: "share-link", dataset: { linkId: String(link.id), state: link.state } });
+      const name = el("span", { class: "mono", text: `${link.tokenPrefix}…` });
+      const about = el("span", { class: "muted small", text: describe(link) });
+      if (link.state !== "active") {
+        item.append(name, about, el("span", { class: "tag", text: link.state }));
       } else {
-        const status = el("span", { class: "copied", role: "status" });
-        const copy = el("button", { type: "button", class: "copy-link", text: "Copy" });
-        copy.addEventListener("click", () => Pi.copyText(link.url, copy, status));
         const revoke = el("button", { type: "button", class: "revoke-link danger", text: "Revoke" });
         revoke.addEventListener("click", async () => {
           const ok = await Pi.confirmAction({ title: "Revoke this link?", text: "Everyone who has it loses access at once, including pages already open.", confirm: "Revoke" });
           if (!dialog.open) dialog.showModal();
           if (ok) Pi.api("DELETE", `/api/links/${link.id}/`).then(refresh).catch(fail);
         });
-        item.append(
-          el("div", { class: "copy-row" }, el("input", { type: "text", readonly: true, value: link.url, class: "mono", "aria-label": "Link address" }), copy, revoke),
-          el("span", { class: "muted small", text: describe(link) }),
-          status,
-        );
+        item.append(name, about, el("span", { class: "tag", text: link.state }), revoke);
       }
       linksList.appendChild(item);
     }
   }
 
+  // The answer to the create request is the only time the link's address exists outside its holders.
+  function showNewLink(link) {
+    Pi.clear(newLink);
+    const status = el("span", { class: "copied", role: "status" });
+    const copy = el("button", { type: "button", class: "copy-link", text: "Copy" });
+    copy.addEventListener("click", () => Pi.copyText(link.url, copy, status));
+    newLink.append(
+      el("p", { class: "small", text: "Copy this link now: it is shown only once. Lists show only its first characters." }),
+      el("div", { class: "copy-row" }, el("input", { type: "text", readonly: true, value: link.url, class: "mono", "aria-label": "New link address" }), copy),
+      status,
+    );
+    newLink.hidden = false;
+    newLink.querySelector("input").select();
+  }
+
   document.getElementById("sharing-button").addEventListener("click", () => {
+    Pi.clear(newLink);
+    newLink.hidden = true;
     refresh().catch(fail);
     Pi.ask(dialog);
   });
@@ -76,6 +90,11 @@
     const body = { scope: form.querySelector("[name=scope]").value, frozen: form.querySelector("[name=frozen]").checked };
     const expires = form.querySelector("[name=expires]").value;
     if (expires) body.expiresAt = new Date(expires).toISOString();
-    Pi.api("POST", `${base}/links/`, body).then(refresh).catch(fail);
+    Pi.api("POST", `${base}/links/`, body)
+      .then((made) => {
+        showNewLink(made.body);
+        return refresh();
+      })
+      .catch(fail);
   });
 })(window.Pi);

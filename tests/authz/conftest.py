@@ -44,7 +44,7 @@ class World:
         if account is not None:
             client.force_login(account)
         if actor == "link":
-            client.credentials(HTTP_X_SHARE_TOKEN=self.link.token)
+            client.credentials(HTTP_X_SHARE_TOKEN=self.link.raw_token)
         return client
 
 

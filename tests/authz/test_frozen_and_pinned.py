@@ -35,11 +35,11 @@ def holder(token: str) -> APIClient:
 def test_a_frozen_link_shows_the_name_counters_and_activity_of_the_freeze(owner: Any, stored: Any) -> None:
     services.rename_session(session=stored, name="before")
     link = services.create_share_link(session=stored, actor=owner, frozen=True)
-    at_freeze = holder(link.token).get(f"/api/sessions/{stored.pk}/").json()
+    at_freeze = holder(link.raw_token).get(f"/api/sessions/{stored.pk}/").json()
     services.rename_session(session=stored, name="after")
     services.append_entries(session=stored, entries=[{"type": "custom", "customType": "n", "data": 1}] * 3)
 
-    body = holder(link.token).get(f"/api/sessions/{stored.pk}/").json()
+    body = holder(link.raw_token).get(f"/api/sessions/{stored.pk}/").json()
     assert body["name"] == "before"
     assert (body["entryCount"], body["messageCount"]) == (7, 6)  # six messages and the first rename
     assert body["updatedAt"] == at_freeze["updatedAt"]
@@ -51,14 +51,14 @@ def test_a_frozen_link_shows_the_name_counters_and_activity_of_the_freeze(owner:
     assert (now["name"], now["entryCount"]) == ("after", 11)
     assert now["updatedAt"] > body["updatedAt"]
     # So does the page opened through the link.
-    page = Client().get(f"/s/{link.token}/").content.decode()
+    page = Client().get(f"/s/{link.raw_token}/").content.decode()
     assert "before" in page and "after" not in page
 
 
 def test_a_current_path_link_keeps_the_path_of_its_creation(owner: Any, stored: Any) -> None:
     link = services.create_share_link(session=stored, actor=owner, scope=ShareLink.Scope.PATH)
     assert link.entry_id == "a3"  # pinned to the leaf of the moment
-    seen = holder(link.token)
+    seen = holder(link.raw_token)
     before = seen.get(f"/api/sessions/{stored.pk}/path/").json()
     # The owner moves to the other branch and continues there.
     services.navigate_without_summary(session=stored, target_id="a2")
@@ -94,7 +94,7 @@ def test_copies_through_a_frozen_link_leave_later_labels_behind(
     link = services.create_share_link(session=stored, actor=owner, frozen=True)
     services.set_label(session=stored, target_id="u1", label="after the freeze", actor=owner)
     reader = user("reader")
-    grant = access.resolve_access(None, stored.pk, link_token=link.token)
+    grant = access.resolve_access(None, stored.pk, link_token=link.raw_token)
     assert grant is not None
     fork = services.fork_session(
         session=stored, entry_id="a3", actor=reader, mode="path", grant=grant
@@ -113,7 +113,7 @@ def test_copies_through_a_path_link_leave_labels_outside_the_path_behind(
     link = services.create_share_link(session=stored, actor=owner, scope=ShareLink.Scope.PATH)
     # Labelled later, by label entries that are not on the link's path.
     services.set_label(session=stored, target_id="a1", label="outside", actor=owner)
-    grant = access.resolve_access(None, stored.pk, link_token=link.token)
+    grant = access.resolve_access(None, stored.pk, link_token=link.raw_token)
     assert grant is not None
     clone = services.clone_session(session=stored, actor=user("reader"), grant=grant)
     assert labels_of(clone) == {}

@@ -64,13 +64,13 @@ def w(user: Callable[..., Any]) -> World:
 
 def test_a_live_tree_link_follows_new_entries(w: World) -> None:
     new_id = append_more(w.session)
-    assert new_id in entry_ids(holder(w.link.token), w.session.pk)
+    assert new_id in entry_ids(holder(w.link.raw_token), w.session.pk)
 
 
 def test_a_frozen_link_never_shows_entries_appended_later(w: World) -> None:
     link = services.create_share_link(session=w.session, actor=w.owner, frozen=True)
     new_id = append_more(w.session)
-    client = holder(link.token)
+    client = holder(link.raw_token)
     pk = w.session.pk
     assert entry_ids(client, pk) == BRANCH_ONE | BRANCH_TWO
     assert client.get(f"/api/sessions/{pk}/entries/{new_id}/").status_code == 404
@@ -84,7 +84,7 @@ def test_a_frozen_link_never_shows_entries_appended_later(w: World) -> None:
 
 def test_a_path_link_never_reveals_sibling_branches(w: World) -> None:
     link = services.create_share_link(session=w.session, actor=w.owner, scope="path", entry_id="a3")
-    client = holder(link.token)
+    client = holder(link.raw_token)
     pk = w.session.pk
     assert entry_ids(client, pk) == BRANCH_TWO
     assert tree_ids(client, pk) == BRANCH_TWO
@@ -98,7 +98,7 @@ def test_a_path_link_never_reveals_sibling_branches(w: World) -> None:
 
 def test_a_current_path_link_keeps_the_path_it_was_made_on(w: World) -> None:
     link = services.create_share_link(session=w.session, actor=w.owner, scope="path")
-    client = holder(link.token)
+    client = holder(link.raw_token)
     assert entry_ids(client, w.session.pk) == BRANCH_TWO
     services.navigate_without_summary(session=w.session, target_id="a2")
     assert entry_ids(client, w.session.pk) == BRANCH_TWO
@@ -108,17 +108,17 @@ def test_an_expired_link_stops_working(w: World) -> None:
     link = services.create_share_link(
         session=w.session, actor=w.owner, expires_at=timezone.now() - dt.timedelta(seconds=1)
     )
-    assert holder(link.token).get(f"/api/sessions/{w.session.pk}/").status_code == 404
-    assert APIClient().get(f"/s/{link.token}/").status_code == 404
+    assert holder(link.raw_token).get(f"/api/sessions/{w.session.pk}/").status_code == 404
+    assert APIClient().get(f"/s/{link.raw_token}/").status_code == 404
 
 
 def test_a_link_is_for_its_own_session_only(w: World) -> None:
     mine = services.import_jsonl(owner=w.other, data=b'{"type":"session","version":3,"id":"x","cwd":"/"}\n')
-    assert holder(w.link.token).get(f"/api/sessions/{mine.session.pk}/").status_code == 404
+    assert holder(w.link.raw_token).get(f"/api/sessions/{mine.session.pk}/").status_code == 404
 
 
 def test_writes_through_a_link_are_refused_even_when_signed_in(w: World) -> None:
-    client = holder(w.link.token)
+    client = holder(w.link.raw_token)
     client.force_login(w.other)
     pk = w.session.pk
     assert client.get(f"/api/sessions/{pk}/").status_code == 200
@@ -134,7 +134,7 @@ def test_writes_through_a_link_are_refused_even_when_signed_in(w: World) -> None
 
 def test_a_signed_in_link_holder_forks_with_provenance_inside_the_scope(w: World) -> None:
     link = services.create_share_link(session=w.session, actor=w.owner, scope="path", entry_id="a3")
-    client = holder(link.token)
+    client = holder(link.raw_token)
     client.force_login(w.other)
     pk = w.session.pk
     assert client.post(f"/api/sessions/{pk}/fork/", {"entryId": "a2"}, format="json").status_code == 404
@@ -156,7 +156,7 @@ def test_a_signed_in_link_holder_forks_with_provenance_inside_the_scope(w: World
     clone = client.post(f"/api/sessions/{pk}/clone/", {}, format="json")
     assert clone.status_code == 201
     assert ChatSession.objects.get(pk=clone.data["session"]["id"]).forked_from_entry == "a3"
-    assert holder(link.token).post(f"/api/sessions/{pk}/clone/", {}, format="json").status_code == 403
+    assert holder(link.raw_token).post(f"/api/sessions/{pk}/clone/", {}, format="json").status_code == 403
 
 
 # -- live revocation ------------------------------------------------------------------------------------
@@ -194,10 +194,10 @@ def test_revoking_a_link_closes_its_open_sockets_at_once(user: Callable[..., Any
     w = build_world(user)
     owner = APIClient()
     owner.force_login(w.owner)
-    path = f"/ws/sessions/{w.session.pk}/?link={w.link.token}"
+    path = f"/ws/sessions/{w.session.pk}/?link={w.link.raw_token}"
     code = closes_after(path, HEADERS, lambda: owner.delete(f"/api/links/{w.link.pk}/"))
     assert code == 4403
-    assert holder(w.link.token).get(f"/api/sessions/{w.session.pk}/").status_code == 404
+    assert holder(w.link.raw_token).get(f"/api/sessions/{w.session.pk}/").status_code == 404
 
 
 @pytest.mark.django_db(transaction=True)

@@ -88,7 +88,7 @@ def test_every_event_kind_against_every_grant_kind(user: Callable[..., Any]) -> 
             client.force_login(users[grant])
             found.append((b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode()))
         else:
-            found.append((b"x-share-token", links[grant].token.encode()))
+            found.append((b"x-share-token", links[grant].raw_token.encode()))
         return found
 
     received: dict[tuple[str, str], list[dict[str, Any]]] = {}

@@ -203,7 +203,7 @@ ROWS = [
     ),
     Row("links/", "GET", lambda w: "/links/", "200 200 200 302 200 302"),
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
-    Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.token}/", "200 200 200 200 200 200"),
+    Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state
 
@@ -265,7 +265,7 @@ def socket_outcome(world: World, actor: str) -> int:
         web = Client()
         web.force_login(account)
         headers.append((b"cookie", f"sessionid={web.cookies['sessionid'].value}".encode()))
-    query = f"?link={world.link.token}" if actor == "link" else ""
+    query = f"?link={world.link.raw_token}" if actor == "link" else ""
 
     async def attempt() -> int:
         ws = WebsocketCommunicator(application, f"/ws/sessions/{world.session.pk}/{query}", headers=headers)

@@ -56,7 +56,7 @@ def stored(owner: Any) -> Any:
 
 
 def link_headers(link: ShareLink) -> list[tuple[bytes, bytes]]:
-    return [*BASE, (b"x-share-token", link.token.encode())]
+    return [*BASE, (b"x-share-token", link.raw_token.encode())]
 
 
 def test_revoking_through_the_api_closes_the_socket(owner: Any, stored: Any) -> None:

@@ -68,11 +68,16 @@ def test_links_are_created_listed_and_revoked_by_the_owner(world: World) -> None
     assert made.data["url"].endswith(f"/s/{made.data['token']}/")
     assert made.data["frozenSeq"] == 3 and made.data["entryId"] == "a2"
     assert owner.post(f"/api/sessions/{pk}/links/", {"entryId": "nope"}, format="json").status_code == 404
-    tokens = {link["token"] for link in owner.get(f"/api/sessions/{pk}/links/").data["results"]}
-    assert made.data["token"] in tokens
+    listed = owner.get(f"/api/sessions/{pk}/links/")
+    # The list names the link by its prefix only: the token is shown once, at creation.
+    assert made.data["token"] not in listed.content.decode()
+    row = {link["id"]: link for link in listed.data["results"]}[made.data["id"]]
+    assert made.data["token"].startswith(row["tokenPrefix"])
+    assert row["state"] == "active" and "url" not in row and "token" not in row
     assert owner.delete(f"/api/links/{made.data['id']}/").status_code == 204
     revoked = {link["id"]: link for link in owner.get(f"/api/sessions/{pk}/links/").data["results"]}
     assert revoked[made.data["id"]]["revokedAt"] is not None
+    assert revoked[made.data["id"]]["state"] == "revoked"
 
 
 def test_a_team_viewer_forks_into_their_own_space_with_provenance(world: World) -> None:

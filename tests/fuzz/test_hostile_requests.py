@@ -123,7 +123,7 @@ def world(user: Callable[..., Any]) -> World:
         "team_id": str(team.pk),
         "username": "other",
         "link_id": str(link.pk),
-        "token": getattr(link, "raw_token", None) or link.token,
+        "token": link.raw_token,
         "token_id": "0" * 15,
         "invitation_id": "1",
         "operation_id": "00000000-0000-0000-0000-000000000000",

@@ -81,22 +81,22 @@ def test_only_the_owner_shares(world: dict[str, Any]) -> None:
 def test_links_are_read_only_revocable_and_expire(world: dict[str, Any]) -> None:
     s, owner = world["session"], world["owner"]
     link = services.create_share_link(session=s, actor=owner)
-    granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.token)
+    granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.raw_token)
     assert granted is not None and not granted.can_write and granted.via_link
     assert access.resolve_access(AnonymousUser(), s.pk, link_token="wrong") is None
     services.revoke_share_link(link=link, actor=owner)
-    assert access.resolve_access(AnonymousUser(), s.pk, link_token=link.token) is None
+    assert access.resolve_access(AnonymousUser(), s.pk, link_token=link.raw_token) is None
     expired = services.create_share_link(
         session=s, actor=owner, expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert access.resolve_access(AnonymousUser(), s.pk, link_token=expired.token) is None
+    assert access.resolve_access(AnonymousUser(), s.pk, link_token=expired.raw_token) is None
 
 
 def test_frozen_path_link_is_pinned(world: dict[str, Any]) -> None:
     s, owner = world["session"], world["owner"]
     link = services.create_share_link(session=s, actor=owner, scope="path", frozen=True)
     services.append_entries(session=s, entries=[{"type": "custom", "customType": "later"}])
-    granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.token)
+    granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.raw_token)
     assert granted is not None
     assert granted.max_seq() == 0 and granted.path_leaf() == "u1"
 

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from compaction_app.models import LLMProvider
 from sessions_app import services
+from sessions_app.link_tokens import PREFIX_CHARS
 from sessions_app.models import ChatSession, ShareLink
 from tests.factories import assistant_message, session_file, small_tree, user_message
 
@@ -300,18 +301,38 @@ def test_share_dialog_copy_feedback_and_my_links_page(
     page.click("#sharing-button")
     page.check("#link-form input[name=frozen]")
     page.click("#link-submit")
+    # The new address is shown once, with a copy button, and it opens the session.
+    fresh = page.locator("#new-link")
+    expect(fresh).to_contain_text("shown only once")
+    url = fresh.locator("input").input_value()
+    assert re.fullmatch(rf"{re.escape(server_url)}/s/[A-Za-z0-9_-]{{32}}/", url)
+    fresh.locator(".copy-link").click()
+    expect(fresh.locator(".copied")).to_have_text(re.compile("Copied|Ctrl\\+C"))
     item = page.locator("#share-links .share-link")
     expect(item).to_have_count(1)
     expect(item).to_contain_text("frozen")
-    item.locator(".copy-link").click()
-    expect(item.locator(".copied")).to_have_text(re.compile("Copied|Ctrl\\+C"))
+    token = url.rstrip("/").rsplit("/", 1)[1]
+    expect(item).to_contain_text(f"{token[:PREFIX_CHARS]}…")
+    assert token not in page.inner_text("#share-links")
     screenshot(page, "share-dialog")
     page.keyboard.press("Escape")
+    # Opened again, the dialog lists the link by its prefix only: the address is gone for good.
+    page.click("#sharing-button")
+    expect(item).to_have_count(1)
+    expect(fresh).to_be_hidden()
+    assert token not in page.content()
+    page.keyboard.press("Escape")
+    reader = open_browser().new_page()
+    reader.goto(url)
+    reader.wait_for_selector("body[data-ready=true]")
+    expect(reader.locator("#read-only-tag")).to_contain_text("frozen")
 
     page.click("text=My links")
     table = page.locator("#links-table")
     expect(table).to_contain_text("Shared one")
     expect(table).to_contain_text("frozen")
+    expect(table).to_contain_text(f"{token[:PREFIX_CHARS]}…")
+    assert token not in page.content()
     page.click(".revoke-link")
     expect(page.locator("#confirm-action-dialog")).to_be_visible()
     page.click("#confirm-action-ok")
@@ -414,12 +435,12 @@ def test_every_page_passes_axe(
 ) -> None:
     owner = account("axe", is_staff=True)
     session = store(owner, rich_session(), name="Accessible")
-    ShareLink.objects.create(session=session, token="axe-token-123")
+    link = services.create_share_link(session=session, actor=owner)
     problems: dict[str, Any] = {}
     anonymous = open_browser().new_page()
     anonymous.goto(f"{server_url}/accounts/login/")
     problems["login"] = axe(anonymous)
-    anonymous.goto(f"{server_url}/s/axe-token-123/")
+    anonymous.goto(f"{server_url}/s/{link.raw_token}/")
     anonymous.wait_for_selector("body[data-ready=true]")
     problems["shared-link"] = axe(anonymous)
     for scheme in ("light", "dark"):

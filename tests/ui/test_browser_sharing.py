@@ -84,14 +84,14 @@ def test_a_revoked_link_stops_an_open_page_live(
     link = services.create_share_link(session=session, actor=owner)
 
     page = open_browser().new_page()
-    page.goto(f"{server_url}/s/{link.token}/")
+    page.goto(f"{server_url}/s/{link.raw_token}/")
     page.wait_for_selector("body[data-ready=true]")
     expect(page.locator('.tree-row[data-id="a3"]')).to_be_visible()
     expect(page.locator("#live-status")).to_have_text("live")
     expect(page.locator("#node-actions")).to_be_hidden()
     expect(page.locator("#composer-text")).to_be_disabled()
-    assert page.evaluate(READ, [session.pk, link.token]) == 200
-    assert page.evaluate(FORGED_NAVIGATE, [session.pk, link.token]) == 403
+    assert page.evaluate(READ, [session.pk, link.raw_token]) == 200
+    assert page.evaluate(FORGED_NAVIGATE, [session.pk, link.raw_token]) == 403
     screenshot(page, "sharing-link-open")
 
     services.revoke_share_link(link=link, actor=owner)
@@ -99,5 +99,5 @@ def test_a_revoked_link_stops_an_open_page_live(
     expect(page.locator("body[data-revoked=true]")).to_have_count(1)
     expect(page.locator("#live-status")).to_have_text("no live access")
     expect(page.locator("#error-banner")).to_contain_text("revoked")
-    assert page.evaluate(READ, [session.pk, link.token]) == 404
+    assert page.evaluate(READ, [session.pk, link.raw_token]) == 404
     screenshot(page, "sharing-link-revoked")
