@@ -11,6 +11,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from sessions_app.admin import LiveSessionRowsAdmin
 from sessions_app.domain.messages import content_text
 from sessions_app.models import Entry
 from sessions_app.queries import path_rows
@@ -73,7 +74,7 @@ def _preview(row: Entry) -> str:
 
 
 @admin.register(CompactionRun)
-class CompactionRunAdmin(admin.ModelAdmin):
+class CompactionRunAdmin(LiveSessionRowsAdmin):
     list_display = [
         "operation_id",
         "kind",

@@ -25,7 +25,11 @@ def _still_allowed(run: CompactionRun) -> bool:
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_compaction(run_id: int) -> str:
     """Run a queued compaction; return its final status."""
-    run = CompactionRun.objects.select_related("session", "requested_by").filter(pk=run_id).first()
+    run = (
+        CompactionRun.objects.select_related("session", "requested_by")
+        .filter(pk=run_id, session__deleted_at__isnull=True)
+        .first()
+    )
     if run is None:  # the session was deleted meanwhile
         return "missing"
     if run.is_finished:
@@ -46,7 +50,11 @@ def run_compaction(run_id: int) -> str:
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_branch_summary(run_id: int) -> str:
     """Run a queued navigation with branch summary; return its final status."""
-    run = CompactionRun.objects.select_related("requested_by").filter(pk=run_id).first()
+    run = (
+        CompactionRun.objects.select_related("requested_by")
+        .filter(pk=run_id, session__deleted_at__isnull=True)
+        .first()
+    )
     if run is None:
         return "missing"
     if run.is_finished:

@@ -194,9 +194,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = 1.0
 # Runs wait on model providers and go to a thread-pool worker; compactions and summaries have their own
 # queue and process pool, so they never wait behind runs (piweb/workers.py starts both workers).
+# Housekeeping (purging deleted sessions) takes the default queue, which the operations worker also serves.
 CELERY_TASK_ROUTES = {
     "agent.run_agent": {"queue": workers.runs_queue(ENV)},
     "compaction_app.tasks.*": {"queue": workers.operations_queue(ENV)},
+    "sessions.*": {"queue": workers.DEFAULT_QUEUE},
 }
 
 if not DEBUG:

@@ -137,8 +137,13 @@ class Access:
 
 
 def _live_link(token: str) -> ShareLink | None:
-    # Only hashes are stored: any text, real or not, costs the same hash and one index lookup.
-    link = ShareLink.objects.select_related("session").filter(token_hash=hash_token(token)).first()
+    # Only hashes are stored: any text, real or not, costs the same hash and one index lookup. A deleted
+    # session's links die with it, though its rows are purged later.
+    link = (
+        ShareLink.objects.select_related("session")
+        .filter(token_hash=hash_token(token), session__deleted_at__isnull=True)
+        .first()
+    )
     if link is None or link.state() != "active":
         return None
     return link

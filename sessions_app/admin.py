@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -13,6 +14,13 @@ from django.utils.safestring import SafeString
 from .models import ActionLog, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
 
 RAW_PREVIEW_CHARS = 120
+
+
+class LiveSessionRowsAdmin(admin.ModelAdmin):
+    """Rows of deleted sessions are gone from these pages at once, though the purge deletes them later."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).filter(session__deleted_at__isnull=True)
 
 
 def _session_page(session_id: int, entry_id: str | None = None) -> str:
@@ -54,7 +62,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Entry)
-class EntryAdmin(admin.ModelAdmin):
+class EntryAdmin(LiveSessionRowsAdmin):
     list_display = ["session", "seq", "entry_id", "parent_id", "type", "role", "timestamp", "preview"]
     list_filter = ["type", "role"]
     search_fields = ["=entry_id", "=session__pi_id", "session__name"]
@@ -96,7 +104,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(SessionShare)
-class SessionShareAdmin(admin.ModelAdmin):
+class SessionShareAdmin(LiveSessionRowsAdmin):
     list_display = ["session", "team", "access", "created_by", "created_at"]
     list_filter = ["access", "team"]
     search_fields = ["session__name", "session__pi_id", "team__name"]
@@ -106,7 +114,7 @@ class SessionShareAdmin(admin.ModelAdmin):
 
 
 @admin.register(ShareLink)
-class ShareLinkAdmin(admin.ModelAdmin):
+class ShareLinkAdmin(LiveSessionRowsAdmin):
     list_display = [
         "short_token",
         "session",
@@ -175,8 +183,8 @@ class ActionLogAdmin(admin.ModelAdmin):
 
     @admin.display(description="session", ordering="session_label")
     def session_link(self, row: ActionLog) -> SafeString | str:
-        if row.session_id is None:
-            return row.session_label or "—"
+        if row.session_id is None or row.session.deleted_at is not None:
+            return row.session_label or "—"  # a deleted session: its label, no link
         return format_html(
             '<a href="{}">{}</a>', _session_page(row.session_id), row.session_label or row.session
         )

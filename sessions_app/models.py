@@ -37,6 +37,18 @@ class ChatSessionQuerySet(models.QuerySet["ChatSession"]):
         return self.filter(models.Q(owner=user) | models.Q(pk__in=shared))
 
 
+class LiveSessionManager(models.Manager.from_queryset(ChatSessionQuerySet)):
+    """Every query of ``ChatSession.objects`` leaves out deleted sessions, whose rows are still being purged.
+
+    Deleting a session hides it in one short transaction and a background task deletes its rows later
+    (``services.purging``), so lists, access checks, search, sync and the admin treat it as gone at once.
+    Related-object access (``entry.session``) goes through the plain base manager and still finds it.
+    """
+
+    def get_queryset(self) -> ChatSessionQuerySet:
+        return super().get_queryset().filter(deleted_at__isnull=True)
+
+
 class ChatSession(models.Model):
     """A Pi session: its header, its persisted leaf and counters for the list view."""
 
@@ -74,12 +86,31 @@ class ChatSession(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Deleted by its owner: hidden everywhere until its rows are purged"
+    )
 
-    objects = ChatSessionQuerySet.as_manager()
+    objects = LiveSessionManager()
+    # Deleted sessions too: only for purging them (sessions_app/services/purging.py).
+    with_deleted = ChatSessionQuerySet.as_manager()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["owner", "pi_id"], name="unique_pi_session_per_owner")]
-        indexes = [models.Index(fields=["owner", "-updated_at"])]
+        constraints = [
+            # A deleted session awaiting its purge does not block importing the same file again.
+            models.UniqueConstraint(
+                fields=["owner", "pi_id"],
+                condition=models.Q(deleted_at__isnull=True),
+                name="unique_pi_session_per_owner",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["owner", "-updated_at"]),
+            models.Index(
+                fields=["deleted_at"],
+                condition=models.Q(deleted_at__isnull=False),
+                name="session_deleted_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name or self.pi_id

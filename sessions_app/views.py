@@ -164,7 +164,7 @@ def shared_session(request: HttpRequest, token: str) -> HttpResponse:
 def links_page(request: HttpRequest) -> HttpResponse:
     """List the read-only links to my sessions, with their scope, state and a revoke button."""
     links = (
-        ShareLink.objects.filter(session__owner=request.user)
+        ShareLink.objects.filter(session__owner=request.user, session__deleted_at__isnull=True)
         .select_related("session")
         .order_by("revoked_at", "-created_at")[:500]
     )

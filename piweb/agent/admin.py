@@ -8,11 +8,13 @@ from typing import Any
 from django.contrib import admin
 from django.utils.html import format_html
 
+from sessions_app.admin import LiveSessionRowsAdmin
+
 from .models import AgentRun
 
 
 @admin.register(AgentRun)
-class AgentRunAdmin(admin.ModelAdmin):
+class AgentRunAdmin(LiveSessionRowsAdmin):
     list_display = ("public_id", "session", "requested_by", "provider", "status", "recoveries", "created_at")
     list_filter = ("status",)
     search_fields = ("public_id", "prompt", "session__name", "session__pi_id", "requested_by__username")

@@ -145,7 +145,7 @@ def _claim(run_pk: int) -> tuple[AgentRun | None, bool]:
         run = (
             AgentRun.objects.select_for_update(of=("self",))
             .select_related("session", "provider")
-            .filter(pk=run_pk)
+            .filter(pk=run_pk, session__deleted_at__isnull=True)  # a deleted session's run has no work
             .first()
         )
         if run is None or run.is_finished:

@@ -15,7 +15,11 @@ NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 @shared_task(name="agent.run_agent", acks_late=True, reject_on_worker_lost=True)
 def run_agent(run_pk: int) -> str | None:
     """Execute one agent run. Redelivery is safe: a finished run is skipped, an interrupted one closed."""
-    queued = AgentRun.objects.select_related("requested_by").filter(pk=run_pk).first()
+    queued = (
+        AgentRun.objects.select_related("requested_by")
+        .filter(pk=run_pk, session__deleted_at__isnull=True)
+        .first()
+    )
     # Sharing may have changed since the run was queued: re-check before anything is written.
     if (
         queued is not None

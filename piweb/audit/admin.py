@@ -79,7 +79,7 @@ class OmittedAttemptAdmin(ReadOnlyAdmin):
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[OmittedAttempt]:
-        return super().get_queryset(request).filter(omits=True)
+        return super().get_queryset(request).filter(omits=True, session__deleted_at__isnull=True)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
         # The table is wide; the page is more useful without the app sidebar.

@@ -114,13 +114,15 @@ def close_open(run: AgentRun) -> None:
 def backfill_omitted_attempts() -> int:
     """Record edits stored before the audit was written at append time; return the number of rows written."""
     fresh = list(
-        Entry.objects.filter(type="context_edit")
+        Entry.objects.filter(type="context_edit", session__deleted_at__isnull=True)
         .exclude(pk__in=OmittedAttempt.objects.values("edit_id"))
         .select_related("session")
         .order_by("pk")[:NEW_PER_SYNC]
     )
     pending = list(
-        OmittedAttempt.objects.filter(omits=True, retry_succeeded__isnull=True)
+        OmittedAttempt.objects.filter(
+            omits=True, retry_succeeded__isnull=True, session__deleted_at__isnull=True
+        )
         .select_related("edit", "edit__session")
         .order_by("-edit_id")[:PENDING_PER_SYNC]
     )

@@ -1,6 +1,7 @@
 """Token and cost totals per user, team and model, from every assistant message and every summary run.
 
-Every assistant entry counts, on any branch, so abandoned branches and failed attempts are included.
+Every assistant entry counts, on any branch, so abandoned branches and failed attempts are included;
+a deleted session stops counting when it is deleted, before its rows are purged.
 On PostgreSQL the sums are computed in the database from ``raw::jsonb``; elsewhere the rows are
 streamed and summed here.
 """
@@ -108,7 +109,8 @@ def _message_rows() -> Iterator[UsageRow]:
 def _message_rows_kept() -> Iterator[UsageRow]:
     """Sum the per-session rollup rows by owner and model: one small query, whatever the entry count."""
     kept = (
-        SessionUsage.objects.values("session__owner_id", "model")
+        SessionUsage.objects.filter(session__deleted_at__isnull=True)
+        .values("session__owner_id", "model")
         .annotate(
             tin=Sum("input"),
             tout=Sum("output"),
@@ -145,6 +147,7 @@ def _message_rows_sql() -> Iterator[UsageRow]:
                  WHERE role = 'assistant' AND type = 'message'
                    AND strpos(raw, '\\u0000') = 0) AS m
           JOIN {session} AS s ON s.id = m.session_id
+         WHERE s.deleted_at IS NULL
          GROUP BY 1, 2, 3
     """
     with connection.cursor() as cursor:
@@ -162,7 +165,7 @@ def _sum_number(path: str) -> str:
 
 def _message_rows_python() -> Iterator[UsageRow]:
     rows = (
-        Entry.objects.filter(role="assistant", type="message")
+        Entry.objects.filter(role="assistant", type="message", session__deleted_at__isnull=True)
         .values_list("session__owner_id", "raw")
         .iterator(chunk_size=2000)
     )
@@ -176,8 +179,10 @@ def _message_rows_python() -> Iterator[UsageRow]:
 
 
 def _summary_rows() -> Iterator[UsageRow]:
-    runs = CompactionRun.objects.exclude(usage__isnull=True).values_list(
-        "session__owner_id", "model", "usage", "cost"
+    runs = (
+        CompactionRun.objects.exclude(usage__isnull=True)
+        .filter(session__deleted_at__isnull=True)
+        .values_list("session__owner_id", "model", "usage", "cost")
     )
     for owner, model, usage, cost in runs.iterator(chunk_size=2000):
         totals = _totals(usage)

@@ -17,6 +17,7 @@ from .importing import ImportResult, import_jsonl, import_stream
 from .labels import set_label
 from .lifecycle import create_session, delete_session, rename_session
 from .navigation import NavigationOutcome, navigate_without_summary, set_leaf
+from .purging import purge_deleted_sessions, purge_session
 from .session_settings import set_compaction_settings
 from .sharing import (
     InvalidSharing,
@@ -70,6 +71,8 @@ __all__ = [
     "invite_member",
     "navigate_without_summary",
     "pending_invitations",
+    "purge_deleted_sessions",
+    "purge_session",
     "record_action",
     "remove_member",
     "rename_session",

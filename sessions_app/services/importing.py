@@ -98,7 +98,9 @@ def _check_quotas(owner: Any, *, entries: int, size: int) -> None:
     quota = int(settings.PIWEB_MAX_STORED_BYTES_PER_USER)
     if not quota:
         return
-    stored = Entry.objects.filter(session__owner=owner).aggregate(total=Sum(Length("raw")))["total"] or 0
+    # A deleted session no longer counts, though its rows may still be waiting for their purge.
+    mine = Entry.objects.filter(session__owner=owner, session__deleted_at__isnull=True)
+    stored = mine.aggregate(total=Sum(Length("raw")))["total"] or 0
     if stored + size > quota:
         raise QuotaExceeded(
             f"Storing this file ({size} bytes) would bring your sessions to {stored + size} bytes; "

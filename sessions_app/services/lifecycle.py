@@ -6,6 +6,7 @@ from functools import partial
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from .. import access, realtime
 from ..domain.jsonl import CURRENT_VERSION
@@ -16,6 +17,7 @@ from ..domain.tree import SessionTree, js_trim
 from ..models import ChatSession
 from .actions import Action, record_action
 from .appending import append_entries, under_leaf
+from .purging import queue_purge
 from .rows import create_session_row
 
 __all__ = ["create_session", "delete_session", "rename_session"]
@@ -53,11 +55,24 @@ def rename_session(
 
 
 def delete_session(*, session: ChatSession, actor: Any = None, grant: access.Access | None = None) -> None:
-    """Delete the session with all its entries (its owner only); the action log keeps its label."""
+    """Delete the session (its owner only): gone for everyone at once, its rows purged in the background.
+
+    One short transaction hides it (``deleted_at``: every list, page, link, search, sync and socket check
+    goes through ``ChatSession.objects``, which leaves it out), logs the action with the session's label
+    and unlinks its forks. After commit its viewers hear ``session_deleted`` and the purge is queued
+    (``services.purging``), which deletes the entries in batches however many there are.
+    """
     access.authorize(actor, session, access.OWNER, grant=grant)
     session_id = session.pk
     with transaction.atomic():
+        # The lock makes an append in flight finish first, or find the session gone once it gets the row.
+        locked = ChatSession.objects.select_for_update().filter(pk=session_id).first()
+        if locked is None:
+            raise access.NotVisible(f"Session not found: {session_id}")
         if actor is not None:
-            record_action(actor=actor, action=Action.DELETE, session=session)
-        ChatSession.objects.filter(pk=session_id).delete()
+            record_action(actor=actor, action=Action.DELETE, session=locked)
+        ChatSession.objects.filter(pk=session_id).update(deleted_at=timezone.now())
+        # Forks stop naming a parent nobody can open any more, as the purge would leave them anyway.
+        ChatSession.with_deleted.filter(forked_from_id=session_id).update(forked_from=None)
         transaction.on_commit(partial(realtime.broadcast, session_id, "session_deleted"))
+        transaction.on_commit(partial(queue_purge, session_id))

@@ -134,7 +134,11 @@ def create_share_link(
 def revoke_share_link(*, link: ShareLink | int, actor: Any) -> ShareLink:
     """Revoke a link at once (the session's owner only); live views opened through it are closed."""
     if not isinstance(link, ShareLink):
-        found = ShareLink.objects.select_related("session").filter(pk=link).first()
+        found = (
+            ShareLink.objects.select_related("session")
+            .filter(pk=link, session__deleted_at__isnull=True)
+            .first()
+        )
         if found is None:
             raise access.NotVisible(f"Link not found: {link}")
         link = found
