@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..domain.jsjson import js_stringify, parse_json
+from ..domain.jsonl import SkipReport
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
 from ..domain.tokens import estimate_tokens
@@ -137,8 +138,17 @@ class ImportResultSerializer(serializers.Serializer[Any]):
     session = SessionSerializer()
     created = serializers.BooleanField()
     appended = serializers.IntegerField()
-    skippedLines = SkippedLineSerializer(many=True)
+    skippedLines = SkippedLineSerializer(many=True, help_text="The first skipped lines, by line number")
+    skippedCount = serializers.IntegerField(help_text="All skipped lines, listed or not")
     migrated = serializers.BooleanField()
+
+
+def skipped_payload(report: SkipReport) -> dict[str, Any]:
+    """The skip report as answers give it: the first lines with their reasons, and how many in all."""
+    return {
+        "skippedLines": [{"line": s.line_no, "reason": s.reason} for s in report.lines],
+        "skippedCount": report.total,
+    }
 
 
 class ForkResultSerializer(serializers.Serializer[Any]):

@@ -15,6 +15,7 @@ from ..services.sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines
 from .errors import error_response
 from .fields import Flag, Text
 from .parsers import LimitedJSONParser
+from .serializers import skipped_payload
 
 
 class FromSerializer(serializers.Serializer[Any]):
@@ -81,6 +82,7 @@ class SyncView(APIView):
                     "known": serializers.IntegerField(),
                     "cursor": _CURSOR,
                     "skippedLines": serializers.ListField(child=serializers.DictField()),
+                    "skippedCount": serializers.IntegerField(),
                 },
             )
         },
@@ -116,7 +118,7 @@ class SyncView(APIView):
                 "appended": result.appended,
                 "known": result.known,
                 "cursor": result.cursor.as_json(),
-                "skippedLines": [{"line": s.line_no, "reason": s.reason} for s in result.skipped],
+                **skipped_payload(result.skipped),
             }
         )
 

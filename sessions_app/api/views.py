@@ -48,6 +48,7 @@ from .serializers import (
     TreeQuerySerializer,
     context_payload,
     session_body,
+    skipped_payload,
 )
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
@@ -398,7 +399,7 @@ class ImportView(SessionAPIView):
             "session": SessionSerializer(result.session).data,
             "created": result.created,
             "appended": result.appended,
-            "skippedLines": [{"line": s.line_no, "reason": s.reason} for s in result.skipped],
+            **skipped_payload(result.skipped),
             "migrated": result.migrated,
         }
         changed = result.created or result.appended > 0

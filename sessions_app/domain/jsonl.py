@@ -1,15 +1,21 @@
 """Reading and writing Pi session files (JSONL, version 3), with Pi's tolerance and migrations.
 
 A file is a header line then one entry per line. Loading never fails on a bad line: the line is
-skipped and reported with its number. The verbatim text of every kept line is retained so an
-unmigrated file exports byte for byte.
+skipped and reported with its number (the first ``REPORTED_SKIPPED_LINES`` of them, and how many in all).
+The verbatim text of every kept line is retained so an unmigrated file exports byte for byte.
+
+Pi keeps a line that parses to a truthy value which is not an object (``42``, ``"text"``, ``[1,2]``,
+``true``) as an entry without an id, and ``load_text`` does too (Pi lists it as a root of its tree).
+piweb's tree, paths and contexts never use such a line, so an import (``scan_lines``, ``objects_only``)
+reports it as skipped instead of storing it: millions of them cost a counter, not millions of rows.
 """
 
 from __future__ import annotations
 
+import heapq
 import secrets
 from collections.abc import Container, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .entries import Entry, entry_from_value
@@ -18,15 +24,28 @@ from .search import search_text
 
 CURRENT_VERSION = 3
 
+REPORTED_SKIPPED_LINES = 500
+NOT_JSON = "not valid JSON"
+EMPTY_VALUE = "empty JSON value"
+NOT_AN_OBJECT = "not a JSON object"
+
 __all__ = [
     "CURRENT_VERSION",
+    "EMPTY_VALUE",
+    "NOT_AN_OBJECT",
+    "NOT_JSON",
+    "REPORTED_SKIPPED_LINES",
     "LoadedFile",
     "ParsedLine",
+    "SkipReport",
     "SkippedLine",
     "generate_entry_id",
+    "is_object_line",
     "iter_lines",
     "load_text",
+    "objects_only",
     "serialize_entry",
+    "skip_reason",
 ]
 
 
@@ -35,6 +54,27 @@ class SkippedLine:
     line_no: int  # 1-based, as an editor shows it
     reason: str
     text: str  # the first characters of the line, for the report
+
+
+@dataclass(slots=True)
+class SkipReport:
+    """The lines a load left out: the first ``REPORTED_SKIPPED_LINES`` by number, and how many in all.
+
+    Bounded whatever the file holds, so millions of bad lines cost neither memory nor a huge answer.
+    """
+
+    lines: list[SkippedLine] = field(default_factory=list)
+    total: int = 0
+
+    def add(self, line_no: int, reason: str, text: str) -> None:
+        self.total += 1
+        if len(self.lines) < REPORTED_SKIPPED_LINES:
+            self.lines.append(SkippedLine(line_no, reason, text[:120]))
+
+    @property
+    def unlisted(self) -> int:
+        """Skipped lines beyond those listed."""
+        return self.total - len(self.lines)
 
 
 @dataclass(slots=True)
@@ -55,7 +95,7 @@ class LoadedFile:
     raw_version: Any  # header.version as written (None when absent)
     migrated: bool
     missing_final_newline: bool
-    skipped: list[SkippedLine] = field(default_factory=list)
+    skipped: SkipReport = field(default_factory=SkipReport)
     header_raw: str = ""
     error: str | None = None
     generated_ids: dict[str, int] = field(default_factory=dict)  # v1 migration: new id → parsed-line index
@@ -91,19 +131,42 @@ def _is_falsy_value(value: Any) -> bool:
     return not js_truthy(value) and not isinstance(value, dict | list)
 
 
+def _pi_drops(value: Any) -> str | None:
+    """Why Pi's loader drops a parsed line (None: Pi keeps it as an entry)."""
+    if value is INVALID:
+        return NOT_JSON
+    if _is_falsy_value(value):
+        return EMPTY_VALUE
+    return None
+
+
+def skip_reason(value: Any) -> str | None:
+    """Why an import or a sync leaves a parsed line out of storage (None: it is stored).
+
+    Beyond what Pi drops, a value that is not an object: it can take no part in the tree.
+    """
+    reason = _pi_drops(value)
+    if reason is None and not isinstance(value, dict):
+        return NOT_AN_OBJECT
+    return reason
+
+
+def is_object_line(raw: str) -> bool:
+    """Return whether a stored (valid JSON) line is an object: only objects start with "{"."""
+    return raw.lstrip(JS_WHITESPACE).startswith("{")
+
+
 def load_text(text: str) -> LoadedFile:
     """Parse a session file's text with Pi's tolerance, then migrate it to version 3."""
     parsed: list[ParsedLine] = []
-    skipped: list[SkippedLine] = []
+    skipped = SkipReport()
     for line_no, line in iter_lines(text):
         if not line.strip(JS_WHITESPACE):
             continue
         value = parse_json(line)
-        if value is INVALID:
-            skipped.append(SkippedLine(line_no, "not valid JSON", line[:120]))
-            continue
-        if _is_falsy_value(value):
-            skipped.append(SkippedLine(line_no, "empty JSON value", line[:120]))
+        reason = _pi_drops(value)
+        if reason is not None:
+            skipped.add(line_no, reason, line)
             continue
         parsed.append(ParsedLine(line_no, value, line))
     missing_newline = bool(text) and not text.endswith("\n")
@@ -152,6 +215,23 @@ def load_text(text: str) -> LoadedFile:
         header_raw=parsed[0].raw,
         generated_ids=generated,
     )
+
+
+def objects_only(loaded: LoadedFile) -> LoadedFile:
+    """Return the load without its entries that are not objects, reported as skipped (for storing it).
+
+    Applied after migration: Pi's v1 migration counts every parsed line when it resolves an index.
+    """
+    others = [p for p in loaded.entries if not isinstance(p.value, dict)]
+    if not others:
+        return loaded
+    report = SkipReport()
+    dropped = (SkippedLine(p.line_no, NOT_AN_OBJECT, p.raw[:120]) for p in others)
+    for line in heapq.merge(loaded.skipped.lines, dropped, key=lambda item: item.line_no):
+        report.add(line.line_no, line.reason, line.text)
+    # The merged listing is exact: the first lines of the union are among the first lines of each.
+    report.total = loaded.skipped.total + len(others)
+    return replace(loaded, entries=[p for p in loaded.entries if isinstance(p.value, dict)], skipped=report)
 
 
 def _version_number(version: Any) -> float | None:
@@ -274,38 +354,44 @@ class _LightPayloads:
 
 @dataclass(slots=True)
 class ScannedFile:
-    """A streamed scan: the load report, each kept line's entry (with a light payload) and line number."""
+    """A streamed scan: the load report, each kept line's entry (with a light payload) and line number.
+
+    ``kept_bytes`` is the UTF-8 size of the kept lines (without their newlines): what storing them takes.
+    """
 
     loaded: LoadedFile
     entries: list[Entry]
     line_numbers: list[int]
     needs_migration: bool
+    kept_bytes: int = 0
 
 
 def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     """Scan a file line by line, keeping only what the tree needs; version < 3 asks for a full load.
 
     The verbatim lines are not kept: an importer reads the file a second time (``iter_kept_lines``), so
-    memory stays well below the file's size.
+    memory stays well below the file's size. Only objects are kept (``objects_only``): the other lines
+    after the header are counted in the skip report.
     """
     import orjson
 
     light = _LightPayloads()
     entries: list[Entry] = []
     line_numbers: list[int] = []
-    skipped: list[SkippedLine] = []
+    skipped = SkipReport()
     header: dict[str, Any] | None = None
     header_raw = ""
     last_ended = True
     count = 0
+    kept_bytes = 0
     for line_no, chunk in enumerate(lines, start=1):
         last_ended = chunk.endswith(b"\n")
         value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
         if value is _BLANK:
             continue
-        if value is INVALID or _is_falsy_value(value):
-            reason = "not valid JSON" if value is INVALID else "empty JSON value"
-            skipped.append(SkippedLine(line_no, reason, text[:120]))
+        reason = _pi_drops(value)
+        if reason is not None:
+            skipped.add(line_no, reason, text)
             continue
         count += 1
         if header is None:
@@ -334,6 +420,10 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
                     LoadedFile(True, header, [], count, value.get("version"), True, False), [], [], True
                 )
             continue
+        if not isinstance(value, dict):
+            skipped.add(line_no, NOT_AN_OBJECT, text)
+            continue
+        kept_bytes += len(text.encode("utf-8", "surrogatepass"))
         entry = entry_from_value(len(entries), value)
         entries.append(
             Entry(
@@ -357,7 +447,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     loaded = LoadedFile(
         True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
     )
-    return ScannedFile(loaded, entries, line_numbers, False)
+    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes)
 
 
 _BLANK: Any = object()  # a blank line; distinct from a "null" line, which is reported as skipped

@@ -10,14 +10,21 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Sum
-from django.db.models.functions import Length
+from django.db.models import Func, IntegerField, Sum
 
 from .. import realtime
 from ..domain.entries import Entry as DomainEntry
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
-from ..domain.jsonl import LoadedFile, SkippedLine, iter_kept_lines, load_text, scan_lines
+from ..domain.jsonl import (
+    LoadedFile,
+    SkipReport,
+    is_object_line,
+    iter_kept_lines,
+    load_text,
+    objects_only,
+    scan_lines,
+)
 from ..domain.search import search_text
 from ..models import ChatSession, Entry
 from .actions import Action, record_action
@@ -29,12 +36,22 @@ __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream"]
 ANALYZE_AFTER = 20_000  # entries in one import that make fresh planner statistics worth their cost
 
 
+class OctetLength(Func):
+    """Bytes of a text column in UTF-8 (``Length`` counts characters)."""
+
+    function = "OCTET_LENGTH"
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))", **extra)
+
+
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     session: ChatSession
     created: bool
     appended: int
-    skipped: list[SkippedLine] = field(default_factory=list)
+    skipped: SkipReport = field(default_factory=SkipReport)
     migrated: bool = False
 
 
@@ -47,11 +64,12 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     """Import one session file for ``owner``, reading it twice: once for the tree, once to COPY the lines.
 
     Re-importing the same session appends only what is new. All or nothing: one transaction with its
-    action-log row; a bad file raises InvalidSessionFile and stores nothing.
+    action-log row; a bad file raises InvalidSessionFile and stores nothing. Only the entries (JSON
+    objects after the header) count toward the entry limit, and only their bytes toward the quota:
+    skipped lines are not stored.
     """
-    size = _size(stream)
-    loaded, entries, lines = _read(stream)
-    _check_quotas(owner, entries=len(entries), size=size)
+    loaded, entries, lines, kept_bytes = _read(stream)
+    _check_quotas(owner, entries=len(entries), size=kept_bytes)
     header = loaded.header or {}
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
     with transaction.atomic():
@@ -83,13 +101,6 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     return result
 
 
-def _size(stream: IO[bytes]) -> int:
-    stream.seek(0, io.SEEK_END)
-    size = stream.tell()
-    stream.seek(0)
-    return size
-
-
 def _check_quotas(owner: Any, *, entries: int, size: int) -> None:
     """Refuse (413, with the numbers) a file past the entry limit, or one the owner's quota cannot take."""
     limit = int(settings.PIWEB_MAX_IMPORT_ENTRIES)
@@ -100,35 +111,41 @@ def _check_quotas(owner: Any, *, entries: int, size: int) -> None:
         return
     # A deleted session no longer counts, though its rows may still be waiting for their purge.
     mine = Entry.objects.filter(session__owner=owner, session__deleted_at__isnull=True)
-    stored = mine.aggregate(total=Sum(Length("raw")))["total"] or 0
+    stored = mine.aggregate(total=Sum(OctetLength("raw")))["total"] or 0
     if stored + size > quota:
         raise QuotaExceeded(
-            f"Storing this file ({size} bytes) would bring your sessions to {stored + size} bytes; "
-            f"the limit is {quota} bytes."
+            f"Storing this file ({size} bytes of entries) would bring your sessions to {stored + size} "
+            f"bytes; the limit is {quota} bytes."
         )
 
 
-def _read(stream: IO[bytes]) -> tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]]]:
-    """Scan the file; return what it loaded, its entries, and (line, timestamp, search text) per kept line."""
+Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], int]
+
+
+def _read(stream: IO[bytes]) -> Read:
+    """Scan the file: what it loaded, its entries, (line, timestamp, search text) per kept line, and bytes."""
     scanned = scan_lines(stream)
     loaded = scanned.loaded
     if not loaded.valid:
         raise InvalidSessionFile(loaded.error or "not a Pi session file")
     if scanned.needs_migration:
         stream.seek(0)
-        loaded = load_text(stream.read().decode("utf-8", errors="replace"))
+        loaded = objects_only(load_text(stream.read().decode("utf-8", errors="replace")))
         entries = [entry_from_value(seq, line.value) for seq, line in enumerate(loaded.entries)]
         lines = [
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
-        return loaded, entries, lines
+        kept_bytes = sum(len(raw.encode("utf-8", "surrogatepass")) for raw, _, _ in lines)
+        return loaded, entries, lines, kept_bytes
     stream.seek(0)
-    return loaded, scanned.entries, iter_kept_lines(stream, scanned.line_numbers)
+    return loaded, scanned.entries, iter_kept_lines(stream, scanned.line_numbers), scanned.kept_bytes
 
 
 def _import_into_existing(session: ChatSession, entries: Sequence[DomainEntry], raws: list[str]) -> int:
     """Append the lines beyond what is stored when the stored lines are a prefix of the file."""
     stored = list(Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True))
+    # Sessions imported before lines that are not objects were skipped may still hold some.
+    stored = [raw for raw in stored if is_object_line(raw)]
     if raws[: len(stored)] != stored:
         raise InvalidSessionFile(
             f"a different session with id {session.pi_id!r} is already stored "

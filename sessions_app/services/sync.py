@@ -16,8 +16,8 @@ from typing import Any
 from django.db import transaction
 
 from ..domain.entries import entry_from_value
-from ..domain.jsjson import INVALID, js_truthy, parse_json
-from ..domain.jsonl import SkippedLine
+from ..domain.jsjson import parse_json
+from ..domain.jsonl import SkipReport, skip_reason
 from ..models import ChatSession, Entry
 from .errors import InvalidSessionFile
 from .importing import import_jsonl
@@ -68,7 +68,7 @@ class SyncResult:
     appended: int
     known: int
     cursor: Cursor
-    skipped: list[SkippedLine] = field(default_factory=list)
+    skipped: SkipReport = field(default_factory=SkipReport)
 
 
 def sync_state(*, owner: Any, pi_id: str) -> tuple[ChatSession | None, Cursor | None]:
@@ -161,11 +161,11 @@ def sync_lines(
     return SyncResult(session, created, len(entries), len(raws) - len(entries), new_cursor, skipped)
 
 
-def _parse(lines: Sequence[str], first: int, skip: int) -> tuple[list[str], list[Any], list[SkippedLine]]:
-    """Keep the lines after ``skip`` that parse to a value, as import does; report the others."""
+def _parse(lines: Sequence[str], first: int, skip: int) -> tuple[list[str], list[Any], SkipReport]:
+    """Keep the lines after ``skip`` that import would store (JSON objects); report the others."""
     raws: list[str] = []
     values: list[Any] = []
-    skipped: list[SkippedLine] = []
+    skipped = SkipReport()
     for index, line in enumerate(lines):
         if index < skip:
             continue
@@ -173,8 +173,9 @@ def _parse(lines: Sequence[str], first: int, skip: int) -> tuple[list[str], list
         if not text.strip():
             continue
         value = parse_json(text)
-        if value is INVALID or (not js_truthy(value) and not isinstance(value, dict | list)):
-            skipped.append(SkippedLine(first + index + 1, "not valid JSON", text[:120]))
+        reason = skip_reason(value)
+        if reason is not None:
+            skipped.add(first + index + 1, reason, text)
             continue
         raws.append(text)
         values.append(value)

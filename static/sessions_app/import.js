@@ -37,12 +37,14 @@
       el("p", {}, el("strong", { text: summary }), " ", el("a", { href: `/sessions/${s.id}/`, id: "open-imported", text: `Open “${title}”` })),
     ];
     if (body.migrated) nodes.push(el("p", { class: "muted", text: "The file was migrated from an older session format." }));
+    // The server lists the first skipped lines and counts them all.
     const skipped = body.skippedLines || [];
-    if (skipped.length) {
-      nodes.push(el("h3", { text: `${skipped.length} line${skipped.length === 1 ? "" : "s"} skipped` }));
-      const rows = skipped.slice(0, 500).map((s) => el("tr", {}, el("td", { class: "num", text: s.line }), el("td", { text: s.reason })));
+    const total = body.skippedCount ?? skipped.length;
+    if (total) {
+      nodes.push(el("h3", { text: `${total} line${total === 1 ? "" : "s"} skipped` }));
+      const rows = skipped.map((s) => el("tr", {}, el("td", { class: "num", text: s.line }), el("td", { text: s.reason })));
       nodes.push(el("table", { class: "skipped" }, el("thead", {}, el("tr", {}, el("th", { text: "Line" }), el("th", { text: "Reason" }))), el("tbody", {}, rows)));
-      if (skipped.length > 500) nodes.push(el("p", { class: "muted", text: `…and ${skipped.length - 500} more.` }));
+      if (total > skipped.length) nodes.push(el("p", { class: "muted", text: `…and ${total - skipped.length} more.` }));
     } else {
       nodes.push(el("p", { class: "muted", text: "No lines were skipped." }));
     }

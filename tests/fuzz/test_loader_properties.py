@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sessions_app.domain.entries import entry_from_value
 from sessions_app.domain.jsjson import INVALID, js_number, js_stringify, parse_json
-from sessions_app.domain.jsonl import load_text, scan_lines
+from sessions_app.domain.jsonl import load_text, objects_only, scan_lines
 from sessions_app.domain.projection import project
 from sessions_app.domain.session import load_session
 from sessions_app.domain.tokens import estimate_context_tokens, estimate_projected_context_tokens
@@ -61,7 +61,7 @@ def _check_projection(tree: SessionTree, leaf_id: str) -> None:
 def test_load_text_accepts_any_text(text: str) -> None:
     loaded = load_text(text)
     assert loaded.valid == (loaded.error is None)
-    assert all(s.line_no >= 1 for s in loaded.skipped)
+    assert all(s.line_no >= 1 for s in loaded.skipped.lines)
 
 
 @FUZZ
@@ -95,7 +95,8 @@ def test_megabyte_lines_load_and_stream_alike(file: SessionFile) -> None:
 
 
 def _load_summary(data: bytes) -> dict[str, Any]:
-    loaded = load_text(data.decode("utf-8", errors="replace"))
+    # An import stores only objects: the full load, less the lines that are not, is what a scan keeps.
+    loaded = objects_only(load_text(data.decode("utf-8", errors="replace")))
     entries = [entry_from_value(i, p.value) for i, p in enumerate(loaded.entries)]
     return {
         "valid": loaded.valid,
@@ -103,7 +104,7 @@ def _load_summary(data: bytes) -> dict[str, Any]:
         "parsed": loaded.parsed_line_count if loaded.valid else None,
         "entries": [(e.id, e.parent_id, e.type) for e in entries],
         "lines": [p.line_no for p in loaded.entries],
-        "skipped": [(s.line_no, s.reason) for s in loaded.skipped],
+        "skipped": [(s.line_no, s.reason) for s in loaded.skipped.lines],
         "missing_newline": loaded.missing_final_newline,
     }
 
@@ -117,7 +118,7 @@ def _scan_summary(data: bytes) -> dict[str, Any]:
         "parsed": loaded.parsed_line_count if loaded.valid else None,
         "entries": [(e.id, e.parent_id, e.type) for e in scanned.entries],
         "lines": scanned.line_numbers,
-        "skipped": [(s.line_no, s.reason) for s in loaded.skipped],
+        "skipped": [(s.line_no, s.reason) for s in loaded.skipped.lines],
         "missing_newline": loaded.missing_final_newline,
     }
 

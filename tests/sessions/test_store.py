@@ -124,7 +124,8 @@ def test_malformed_lines_are_reported_with_line_numbers(user: Callable[..., Any]
     data = _session_file("bad-lines", [_line("u1", None, "ok"), "{not json", "", _line("a1", "u1", "fine")])
     data += b'{"type":"message","id":"torn"'  # a torn final line, as a crash mid-write leaves it
     result = services.import_jsonl(owner=user(), data=data)
-    assert [(s.line_no, s.reason) for s in result.skipped] == [(3, "not valid JSON"), (6, "not valid JSON")]
+    skipped = [(s.line_no, s.reason) for s in result.skipped.lines]
+    assert skipped == [(3, "not valid JSON"), (6, "not valid JSON")]
     assert result.session.entry_count == 2
 
 

@@ -36,7 +36,10 @@ class Command(BaseCommand):
                 self.stderr.write(f"{path}: error: {exc}")
                 continue
             action = "created" if result.created else "updated"
-            skipped = ", ".join(f"line {s.line_no} ({s.reason})" for s in result.skipped) or "none"
+            report = result.skipped
+            skipped = ", ".join(f"line {s.line_no} ({s.reason})" for s in report.lines) or "none"
+            if report.unlisted:
+                skipped += f" and {report.unlisted} more"
             session = result.session.pk
             self.stdout.write(
                 f"{path}: {action} session {session}, appended {result.appended}, skipped: {skipped}"

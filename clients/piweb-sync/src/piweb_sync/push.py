@@ -213,8 +213,12 @@ class Pusher:
             self.store.save()
             appended = int(payload.get("appended") or 0)
             log.info("%s: %d new line(s) stored, %d already there", path, appended, len(lines) - appended)
-            for skipped in payload.get("skippedLines") or []:
+            listed = payload.get("skippedLines") or []
+            for skipped in listed:
                 log.info("%s: line %s skipped: %s", path, skipped.get("line"), skipped.get("reason"))
+            unlisted = int(payload.get("skippedCount") or 0) - len(listed)
+            if unlisted > 0:
+                log.info("%s: %d more line(s) skipped", path, unlisted)
             return FileReport(path, "synced", appended)
         if response.status_code == 409 and payload.get("kind") == "cursor" and not retried:
             # The server holds a different amount of this file than we think: go by its cursor.
