@@ -1,6 +1,7 @@
 """Import one session file into the bench database and print {seconds, session, entries} as JSON.
 
-Run as a separate process so the parent can read the import's own peak RSS.
+Usage: import_child.py FILE [USERNAME] (the owner; the bench user by default). Run as a separate process so
+the parent can read the import's own peak RSS.
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ def main(argv: list[str]) -> int:
         return 2
     from sessions_app.services import import_stream
 
-    owner = bench_user()
+    if len(argv) > 1:
+        from django.contrib.auth import get_user_model
+
+        owner, _ = get_user_model().objects.get_or_create(username=argv[1])
+    else:
+        owner = bench_user()
     t0 = time.perf_counter()
     with path.open("rb") as stream:
         result = import_stream(owner=owner, stream=stream, filename=path.name)

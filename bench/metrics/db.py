@@ -106,18 +106,22 @@ def load_session(pk: int) -> Any:
 # -- import ---------------------------------------------------------------------------------------------
 
 
-def run_import_child(path: Path) -> tuple[dict[str, Any], float, float]:
-    """Import path in a child process; return (its JSON result, its peak RSS in bytes, wall seconds)."""
+def run_import_child(
+    path: Path, owner: str | None = None, *, timeout: float = IMPORT_TIMEOUT_S
+) -> tuple[dict[str, Any], float, float]:
+    """Import path in a child process (as ``owner``, else the bench user); return (its JSON result, its
+    peak RSS in bytes, wall seconds)."""
     started = time.perf_counter()
+    child = [sys.executable, str(Path(__file__).resolve().parent.parent / "import_child.py"), str(path)]
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve().parent.parent / "import_child.py"), str(path)],
+        [*child, *([owner] if owner else [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     # wait4 gives this child's own rusage; RUSAGE_CHILDREN would also count earlier children (Node).
     # Linux carries ru_maxrss across exec, so it also includes this (large) process at fork time; the
     # child therefore reports its own VmHWM too, and that is preferred when present.
-    deadline = time.monotonic() + IMPORT_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
