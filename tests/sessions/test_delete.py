@@ -41,7 +41,7 @@ from sessions_app.models import (
 )
 from sessions_app.services import purging
 from sessions_app.tasks import purge_deleted_session
-from tests.factories import HEADER, session_file, small_tree, user_message
+from tests.factories import HEADER, assistant_message, session_file, small_tree, user_message
 
 RARE = "zeppelin"
 HEADER_OF_DOOMED = {**HEADER, "id": "doomed-session"}
@@ -74,7 +74,11 @@ def build_world(user: Callable[..., Any]) -> World:
     TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=editor, role=TeamMembership.Role.EDITOR)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
-    tree = [*small_tree(), user_message("u4", "a3", f"the {RARE} budget review")]
+    tree = [
+        *small_tree(),
+        user_message("u4", "a3", f"the {RARE} budget review"),
+        assistant_message("a4", "u4", "noted", model="doomed-model"),
+    ]
     data = session_file(tree, HEADER_OF_DOOMED)
     session = services.import_jsonl(owner=owner, data=data, filename="doomed.jsonl").session
     session.name = "Doomed plans"
@@ -219,7 +223,7 @@ def test_the_audit_pages_drop_it_and_the_action_log_keeps_its_name(deleted: Worl
         everything = staff.get(f"/admin/sessions_app/{listing}/").content.decode()
         assert 'id="result_list"' in everything, listing  # the kept session's rows are listed
     usage = staff.get("/admin/audit/usagerollup/").content.decode()
-    assert "p/summary" not in usage
+    assert "p/summary" not in usage and "doomed-model" not in usage and "p/m" in usage
     log = staff.get("/admin/sessions_app/actionlog/", {"action__exact": "delete"}).content.decode()
     assert "Doomed plans" in log and f"/sessions/{pk}/" not in log
 
@@ -227,7 +231,18 @@ def test_the_audit_pages_drop_it_and_the_action_log_keeps_its_name(deleted: Worl
 @pytest.mark.django_db
 def test_the_same_file_can_be_imported_again_while_the_old_rows_wait(deleted: World) -> None:
     again = services.import_jsonl(owner=deleted.owner, data=deleted.data, filename="doomed.jsonl")
-    assert again.session.pk != deleted.session.pk and again.appended == 7
+    assert again.session.pk != deleted.session.pk and again.appended == 8
+
+
+@pytest.mark.django_db
+def test_its_bytes_stop_counting_toward_the_storage_quota_at_once(world: World, settings: Any) -> None:
+    another = session_file(small_tree(), {**HEADER, "id": "another"})
+    raws = Entry.objects.filter(session__owner=world.owner).values_list("raw", flat=True)
+    settings.PIWEB_MAX_STORED_BYTES_PER_USER = sum(len(raw.encode()) for raw in raws) + 10
+    with pytest.raises(services.QuotaExceeded):
+        services.import_jsonl(owner=world.owner, data=another)  # full
+    services.delete_session(session=world.session, actor=world.owner)
+    assert services.import_jsonl(owner=world.owner, data=another).appended == 6
 
 
 @pytest.mark.django_db(transaction=True)
