@@ -21,7 +21,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal, receiver
 
 from . import realtime
-from .api.authentication import forget_token, forget_user_tokens
+from .api.authentication import forget_all_tokens
 from .models import ApiToken, SessionShare, ShareLink, TeamMembership
 
 __all__ = ["entries_stored"]
@@ -32,14 +32,17 @@ entries_stored = Signal()
 @receiver(post_delete, sender=ApiToken, dispatch_uid="piweb-token-deleted")
 def token_deleted(sender: Any, instance: ApiToken, **kwargs: Any) -> None:
     """A revoked or expired token stops working at once, in every web process."""
-    forget_token(instance.digest)
+    forget_all_tokens()
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="piweb-token-user-saved")
-def token_user_saved(sender: Any, instance: Any, created: bool = False, **kwargs: Any) -> None:
+def token_user_saved(
+    sender: Any, instance: Any, created: bool = False, update_fields: Any = None, **kwargs: Any
+) -> None:
     """A deactivated user (or one with a new password) is looked up afresh on the next request."""
-    if not created:
-        forget_user_tokens(instance.pk)
+    # A sign-in only stamps last_login, which no token check reads.
+    if not created and set(update_fields or ()) != {"last_login"}:
+        forget_all_tokens()
 
 
 def _announce(session_id: int, event: str, **fields: Any) -> None:

@@ -52,3 +52,34 @@ def test_appends_through_one_server_reach_viewers_of_the_other_in_order(
 
     with running(redis, first, second):
         async_to_sync(scenario)()
+
+
+def test_a_token_revoked_through_one_server_is_refused_by_the_other_at_once(
+    owner: Any, stored: Any, logs: Path
+) -> None:
+    redis = PrivateRedis(logs)
+    env = server_env(redis.url)
+    first, second = AsgiServer(env, logs, "web1"), AsgiServer(env, logs, "web2")
+    token, other = token_for(owner), token_for(owner)
+    url = f"/api/sessions/{stored.pk}/"
+    with running(redis, first, second):
+        clients = [
+            httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            for server in (first, second)
+        ]
+        # Both servers have checked the token, and remember it.
+        for client in clients * 3:
+            assert client.get(url).status_code == 200
+        token_id = token[:15]
+        revoke = httpx.delete(
+            f"{first.base_url}/api/tokens/{token_id}/", headers={"Authorization": f"Bearer {other}"}
+        )
+        assert revoke.status_code == 204, revoke.text
+        # The very next request, on either server, is refused.
+        for client in reversed(clients):
+            assert client.get(url).status_code in (401, 403)
+            client.close()
+        assert (
+            httpx.get(f"{second.base_url}{url}", headers={"Authorization": f"Bearer {other}"}).status_code
+            == 200
+        )
