@@ -157,13 +157,9 @@ def link_access(token: str) -> Access | None:
 
 def resolve_access(user: Any, session_pk: int, *, link_token: str | None = None) -> Access | None:
     """Return what ``user`` (or the holder of ``link_token``) may do with the session, or None."""
-    session = ChatSession.objects.visible_to(user).select_related("owner").filter(pk=session_pk).first()
-    if session is not None:
-        # The owner always may write; only shared sessions need the role check.
-        writable = session.owner_id == user.pk or (
-            ChatSession.objects.editable_by(user).filter(pk=session_pk).exists()
-        )
-        return Access(session, writable)
+    found = ChatSession.objects.grant_for(user, session_pk)
+    if found is not None:
+        return Access(*found)
     if link_token:
         link = _live_link(link_token)
         if link is not None and link.session_id == session_pk:

@@ -41,10 +41,15 @@ def world(user: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _can(user: Any, session: ChatSession) -> tuple[bool, bool]:
-    return (
+    """Return (may read, may change), and check the one-session grant the API uses says the same."""
+    can = (
         ChatSession.objects.visible_to(user).filter(pk=session.pk).exists(),
         ChatSession.objects.editable_by(user).filter(pk=session.pk).exists(),
     )
+    grant = ChatSession.objects.grant_for(user, session.pk)
+    assert (grant is not None, grant is not None and grant[1]) == can
+    assert grant is None or grant[0].pk == session.pk
+    return can
 
 
 def test_private_until_shared(world: dict[str, Any]) -> None:
@@ -69,6 +74,30 @@ def test_team_roles_limit_an_editor_share(world: dict[str, Any]) -> None:
     assert _can(world["editor"], s) == (True, False)
     services.unshare_with_team(session=s, team=world["team"], actor=world["owner"])
     assert _can(world["editor"], s) == (False, False)
+
+
+@pytest.mark.parametrize("role_a", [*TeamMembership.Role.values, None])
+@pytest.mark.parametrize("role_b", [*TeamMembership.Role.values, None])
+def test_two_teams_each_grant_what_their_share_and_role_allow(
+    world: dict[str, Any], role_a: str | None, role_b: str | None
+) -> None:
+    """A member of two teams, one with a viewer share and one with an editor share: every combination."""
+    s, someone = world["session"], world["other"]
+    viewing, editing = Team.objects.create(name="viewing"), Team.objects.create(name="editing")
+    SessionShare.objects.create(session=s, team=viewing, access=SessionShare.Access.VIEWER)
+    SessionShare.objects.create(session=s, team=editing, access=SessionShare.Access.EDITOR)
+    for team, role in ((viewing, role_a), (editing, role_b)):
+        if role is not None:
+            TeamMembership.objects.create(team=team, user=someone, role=role)
+    readable = role_a is not None or role_b is not None
+    writable = role_b in (TeamMembership.Role.OWNER, TeamMembership.Role.EDITOR)
+    assert _can(someone, s) == (readable, writable)
+
+
+def test_the_grant_of_a_missing_session_is_none(world: dict[str, Any]) -> None:
+    for pk in (world["session"].pk + 1000, 0, -1, 2**63, -(2**63) - 1):
+        assert ChatSession.objects.grant_for(world["owner"], pk) is None
+    assert ChatSession.objects.grant_for(AnonymousUser(), world["session"].pk) is None
 
 
 def test_only_the_owner_shares(world: dict[str, Any]) -> None:
