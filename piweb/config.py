@@ -58,6 +58,9 @@ def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]
     url = env.get("DATABASE_URL", "").strip()
     if url:
         parsed = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        if parsed["ENGINE"] == "django.db.backends.postgresql":
+            # The same backend, with a health check that asks the socket before it sends SELECT 1.
+            parsed["ENGINE"] = "piweb.db.postgresql"
         if parsed["ENGINE"].endswith("sqlite3"):
             parsed["OPTIONS"] = {**SQLITE_OPTIONS, **parsed.get("OPTIONS", {})}
         return parsed

@@ -33,7 +33,7 @@ def test_database_url_selects_postgres() -> None:
     db = config.database_config(
         {"DATABASE_URL": "postgres://app:secret@db.internal:5433/piweb"}, base_dir=BASE
     )
-    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert db["ENGINE"] == "piweb.db.postgresql"
     assert (db["HOST"], db["PORT"], db["NAME"], db["USER"]) == ("db.internal", 5433, "piweb", "app")
 
 
