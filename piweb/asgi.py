@@ -9,6 +9,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "piweb.settings")
 # Set up Django before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
+from django.urls import get_resolver  # noqa: E402
+
+# Import every view now: otherwise each process's first request does it, a second or more of imports.
+get_resolver().url_patterns  # noqa: B018
+
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from piweb.limits import BodyLimitASGI  # noqa: E402

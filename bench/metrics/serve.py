@@ -62,11 +62,15 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
     raise RuntimeError("server did not start listening")
 
 
-async def _client(request: bytes, port: int, stop_at: float, counts: dict[str, int]) -> None:
+async def _client(
+    request: bytes, port: int, stop_at: float, counts: dict[str, int], at_least: int = 0
+) -> None:
     """Send request over one keep-alive connection until stop_at, counting 200s and others."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    sent = 0
     try:
-        while time.perf_counter() < stop_at:
+        while sent < at_least or time.perf_counter() < stop_at:
+            sent += 1
             writer.write(request)
             head = await reader.readuntil(b"\r\n\r\n")
             status = head[9:12]
@@ -81,6 +85,20 @@ async def _client(request: bytes, port: int, stop_at: float, counts: dict[str, i
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
     finally:
         writer.close()
+
+
+async def _answered(request: bytes, port: int, timeout: float = 60.0) -> None:
+    """Wait until the server answers one request (its workers have loaded the application)."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        counts = {"ok": 0, "other": 0}
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            await asyncio.wait_for(_client(request, port, 0.0, counts, at_least=1), timeout=5.0)
+        if counts["ok"]:
+            return
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"server answered nothing but {counts} within {timeout:.0f} s")
+        await asyncio.sleep(0.1)
 
 
 async def _load(request: bytes, port: int, seconds: float) -> dict[str, int]:
@@ -112,6 +130,10 @@ def serve_and_load(
             f"127.0.0.1:{port}",
             "--keep-alive",
             "30",
+            # Every worker starts with the application loaded, so all of them are accepting before the
+            # load opens its connections; otherwise the first worker up takes every keep-alive connection
+            # and the others serve nothing for the whole run.
+            "--preload",
             "--log-level",
             "warning",
         ],
@@ -122,6 +144,7 @@ def serve_and_load(
     )
     try:
         wait_for_port(port, proc)
+        asyncio.run(_answered(request, port))
         asyncio.run(_load(request, port, WARMUP_SECONDS))
         started = time.perf_counter()
         counts = asyncio.run(_load(request, port, LOAD_SECONDS))
@@ -155,8 +178,8 @@ def rest_read(ctx: Context) -> list[Result]:
     two, two_errors = serve_and_load(request(f"/api/sessions/{pk}/"), workers=2)
     one, one_errors = serve_and_load(request(f"/api/sessions/{pk}/"), workers=1)
     how = (
-        f"gunicorn gthread ×8 threads, DEBUG off, token auth; {CONNECTIONS} keep-alive connections from one "
-        f"asyncio client for {LOAD_SECONDS:.0f} s on the same 2 cores"
+        f"gunicorn gthread ×8 threads (--preload), DEBUG off, token auth; {CONNECTIONS} keep-alive "
+        f"connections from one asyncio client for {LOAD_SECONDS:.0f} s on the same 2 cores"
     )
     return [
         Result(
