@@ -11,7 +11,7 @@ Unrestricted viewers skip the entry filtering below; the normal read paths serve
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "scoped_tree",
     "session_as_seen",
     "visible_last_seq",
+    "visible_rows",
     "visible_tree",
 ]
 
@@ -121,6 +122,14 @@ def scoped_entries(access: Access) -> QuerySet[Entry]:
             return query.none()
         query = query.filter(seq__in=path_seqs(access.session, leaf))
     return query
+
+
+def visible_rows(access: Access, rows: Sequence[Entry]) -> list[Entry]:
+    """Return the rows this viewer may see, in their order."""
+    if not rows:
+        return []
+    seen = set(scoped_entries(access).filter(seq__in=[r.seq for r in rows]).values_list("seq", flat=True))
+    return [r for r in rows if r.seq in seen]
 
 
 def scoped_entries_since(access: Access, since: str | None, *, limit: int) -> list[Entry]:

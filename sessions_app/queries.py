@@ -23,6 +23,7 @@ __all__ = [
     "ContextView",
     "EntryNotFound",
     "context_for_leaf",
+    "entries_by_id",
     "entries_since",
     "find_entry",
     "load_tree",
@@ -43,6 +44,15 @@ def find_entry(session: ChatSession, entry_id: str) -> Entry:
     if row is None:
         raise EntryNotFound(f"Entry {entry_id} not found")
     return row
+
+
+def entries_by_id(session: ChatSession, entry_ids: Sequence[str]) -> list[Entry]:
+    """Return the rows ``entry_ids`` resolve to as ``find_entry`` does (the latest duplicate), in append
+    order; ids that are not found are left out."""
+    latest: dict[str, Entry] = {}
+    for row in Entry.objects.filter(session=session, entry_id__in=set(entry_ids)).order_by("seq"):
+        latest[row.entry_id] = row
+    return sorted(latest.values(), key=lambda row: row.seq)
 
 
 # segment → (parent segment, start depth, seq at the start depth when the segment's seqs are consecutive)

@@ -19,6 +19,8 @@ from ..models import ChatSession, Entry
 from ..queries import ContextView
 from .fields import Flag, Text
 
+MAX_ENTRY_IDS = 100  # entries one request may name (a screenful of tree rows, and then some)
+
 # -- output ---------------------------------------------------------------------------------------------
 
 
@@ -194,6 +196,21 @@ class SessionRenameSerializer(serializers.Serializer[Any]):
 class EntriesQuerySerializer(serializers.Serializer[Any]):
     since = Text(required=False, help_text="Return entries strictly after this entry id")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=5000, default=1000)
+    id = serializers.ListField(
+        child=Text(),
+        required=False,
+        min_length=1,
+        max_length=MAX_ENTRY_IDS,
+        help_text=(
+            f"Return only these entries (repeat the parameter, at most {MAX_ENTRY_IDS}), in append order; "
+            "ids not found are left out. Not with `since`."
+        ),
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "id" in attrs and "since" in attrs:
+            raise serializers.ValidationError("Give either id or since, not both.")
+        return attrs
 
 
 class TreeQuerySerializer(serializers.Serializer[Any]):
@@ -210,6 +227,11 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
     tail = serializers.IntegerField(
         required=False, min_value=0, help_text="Return only the newest N messages (the estimate covers all)"
     )
+    before = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="With tail: the N messages end before this index (to page towards the head)",
+    )
     llm = Flag(required=False, default=True, help_text="Include the LLM-form messages")
     render = serializers.IntegerField(
         required=False,
@@ -217,6 +239,11 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
         min_value=0,
         help_text="Add the sanitized HTML (`rendered`) of the newest N shaped messages",
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "before" in attrs and "tail" not in attrs:
+            raise serializers.ValidationError({"before": ["Only with tail."]})
+        return attrs
 
 
 class PathQuerySerializer(serializers.Serializer[Any]):
@@ -275,20 +302,30 @@ def js_value(value: Any) -> Any:
 
 
 def context_payload(
-    view: ContextView, window: int | None, *, head: int = 0, tail: int | None = None, llm: bool = True
+    view: ContextView,
+    window: int | None,
+    *,
+    head: int = 0,
+    tail: int | None = None,
+    before: int | None = None,
+    llm: bool = True,
 ) -> dict[str, Any]:
     """Shape a projection: messages with their source entries and token estimates, then LLM messages.
 
     With ``tail`` only the first ``head`` and the last ``tail`` messages are shaped (long uncompacted
-    paths); ``skippedMessages`` says how many between them were left out. Estimates cover everything.
+    paths); ``skippedMessages`` says how many between them were left out. ``before`` makes the tail end
+    before that index, so a page of older messages is read the same way. Estimates cover everything.
     """
     projection = view.projection
     flat = [(pe.entry.id, m) for pe in projection.entries for m in pe.messages]
     skipped = 0
     shown = flat
-    if tail is not None and head + tail < len(flat):
-        skipped = len(flat) - head - tail
-        shown = flat[:head] + flat[len(flat) - tail :]
+    if tail is not None:
+        end = len(flat) if before is None else min(before, len(flat))
+        first = min(head, end)
+        start = max(first, end - tail)
+        skipped = start - first
+        shown = flat[:first] + flat[start:end]
     messages = [{"entryId": entry_id, "tokens": estimate_tokens(m), "message": m} for entry_id, m in shown]
     estimate = view.estimate
     parts = context_breakdown(projection.messages, estimate)

@@ -150,11 +150,24 @@ class EntryListView(LinkReadableView):
         responses={200: EntryPageSerializer, **ERRORS},
     )
     def get(self, request: Request, pk: int) -> Response:
-        """List entries in append order, strictly after ``since`` (Pi's ``get_entries`` cursor)."""
+        """List entries in append order, strictly after ``since`` (Pi's ``get_entries`` cursor), or the
+        entries named by ``id`` (what a page needs for the rows it shows, in one request)."""
         grant = self.access(pk)
         session = grant.session
         query = self.valid(EntriesQuerySerializer, request.query_params)
         limit = query["limit"]
+        if "id" in query:
+            rows = queries.entries_by_id(session, query["id"])
+            if grant.restricted:
+                rows = link_scope.visible_rows(grant, rows)
+            return Response(
+                {
+                    "entries": EntrySerializer(rows, many=True).data,
+                    "leafId": grant.leaf_id(),
+                    "lastSeq": link_scope.visible_last_seq(grant) if grant.restricted else grant.last_seq(),
+                    "hasMore": False,
+                }
+            )
         if grant.restricted:
             rows = link_scope.scoped_entries_since(grant, query.get("since"), limit=limit + 1)
         else:
@@ -203,7 +216,12 @@ class ContextView(LinkReadableView):
             or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
         )
         payload = context_payload(
-            view, window, head=query.get("head", 0), tail=query.get("tail"), llm=query["llm"]
+            view,
+            window,
+            head=query.get("head", 0),
+            tail=query.get("tail"),
+            before=query.get("before"),
+            llm=query["llm"],
         )
         summaries = [
             item

@@ -10,10 +10,18 @@
   // bigger ones load entries only as they come into view.
   const PRELOAD_LIMIT = 20000;
   const PAGE = 5000;
-  // The branch panel draws the newest part of the path first; "show older" extends it.
-  const BRANCH_STEP = 150;
-  const CONTEXT_DRAWN = 300; // context messages drawn (all are counted in the estimate)
-  const CONTEXT_RENDERED = 60; // of which the newest are rendered (markdown, highlighting)
+  // The branch panel draws the newest part of the path first (a screenful and some: a click answers at
+  // once); older entries come a page at a time as it is scrolled towards the top.
+  const BRANCH_FIRST = 12;
+  const BRANCH_STEP = 60;
+  const NEAR = 200; // px from the panel's edge at which the next page of a long path or context is fetched
+  // The context panel draws the first messages (the prompt, a summary) and the newest ones; the ones between
+  // come a page at a time as the gap scrolls into view. All are counted in the estimate.
+  const CONTEXT_HEAD = 10;
+  const CONTEXT_TAIL = 40;
+  const CONTEXT_STEP = 60;
+  const CONTEXT_RENDERED = 20; // of the tail, the newest rendered (markdown, highlighting); older ones plain
+  const CONTEXT_PAUSE = 120; // ms a selection is kept before its context is projected
 
   const state = {
     entries: new Map(),
@@ -25,7 +33,6 @@
     treeParams: {},
     window: cfg.contextWindow,
     nodes: new Map(),
-    branchLimit: BRANCH_STEP,
   };
 
   const $ = (id) => document.getElementById(id);
@@ -69,27 +76,42 @@
     }
   }
 
-  async function fetchEntry(id) {
-    if (state.entries.has(id)) return state.entries.get(id);
-    const { body } = await Pi.api("GET", `${base}/entries/${encodeURIComponent(id)}/`);
-    state.entries.set(body.id, body);
-    return body;
+  // A selection's branch goes first: requests for tree rows would hold up its request. A click draws the
+  // tree before it selects, so look again after this turn and after each wait.
+  async function branchFirst() {
+    let current = null;
+    while (current !== state.branchDrawn) {
+      await null;
+      current = state.branchDrawn;
+      await current;
+    }
   }
 
-  // Rows in view whose entries are not loaded yet are fetched a few at a time. Until the first screen is
-  // drawn they only queue: the branch request brings most of them (the path around the leaf) at once.
+  // Rows in view whose entries are not loaded yet are fetched in one request per batch. Until the first
+  // screen is drawn they only queue: the branch request brings most of them (the path around the leaf).
+  const RECORDS_BATCH = 100; // the most ids the entries endpoint takes at once
   let wanted = new Set();
+  const unavailable = new Set(); // asked for and not returned: never asked again
   let fetching = false;
   async function wantRecords(ids) {
     if (state.full) return;
-    ids.forEach((id) => state.entries.has(id) || wanted.add(id));
+    ids.forEach((id) => state.entries.has(id) || unavailable.has(id) || wanted.add(id));
     if (fetching || !state.ready) return;
     fetching = true;
     try {
       while (wanted.size) {
-        const batch = [...wanted].slice(0, 8);
-        batch.forEach((id) => wanted.delete(id));
-        await Promise.all(batch.map((id) => fetchEntry(id).catch(() => null)));
+        await branchFirst();
+        const batch = [...wanted].filter((id) => !state.entries.has(id)).slice(0, RECORDS_BATCH);
+        wanted = new Set([...wanted].filter((id) => !batch.includes(id) && !state.entries.has(id)));
+        if (!batch.length) break;
+        const query = new URLSearchParams(batch.map((id) => ["id", id]));
+        try {
+          const { body } = await Pi.api("GET", `${base}/entries/?${query}`);
+          for (const record of body.entries) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
+          batch.forEach((id) => state.entries.has(id) || unavailable.add(id));
+        } catch (error) {
+          break; // the rows keep their placeholders; the next render asks again
+        }
         tree.render();
       }
     } finally {
@@ -210,74 +232,149 @@
     history.replaceState(null, "", `#entry=${encodeURIComponent(id)}`);
     const token = ++selectToken;
     $("selected-info").textContent = id;
-    state.branchLimit = state.full ? BRANCH_STEP : 40;
     updateActions();
-    // Branch and context load side by side; the branch never waits for the projection (slow on a long
-    // uncompacted path). Callers that need the context wait for state.contextLoaded.
-    state.contextLoaded = loadContext(id, token).catch((e) => showError(e.message));
-    await renderBranch(id, token).catch((e) => showError(e.message));
+    // The branch first, then the context: the click answers with the branch, and its small request does
+    // not share the server (or this page's main thread) with the projection, slow on a long path.
+    // Callers that need the context wait for state.contextLoaded.
+    // Moving through the tree (arrow keys, quick clicks) projects only the context it stops at.
+    $("context-tokens").textContent = "projecting…";
+    const drawn = renderBranch(id, token).catch((e) => showError(e.message));
+    state.branchDrawn = drawn;
+    const pause = state.ready ? CONTEXT_PAUSE : 0;
+    state.contextLoaded = drawn
+      .then(() => new Promise((resolve) => setTimeout(resolve, pause)))
+      .then(() => (token === selectToken ? loadContext(id, token) : null))
+      .catch((e) => showError(e.message));
+    await drawn;
   }
 
-  // The last path drawn (root first, with rendered messages): a click on one of its entries draws that
-  // entry's branch at once from it, and the request only confirms it (or brings what was missing).
-  let shownPath = { ids: [], records: new Map(), hasMore: false };
+  // The part of the selected entry's path that is drawn: ids root first, from depth firstDepth (the
+  // path's depths are consecutive). A click on one of its entries draws that entry's branch at once from
+  // it, and the request only confirms it (or brings what was missing).
+  let shownPath = { id: null, ids: [], records: new Map(), firstDepth: 0, hasMore: false };
+  let olderLoading = null;
 
   function cachedBranch(id) {
     const at = shownPath.ids.indexOf(id);
     if (at < 0) return null;
-    const from = Math.max(0, at + 1 - state.branchLimit);
-    return { entries: shownPath.ids.slice(from, at + 1).map((x) => shownPath.records.get(x)), hasMore: from > 0 || shownPath.hasMore };
+    const from = Math.max(0, at + 1 - BRANCH_FIRST);
+    return {
+      entries: shownPath.ids.slice(from, at + 1).map((x) => shownPath.records.get(x)),
+      firstDepth: shownPath.firstDepth + from,
+      hasMore: from > 0 || shownPath.hasMore,
+    };
   }
+
+  const sameBranch = (a, b) =>
+    a.hasMore === b.hasMore && a.entries.length === b.entries.length && a.entries.every((r, i) => r.id === b.entries[i].id);
 
   async function renderBranch(id, token) {
     const cached = cachedBranch(id);
     if (cached) drawBranch(id, cached);
-    // One request for the newest part of the path, read segment by segment on the server.
-    const { body } = await Pi.api("GET", `${base}/path/${Pi.query({ leaf: id, limit: state.branchLimit, render: 1 })}`);
+    // One small request for the newest part of the path, read segment by segment on the server.
+    const { body } = await Pi.api("GET", `${base}/path/${Pi.query({ leaf: id, limit: BRANCH_FIRST, render: 1 })}`);
     if (token !== selectToken) return;
     await state.treeLoaded; // the sibling switchers need the tree
     if (token !== selectToken) return;
     for (const record of body.entries) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
-    const same = cached && cached.hasMore === body.hasMore && cached.entries.length === body.entries.length && cached.entries.every((r, i) => r.id === body.entries[i].id);
-    if (!same) drawBranch(id, body);
-    if (!cached || body.entries.length >= shownPath.ids.length || !same) {
-      shownPath = { ids: body.entries.map((r) => r.id), records: new Map(body.entries.map((r) => [r.id, r])), hasMore: body.hasMore };
+    if (!cached || !sameBranch(cached, body)) drawBranch(id, body);
+  }
+
+  // The next older page of the drawn path, put above what is shown without moving it.
+  function loadOlder() {
+    if (!shownPath.hasMore || olderLoading) return olderLoading;
+    const { id, firstDepth } = shownPath;
+    const token = selectToken;
+    branchBox.setAttribute("aria-busy", "true");
+    olderLoading = (async () => {
+      await null; // a branch drawn at once from the last one gets its context promise after this turn
+      await state.contextLoaded; // the context panel of this selection goes first
+      if (token !== selectToken) return;
+      const query = { leaf: id, beforeDepth: firstDepth, limit: BRANCH_STEP, render: 1 };
+      const { body } = await Pi.api("GET", `${base}/path/${Pi.query(query)}`);
+      if (token !== selectToken || shownPath.id !== id || shownPath.firstDepth !== firstDepth) return;
+      for (const record of body.entries) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
+      const height = branchBox.scrollHeight;
+      const anchor = branchBox.querySelector(".older") ? branchBox.querySelector(".older").nextSibling : branchBox.firstChild;
+      const cards = document.createDocumentFragment();
+      for (const record of body.entries) cards.append(...branchCard(record, id));
+      branchBox.insertBefore(cards, anchor);
+      shownPath.ids = body.entries.map((r) => r.id).concat(shownPath.ids);
+      for (const record of body.entries) shownPath.records.set(record.id, record);
+      shownPath.firstDepth = body.firstDepth ?? 0;
+      shownPath.hasMore = body.hasMore;
+      olderNotice();
+      branchBox.scrollTop += branchBox.scrollHeight - height;
+    })()
+      .catch((e) => showError(e.message))
+      .finally(() => {
+        olderLoading = null;
+        branchBox.removeAttribute("aria-busy");
+      });
+    return olderLoading.then(fillBranch);
+  }
+
+  // While the top of the drawn path is in reach (scrolled up, or a path too short to fill the panel),
+  // bring the next older page.
+  function fillBranch() {
+    if (shownPath.hasMore && branchBox.scrollTop < NEAR) loadOlder();
+  }
+  branchBox.addEventListener("scroll", fillBranch, { passive: true });
+
+  function olderNotice() {
+    const old = branchBox.querySelector(":scope > .older");
+    if (!shownPath.hasMore) {
+      if (old) old.remove();
+      return;
     }
+    if (old) {
+      old.querySelector(".older-count").textContent = `the newest ${shownPath.ids.length.toLocaleString()}`;
+      return;
+    }
+    const more = el("button", { type: "button", class: "link", text: "show older entries" });
+    more.addEventListener("click", () => loadOlder());
+    branchBox.prepend(el("p", { class: "muted small older" }, "Older entries on this path are not shown (", el("span", { class: "older-count", text: `the newest ${shownPath.ids.length.toLocaleString()}` }), " are; more load as you scroll up). ", more));
+  }
+
+  // One entry of the path: its card, and the sibling switcher on a line of its own when it has no header.
+  function branchCard(record, selectedId) {
+    const node = Pi.renderEntry(record);
+    node.dataset.id = record.id;
+    node.classList.add("branch-item");
+    if (record.id === selectedId) node.classList.add("selected");
+    const info = state.nodes.get(record.id);
+    if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
+    if (info && info.omitted) node.classList.add("omitted");
+    node.addEventListener("click", (event) => {
+      if (event.target.closest("summary, a, button, pre, table")) return;
+      if (state.selectedId !== record.id) select(record.id);
+    });
+    const siblings = tree.siblingsOf(record.id);
+    // In a card's header; a collapsible card gets it on a line of its own (no control inside a summary).
+    const header = node.querySelector(":scope > header");
+    if (siblings && header) header.appendChild(siblingSwitcher(siblings));
+    else if (siblings) return [el("div", { class: "sibling-line", dataset: { for: record.id } }, siblingSwitcher(siblings)), node];
+    return [node];
   }
 
   function drawBranch(id, body) {
     const path = body.entries;
+    shownPath = {
+      id,
+      ids: path.map((r) => r.id),
+      records: new Map(path.map((r) => [r.id, r])),
+      firstDepth: body.firstDepth ?? 0,
+      hasMore: body.hasMore,
+    };
     Pi.clear(branchBox);
-    if (body.hasMore) {
-      const more = el("button", { type: "button", class: "link", text: "show older entries" });
-      more.addEventListener("click", () => {
-        state.branchLimit = Math.min(2000, state.branchLimit + BRANCH_STEP);
-        renderBranch(id, selectToken).then(() => (branchBox.scrollTop = 0));
-      });
-      branchBox.appendChild(el("p", { class: "muted small older" }, `Older entries on this path are not shown (the newest ${path.length} are). `, more));
-    }
-    for (const record of path) {
-      const node = Pi.renderEntry(record);
-      node.dataset.id = record.id;
-      node.classList.add("branch-item");
-      if (record.id === id) node.classList.add("selected");
-      const info = state.nodes.get(record.id);
-      if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
-      if (info && info.omitted) node.classList.add("omitted");
-      const siblings = tree.siblingsOf(record.id);
-      // In a card's header; a collapsible card gets it on a line of its own (no control inside a summary).
-      const header = node.querySelector(":scope > header");
-      if (siblings && header) header.appendChild(siblingSwitcher(siblings));
-      else if (siblings) branchBox.appendChild(el("div", { class: "sibling-line", dataset: { for: record.id } }, siblingSwitcher(siblings)));
-      node.addEventListener("click", (event) => {
-        if (event.target.closest("summary, a, button, pre, table")) return;
-        if (state.selectedId !== record.id) select(record.id);
-      });
-      branchBox.appendChild(node);
-    }
+    const cards = document.createDocumentFragment();
+    for (const record of path) cards.append(...branchCard(record, id));
+    branchBox.appendChild(cards);
+    olderNotice();
     if (!path.length) branchBox.appendChild(el("p", { class: "empty", text: "This session has no entries yet." }));
     streaming.card = null;
     branchBox.scrollTop = branchBox.scrollHeight;
+    fillBranch();
   }
 
   // ‹ 2/3 › on a message with alternatives: go to the newest tip of the neighbouring branch.
@@ -304,9 +401,7 @@
   }
 
   async function loadContext(id, token) {
-    $("context-tokens").textContent = "projecting…";
-    // The newest messages come rendered; older ones are drawn as plain text (fast for long contexts).
-    const params = { leaf: id, head: 20, tail: CONTEXT_DRAWN - 20, llm: false, render: CONTEXT_RENDERED };
+    const params = { leaf: id, head: CONTEXT_HEAD, tail: CONTEXT_TAIL, llm: false, render: CONTEXT_RENDERED };
     const { body } = await Pi.api("GET", `${base}/context/${Pi.query(params)}`);
     if (token !== selectToken) return;
     const known = knownModel(body.model);
@@ -343,20 +438,83 @@
       `Model ${model || "not recorded in this session"} · thinking ${body.thinkingLevel || "off"} · window ${Pi.tokens(state.window)} ` +
       (known ? `(${known.name})` : "(server default: this model is not configured here)");
     Pi.clear(contextBox);
+    contextGap = null;
+    const cards = document.createDocumentFragment();
     body.messages.forEach((item, index) => {
       if (body.skippedMessages && index === body.skippedAfter) {
-        contextBox.appendChild(el("p", { class: "muted small", text: `… ${body.skippedMessages.toLocaleString()} more messages, counted but not drawn …` }));
+        contextGap = { id, token, head: body.skippedAfter, next: body.skippedAfter + body.skippedMessages, node: el("p", { class: "muted small context-gap" }) };
+        cards.appendChild(contextGap.node);
+        contextGapText();
       }
-      const node = Pi.renderContextMessage(item, state.entries.get(item.entryId));
-      node.classList.add("context-item");
-      node.dataset.id = item.entryId;
-      node.addEventListener("click", (event) => {
-        if (!event.target.closest("summary, a, button, pre, table") && item.entryId) select(item.entryId);
-      });
-      contextBox.appendChild(node);
+      cards.appendChild(contextCard(item));
     });
+    contextBox.appendChild(cards);
     if (!body.messages.length) contextBox.appendChild(el("p", { class: "empty", text: "The model would see nothing yet." }));
   }
+
+  function contextCard(item) {
+    const node = Pi.renderContextMessage(item, state.entries.get(item.entryId));
+    node.classList.add("context-item");
+    node.dataset.id = item.entryId;
+    node.addEventListener("click", (event) => {
+      if (!event.target.closest("summary, a, button, pre, table") && item.entryId) select(item.entryId);
+    });
+    return node;
+  }
+
+  // The messages between the first ones and those drawn after them: messages [head, next) are not drawn.
+  let contextGap = null;
+  let gapLoading = null;
+  function contextGapText() {
+    const missing = (contextGap.next - contextGap.head).toLocaleString();
+    const text = contextGap.node.querySelector(".gap-text");
+    if (text) {
+      text.textContent = `… ${missing} more messages, counted; they load as you scroll here. `;
+      return;
+    }
+    const more = el("button", { type: "button", class: "link", text: "show more" });
+    more.addEventListener("click", () => loadContextPage());
+    contextGap.node.append(el("span", { class: "gap-text", text: `… ${missing} more messages, counted; they load as you scroll here. ` }), more);
+  }
+
+  // The page of messages just before those drawn after the gap, put in without moving what is in view.
+  function loadContextPage() {
+    const gap = contextGap;
+    if (!gap || gapLoading || gap.token !== selectToken) return gapLoading;
+    const count = Math.min(CONTEXT_STEP, gap.next - gap.head);
+    const params = { leaf: gap.id, head: 0, tail: count, before: gap.next, llm: false, render: count };
+    gapLoading = Pi.api("GET", `${base}/context/${Pi.query(params)}`)
+      .then(({ body }) => {
+        if (gap !== contextGap || gap.token !== selectToken) return;
+        const below = contextBox.scrollHeight - contextBox.scrollTop;
+        const above = gap.node.getBoundingClientRect().bottom <= contextBox.getBoundingClientRect().top;
+        const cards = document.createDocumentFragment();
+        body.messages.forEach((item) => cards.appendChild(contextCard(item)));
+        gap.node.after(cards);
+        gap.next -= body.messages.length;
+        if (gap.next <= gap.head || !body.messages.length) {
+          gap.node.remove();
+          contextGap = null;
+        } else contextGapText();
+        if (above) contextBox.scrollTop = contextBox.scrollHeight - below;
+      })
+      .catch((e) => showError(e.message))
+      .finally(() => {
+        gapLoading = null;
+      });
+    return gapLoading;
+  }
+  // A gap scrolled into view (or near it) brings its next page; a gap shown at first waits for a scroll.
+  contextBox.addEventListener(
+    "scroll",
+    () => {
+      if (!contextGap) return;
+      const box = contextBox.getBoundingClientRect();
+      const gap = contextGap.node.getBoundingClientRect();
+      if (gap.bottom > box.top - NEAR && gap.top < box.bottom + NEAR) loadContextPage();
+    },
+    { passive: true },
+  );
 
   // -- actions ------------------------------------------------------------------------------------------
 

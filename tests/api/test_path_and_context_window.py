@@ -45,3 +45,25 @@ def test_context_head_and_tail_keep_the_estimate_whole(api_client: Any) -> None:
     assert [m["entryId"] for m in part["messages"]] == ["e0", "e1", "e28", "e29", "tip"]
     assert part["skippedMessages"] == 26 and part["skippedAfter"] == 2
     assert part["estimate"] == whole["estimate"] and part["llmMessages"] is None
+
+
+def test_context_pages_towards_the_head_with_before(api_client: Any) -> None:
+    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    url = f"/api/sessions/{session.pk}/context/"
+    page = api_client.get(url, {"head": 0, "tail": 4, "before": 27, "llm": "false"}).json()
+    # The four messages just before index 27, and how many come before them.
+    assert [m["entryId"] for m in page["messages"]] == ["e23", "e24", "e25", "e26"]
+    assert page["skippedMessages"] == 23 and page["messageCount"] == 31
+    last = api_client.get(url, {"head": 2, "tail": 4, "before": 3, "llm": "false"}).json()
+    assert [m["entryId"] for m in last["messages"]] == ["e0", "e1", "e2"] and last["skippedMessages"] == 0
+    assert api_client.get(url, {"before": 3}).status_code == 400  # only with tail
+
+
+def test_entries_by_id_come_in_one_request_in_append_order(api_client: Any) -> None:
+    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    url = f"/api/sessions/{session.pk}/entries/"
+    body = api_client.get(url, {"id": ["e7", "side", "e2", "nope", "e7"]}).json()
+    assert [e["id"] for e in body["entries"]] == ["e2", "e7", "side"]
+    assert not body["hasMore"] and body["leafId"] == "tip"
+    assert api_client.get(url, {"id": [f"e{i}" for i in range(101)]}).status_code == 400
+    assert api_client.get(url, {"id": "e1", "since": "e0"}).status_code == 400

@@ -94,6 +94,9 @@ def test_a_path_link_never_reveals_sibling_branches(w: World) -> None:
         assert client.get(f"/api/sessions/{pk}/context/", {"leaf": hidden}).status_code == 404
         assert client.get(f"/api/sessions/{pk}/path/", {"leaf": hidden}).status_code == 404
     assert client.get(f"/api/sessions/{pk}/entries/", {"since": "u2"}).status_code == 404
+    # Asking for entries by id leaves out those of the other branch.
+    named = client.get(f"/api/sessions/{pk}/entries/", {"id": ["u2", "a3", "a2", "u1"]}).data["entries"]
+    assert [e["id"] for e in named] == ["u1", "a3"]
 
 
 def test_a_current_path_link_keeps_the_path_it_was_made_on(w: World) -> None:

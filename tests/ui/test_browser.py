@@ -341,8 +341,17 @@ def test_a_large_session_shows_its_first_screen_fast_with_few_rows_in_the_dom(
     assert "current" in row(page, "tip").get_attribute("class")
     expect(page.locator("#branch")).to_contain_text("the tip")
     assert "not shown" in page.inner_text("#branch")  # only the newest part of a 30k path is drawn
+    cards = page.locator("#branch .branch-item")
+    expect(page.locator("#context-tokens")).to_have_text(re.compile(r"≈ [\d,]+ tokens"))
+    expect(page.locator("#branch")).not_to_have_attribute("aria-busy", "true")  # a page still coming
+    drawn = cards.count()
+    assert drawn < 100
     page.click("#branch .older button")
-    expect(page.locator("#branch .branch-item")).to_have_count(190)
+    # A page of older entries goes above, in path order; the tip stays the last card.
+    expect(cards).to_have_count(drawn + 60)
+    ids = cards.evaluate_all("nodes => nodes.map(n => n.dataset.id)")
+    assert ids[-1] == "tip"
+    assert ids[:-1] == [f"e{i}" for i in range(30_000 - len(ids) + 1, 30_000)]
     runs = page.locator(".tree-row.run")
     assert runs.count() >= 1
     assert "29,9" in page.inner_text("#tree-scroll")  # the long linear run is folded into one row
@@ -364,6 +373,66 @@ def test_a_large_session_shows_its_first_screen_fast_with_few_rows_in_the_dom(
     hit = page.locator('#branch .branch-item.selected[data-id="e15001"]')
     expect(hit).to_contain_text("message number 15001")
     screenshot(page, "large-session-search")
+
+
+def test_a_long_branch_loads_older_entries_as_it_is_scrolled_up_without_moving_the_view(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("scroller"), long_session(400))
+    page = sign_in(open_browser(), "scroller")
+    # Jump to an entry deep in the path: its branch ends with it, and older entries wait above.
+    open_session(page, f"{server_url}/sessions/{session.pk}/#entry=e300")
+    branch = page.locator("#branch")
+    cards = branch.locator(".branch-item")
+    expect(cards.last).to_have_attribute("data-id", "e300")
+    expect(cards.last).to_have_class(re.compile("selected"))
+    expect(page.locator("#context-tokens")).to_have_text(re.compile(r"≈ [\d,]+ tokens"))
+    expect(branch).not_to_have_attribute("aria-busy", "true")
+    drawn = cards.count()
+    assert drawn < 100 and "not shown" in branch.inner_text()
+    first = cards.first.get_attribute("data-id") or ""
+    offset = "id => { const c = document.querySelector(`#branch [data-id=\"${id}\"]`); " \
+        "return c.getBoundingClientRect().top - c.parentElement.getBoundingClientRect().top; }"  # fmt: skip
+    # Where that card will be once the branch is scrolled to its top (measured first: the page is quick).
+    before = page.evaluate(offset, first) + branch.evaluate("el => el.scrollTop")
+    branch.evaluate("el => el.scrollTop = 0")
+    expect(cards).to_have_count(drawn + 60)
+    expect(branch).not_to_have_attribute("aria-busy", "true")
+    # The card that was on top stays where it was: the page went in above it.
+    assert abs(page.evaluate(offset, first) - before) < 2
+    ids = cards.evaluate_all("nodes => nodes.map(n => n.dataset.id)")
+    start = int(ids[0][1:])
+    assert ids == [f"e{i}" for i in range(start, 301)]
+    screenshot(page, "branch-scrolled-up")
+
+
+def test_a_long_context_loads_the_messages_between_its_head_and_tail_on_scroll(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    session = store(account("contexter"), long_session(200))
+    page = sign_in(open_browser(), "contexter")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    context = page.locator("#context")
+    items = context.locator(".context-item")
+    expect(page.locator("#context-leaf")).to_have_text("201 messages")
+    # The first ten and the newest forty; the 151 between them are counted, not drawn.
+    expect(items).to_have_count(50)
+    gap = context.locator(".context-gap")
+    expect(gap).to_contain_text("151 more messages")
+    context.evaluate("el => el.scrollTop = el.querySelector('.context-gap').offsetTop - el.offsetTop")
+    expect(items).to_have_count(110)
+    expect(gap).to_contain_text("91 more messages")
+    ids = items.evaluate_all("nodes => nodes.map(n => n.dataset.id)")
+    # e0…e9, then the page just before the tail and the tail itself, in order up to the leaf.
+    assert ids == [f"e{i}" for i in range(10)] + [f"e{i}" for i in range(101, 200)] + ["tip"]
+    # The button does the same without scrolling (a click that scrolls would also bring a page).
+    gap.locator("button").dispatch_event("click")
+    expect(items).to_have_count(170)
+    gap.locator("button").dispatch_event("click")
+    expect(gap).to_have_count(0)
+    assert items.evaluate_all("nodes => nodes.map(n => n.dataset.id)") == [f"e{i}" for i in range(200)] + [
+        "tip"
+    ]
 
 
 def test_continue_in_pi_shows_the_pull_command_for_the_selected_node(
