@@ -11,12 +11,14 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from .. import access, link_scope, queries, rendering, services, summary_facts
 from ..model_windows import context_window_for
@@ -62,6 +64,12 @@ class SessionAPIView(GenericAPIView[ChatSession]):
 
     def get_queryset(self) -> QuerySet[ChatSession]:
         return ChatSession.objects.visible_to(self.request.user)
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # DRF reads "?format=" as no format at all; the schema lists the formats, so a blank one is refused.
+        if request.query_params.get(api_settings.URL_FORMAT_OVERRIDE or "format") == "":
+            raise ValidationError({"format": ["This field may not be blank."]})
+        super().initial(request, *args, **kwargs)
 
     def access(self, pk: int) -> access.Access:
         """Return the caller's read access (membership or share link); anything else is "not found"."""

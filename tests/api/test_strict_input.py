@@ -71,3 +71,10 @@ def test_a_bad_page_size_is_a_400_rather_than_ignored(api_client: Any, stored: A
 
 def test_a_large_page_size_is_capped(api_client: Any, stored: Any) -> None:
     assert api_client.get("/api/sessions/?pageSize=100000").status_code == 200
+
+
+def test_a_blank_format_is_refused_and_a_named_one_still_downloads(api_client: Any, stored: Any) -> None:
+    _error_names(api_client.get(f"/api/sessions/{stored.pk}/export/?format="), "format")
+    response = api_client.get(f"/api/sessions/{stored.pk}/export/?format=jsonl")
+    assert response.status_code == 200
+    assert b'"id":"a3"' in b"".join(response.streaming_content)
