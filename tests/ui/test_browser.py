@@ -118,15 +118,20 @@ def test_import_a_session_and_see_its_tree(
     page.wait_for_selector('.tree-row.selected[data-id="u3"]')
 
     page.click("text=Sessions")
-    assert page.locator("a.session-link").count() == 1
-    page.fill("input[name=q]", "first question")  # message text
-    page.click("button:text('Search')")
-    assert page.locator("a.session-link").count() == 1
-    page.fill("input[name=q]", "nothing like this")
-    page.click("button:text('Search')")
-    assert page.locator("a.session-link").count() == 0
-    page.fill("input[name=q]", "")
-    page.click("button:text('Search')")
+    expect(page.locator("a.session-link")).to_have_count(1)
+
+    def search(words: str) -> None:
+        # Each search loads a new page: wait for it, or the count below reads the page before it.
+        page.fill("input[name=q]", words)
+        with page.expect_navigation():
+            page.click("button:text('Search')")
+
+    search("first question")  # message text
+    expect(page.locator("a.session-link")).to_have_count(1)
+    search("nothing like this")
+    expect(page.locator("a.session-link")).to_have_count(0)
+    search("")
+    expect(page.locator("a.session-link")).to_have_count(1)
     screenshot(page, "session-list")
 
 
