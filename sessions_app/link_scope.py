@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from . import search
 from .access import Access
 from .domain.entries import entry_from_value
 from .domain.jsjson import parse_json
@@ -34,6 +35,7 @@ __all__ = [
     "scoped_entries",
     "scoped_entries_since",
     "scoped_export",
+    "scoped_hits",
     "scoped_tree",
     "session_as_seen",
     "visible_last_seq",
@@ -111,16 +113,9 @@ def scoped_entries(access: Access) -> QuerySet[Entry]:
     limit = access.max_seq()
     if limit is not None:
         query = query.filter(seq__lte=limit)
-    if access.link is not None and access.link.scope == ShareLink.Scope.PATH:
-        leaf_id = access.path_leaf()
-        leaf = (
-            Entry.objects.filter(session=access.session, entry_id=leaf_id).order_by("-seq").first()
-            if leaf_id is not None
-            else None
-        )
-        if leaf is None:
-            return query.none()
-        query = query.filter(seq__in=path_seqs(access.session, leaf))
+    path = _path_of_link(access)
+    if path is not None:
+        query = query.filter(seq__in=path)
     return query
 
 
@@ -130,6 +125,38 @@ def visible_rows(access: Access, rows: Sequence[Entry]) -> list[Entry]:
         return []
     seen = set(scoped_entries(access).filter(seq__in=[r.seq for r in rows]).values_list("seq", flat=True))
     return [r for r in rows if r.seq in seen]
+
+
+def _path_of_link(access: Access) -> list[int] | None:
+    """Return the seqs a path link sees (root → its entry; none when that entry is gone), or None for a
+    grant that is not limited to a path."""
+    if access.link is None or access.link.scope != ShareLink.Scope.PATH:
+        return None
+    leaf_id = access.path_leaf()
+    leaf = (
+        Entry.objects.filter(session=access.session, entry_id=leaf_id).order_by("-seq").first()
+        if leaf_id is not None
+        else None
+    )
+    return path_seqs(access.session, leaf) if leaf is not None else []
+
+
+def scoped_hits(access: Access, text: str) -> search.HitList:
+    """Return the session's search hits this viewer may see, in the order of the tree it is shown.
+
+    The same scope as ``scoped_entries``: nothing after a frozen link's seq, nothing off a path link's
+    path. Restricted grants see the append-ordered listing of ``scoped_tree``, so their hits follow it.
+    """
+    found = search.session_hits(access.session, text, by_time=not access.restricted)
+    seqs = found.seqs
+    limit = access.max_seq()
+    if limit is not None:
+        seqs = [seq for seq in seqs if seq <= limit]
+    path = _path_of_link(access)
+    if path is not None:
+        on_path = set(path)
+        seqs = [seq for seq in seqs if seq in on_path]
+    return search.HitList(seqs, found.incomplete)
 
 
 def scoped_entries_since(access: Access, since: str | None, *, limit: int) -> list[Entry]:

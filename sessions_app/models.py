@@ -168,8 +168,8 @@ class Entry(models.Model):
     compaction_seq = models.IntegerField(null=True, blank=True, help_text="Latest compaction on the path")
     model_seq = models.IntegerField(null=True, blank=True, help_text="Latest model change on the path")
     thinking_seq = models.IntegerField(null=True, blank=True, help_text="Latest thinking change on the path")
-    # What a search matches: the message text (domain/search.py). On PostgreSQL a stored generated
-    # column, search_vector, holds its text-search vector under a GIN index (migration 0008).
+    # What a search matches: the message text (domain/search.py). On PostgreSQL a trigger copies each
+    # searchable entry's position and text-search vector into EntrySearch (migration 0016).
     search_text = models.TextField(blank=True, default="")
 
     class Meta:
@@ -195,6 +195,30 @@ class Entry(models.Model):
     def to_domain(self) -> DomainEntry:
         """Return the domain entry; ``seq`` keeps the append order."""
         return entry_from_value(self.seq, self.payload())
+
+
+class EntrySearch(models.Model):
+    """Where each searchable entry sits, beside its text-search vector (PostgreSQL only).
+
+    Filled by a database trigger on every insert into the entry table, whatever the write path (COPY,
+    bulk insert, fork), and never written from Python: entries are append-only. Kept apart from the
+    entry rows, whose verbatim lines make them wide and push their vectors out of line, so a search
+    reads narrow rows: counting or listing every hit of a session touches a few pages, not the whole
+    session. The ``vector`` column (tsvector) is not a Django field; its GIN index starts with the
+    session (btree_gin), so a search in one session reads only that session's postings.
+    """
+
+    pk = models.CompositePrimaryKey("session", "seq")
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
+    seq = models.IntegerField()
+    segment = models.IntegerField(null=True, blank=True)
+    depth = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "entry search rows"
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.seq}"
 
 
 class Segment(models.Model):

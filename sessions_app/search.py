@@ -1,31 +1,57 @@
-"""Search message text across the sessions a user can read, with each hit located in its session's tree.
+"""Search message text: across the sessions a user can read, and every hit of one session in tree order.
 
-PostgreSQL matches with full-text search (``websearch_to_tsquery`` over the stored ``search_vector``
-under a GIN index): words, "quoted phrases", ``or`` and ``-word``. The embedded SQLite mode falls back to
-a case-insensitive substring match of every query word. Hits carry the entry id, so a page can open the
-tree around them (``tree?around=<id>``).
+PostgreSQL matches with full-text search (``websearch_to_tsquery``): words, "quoted phrases", ``or`` and
+``-word``, over narrow rows (``EntrySearch``: session, seq, tree position, vector) under a GIN index that
+starts with the session. The embedded SQLite mode falls back to a case-insensitive substring match of
+every query word. Hits carry the entry id, so a page can open the tree around them (``tree?around=<id>``).
 
-Cost stays bounded for words and most phrases: each session is probed for its newest few hits only, so a
-frequent word does not read every entry that has it. A phrase of frequent words that never stand together
-has to check every entry holding them all; a statement timeout bounds that case and the answer says so.
+Across sessions, each session is probed for its newest few hits only, so a frequent word does not read
+every entry that has it; the hits beyond them are counted up to ``COUNT_CAP`` within a small time budget
+(past it the answer only says there are more). Snippets are cut for the shown hits alone. Within one
+session every hit is listed, in the tree's drawing order, so next and previous reach each one; the list
+is cached per session state, so paging through it costs one query.
+
+A phrase of frequent words that never stand together has to check every entry holding them all; a
+statement timeout bounds that case and the answer says so.
 """
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.cache import caches
 from django.db import OperationalError, connection, transaction
 
 from .domain.search import query_terms, snippet
-from .models import Entry
+from .models import ChatSession, Entry, EntrySearch
+from .tree_overview import tree_order
 
-__all__ = ["Hit", "SearchResult", "matching_sessions", "search_entries"]
+__all__ = [
+    "COUNT_CAP",
+    "HITS_PER_SESSION",
+    "Hit",
+    "HitList",
+    "SearchResult",
+    "SessionHit",
+    "entry_details",
+    "hit_list_key",
+    "hit_page",
+    "matching_sessions",
+    "search_entries",
+    "session_hits",
+]
 
-HITS_PER_SESSION = 5  # hits returned per session (newest first); more are flagged, not counted
+HITS_PER_SESSION = 5  # hits returned per session (newest first)
+COUNT_CAP = 100  # hits counted per session across sessions; beyond it the count reads "more than 100"
+COUNT_BUDGET_MS = 30  # what counting may add to a cross-session search; sessions past it get no count
 STATEMENT_TIMEOUT_MS = 3000
 CONFIG = "simple"  # no stemming or stop words: code, paths and names match as typed
+HIT_LIST_VERSION = 1
+HIT_LIST_TTL_SECONDS = 600
 _EXCERPT = 240  # characters read around the first match, for the snippet
 
 
@@ -43,10 +69,16 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Hits grouped by session (sessions in the caller's order), and which sessions have more hits."""
+    """Hits grouped by session (sessions in the caller's order), and how many each session has.
+
+    ``counts`` holds the number of hits of each counted session, at most ``COUNT_CAP``; ``capped`` the
+    sessions with more than that. A session in ``more`` but without a count was not counted in time.
+    """
 
     hits: dict[int, list[Hit]]
     more: set[int]
+    counts: dict[int, int] = field(default_factory=dict)
+    capped: set[int] = field(default_factory=set)
     incomplete: bool = False  # the search gave up at its time limit
 
     @property
@@ -55,72 +87,253 @@ class SearchResult:
 
 
 def search_entries(
-    session_ids: Sequence[int], text: str, *, per_session: int = HITS_PER_SESSION
+    session_ids: Sequence[int], text: str, *, per_session: int = HITS_PER_SESSION, count: bool = True
 ) -> SearchResult:
-    """Return the newest entries whose message text matches ``text``, per session of ``session_ids``."""
+    """Return the newest entries whose message text matches ``text``, per session of ``session_ids``,
+    with each session's number of hits (``count=False``: only whether there are more than shown)."""
     terms = query_terms(text)
     if not terms or not session_ids:
         return SearchResult({}, set())
-    grouped: dict[int, list[tuple[int, str | None, str, str, str]]] = {}
-    incomplete = False
+    ids = list(session_ids)
+    if connection.vendor != "postgresql":
+        return _search_like(ids, terms, per_session)
     try:
-        rows = _matching_rows(list(session_ids), text, terms, per_session + 1)
+        newest = _newest_seqs(ids, text, per_session + 1)
     except OperationalError:  # the statement timeout: a phrase of frequent words that never meet
-        rows, incomplete = [], True
-    for session_id, seq, entry_id, kind, role, excerpt in rows:
-        grouped.setdefault(session_id, []).append((seq, entry_id, kind, role, excerpt))
-    ordered: dict[int, list[Hit]] = {}
-    more: set[int] = set()
-    for session_id in session_ids:
-        found = grouped.get(session_id)
-        if not found:
-            continue
-        found.sort(reverse=True)
-        if len(found) > per_session:
-            more.add(session_id)
-        ordered[session_id] = [
-            Hit(session_id, seq, entry_id, kind, role, snippet(excerpt, terms))
-            for seq, entry_id, kind, role, excerpt in found[:per_session]
-        ]
-    return SearchResult(ordered, more, incomplete)
+        return SearchResult({}, set(), incomplete=True)
+    counts = {pk: len(seqs) for pk, seqs in newest.items() if len(seqs) <= per_session}
+    capped: set[int] = set()
+    busy = [pk for pk in ids if len(newest.get(pk, ())) > per_session]
+    if count and busy:
+        for pk, found in _capped_counts(busy, text).items():
+            counts[pk] = min(found, COUNT_CAP)
+            if found > COUNT_CAP:
+                capped.add(pk)
+    shown = [(pk, seq) for pk in ids for seq in newest.get(pk, [])[:per_session]]
+    details = entry_details(shown, terms)
+    hits: dict[int, list[Hit]] = {}
+    for pk in ids:
+        if pk in newest:
+            hits[pk] = [details[(pk, seq)] for seq in newest[pk][:per_session] if (pk, seq) in details]
+    return SearchResult(hits, set(busy), counts, capped)
 
 
 def matching_sessions(session_ids: Sequence[int], text: str) -> list[int]:
     """Return which of ``session_ids`` have at least one entry whose message text matches ``text``."""
-    return search_entries(session_ids, text, per_session=0).session_ids
+    return search_entries(session_ids, text, per_session=0, count=False).session_ids
 
 
-def _matching_rows(session_ids: list[int], text: str, terms: list[str], limit: int) -> list[tuple[Any, ...]]:
+def entry_details(positions: Sequence[tuple[int, int]], terms: list[str]) -> dict[tuple[int, int], Hit]:
+    """Return the hit at each (session, seq), its snippet cut around the first query word."""
+    if not positions:
+        return {}
     table = Entry._meta.db_table
-    excerpt = "substr(search_text, {}(1, {}(lower(search_text), %s) - 80), %s)"
-    if connection.vendor != "postgresql":
-        where, params = _like_clause(terms)
-        marks = ", ".join(["%s"] * len(session_ids))
+    first = terms[0] if terms else ""
+    if connection.vendor == "postgresql":
+        sql = (
+            "SELECT e.session_id, e.seq, e.entry_id, e.type, e.role, "
+            "substr(e.search_text, greatest(1, strpos(lower(e.search_text), %s) - 80), %s) "
+            f"FROM {table} e JOIN unnest(%s::bigint[], %s::int[]) AS p(sid, seq) "
+            "ON e.session_id = p.sid AND e.seq = p.seq"
+        )
+        params: list[Any] = [first, _EXCERPT, [p[0] for p in positions], [p[1] for p in positions]]
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT session_id, seq, entry_id, type, role, {excerpt.format('max', 'instr')} "
-                f"FROM {table} WHERE {where} AND session_id IN ({marks}) ORDER BY seq DESC",
-                [terms[0], _EXCERPT, *params, *session_ids],
-            )
-            counts: dict[int, int] = {}
-            kept = []
-            for row in cursor.fetchall():
-                counts[row[0]] = counts.get(row[0], 0) + 1
-                if counts[row[0]] <= limit:
-                    kept.append(row)
-            return kept
-    # One bounded probe per session, newest first. The planner picks per query: the GIN index for rare
-    # words, a backward scan of the session's entries that stops after ``limit`` hits for frequent ones.
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    else:
+        rows = []
+        for start in range(0, len(positions), 200):
+            chunk = positions[start : start + 200]
+            where = " OR ".join(["(session_id = %s AND seq = %s)"] * len(chunk))
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT session_id, seq, entry_id, type, role, "
+                    f"substr(search_text, max(1, instr(lower(search_text), %s) - 80), %s) FROM {table} "
+                    f"WHERE {where}",
+                    [first, _EXCERPT, *(v for p in chunk for v in p)],
+                )
+                rows.extend(cursor.fetchall())
+    return {
+        (pk, seq): Hit(pk, seq, entry_id, kind, role, snippet(excerpt or "", terms))
+        for pk, seq, entry_id, kind, role, excerpt in rows
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class HitList:
+    """Every hit of one session, as append sequences in the tree's drawing order."""
+
+    seqs: list[int]
+    incomplete: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHit:
+    """One hit of a session's list: its position among all hits and where it is in the tree."""
+
+    index: int
+    seq: int
+    entry_id: str
+    type: str
+    role: str
+
+
+def hit_page(session: ChatSession, seqs: Sequence[int], offset: int, limit: int) -> list[SessionHit]:
+    """Return hits ``offset`` … ``offset + limit - 1`` of a session's hit list, with their entry ids."""
+    page = list(seqs[offset : offset + limit])
+    rows = {
+        seq: (entry_id, kind, role)
+        for seq, entry_id, kind, role in Entry.objects.filter(session=session, seq__in=page)
+        .order_by()
+        .values_list("seq", "entry_id", "type", "role")
+    }
+    return [
+        SessionHit(offset + i, seq, rows[seq][0], rows[seq][1], rows[seq][2])
+        for i, seq in enumerate(page)
+        if seq in rows and rows[seq][0] is not None
+    ]
+
+
+def hit_list_key(session: ChatSession, text: str, *, by_time: bool = True) -> str:
+    """Return the cache key of a session's hit list: one per session state, query and tree order."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return (
+        f"hits:{HIT_LIST_VERSION}:{session.pk}:{session.created_at.timestamp():.6f}:{session.next_seq}:"
+        f"{int(by_time)}:{digest}"
+    )
+
+
+def session_hits(session: ChatSession, text: str, *, by_time: bool = True) -> HitList:
+    """Return every entry of ``session`` whose message text matches ``text``, in tree order (the
+    overview's, or with ``by_time=False`` the append-ordered listing restricted grants see).
+
+    Entries are append-only, so the session's next seq names its state: the list is cached under it and
+    an append simply asks for a new key. Scope is not applied here (``link_scope.scoped_hits`` does).
+    """
+    if not query_terms(text):
+        return HitList([])
+    key = hit_list_key(session, text, by_time=by_time)
+    cache = caches["shared"]
+    stored = cache.get(key)
+    if stored is not None:
+        return HitList(array("i", stored).tolist())
+    try:
+        positions = _session_positions(session, text)
+    except OperationalError:
+        return HitList([], incomplete=True)
+    if not positions:
+        seqs: list[int] = []
+    else:
+        order = tree_order(session, by_time=by_time)
+        keyed = []
+        for seq, segment, depth in positions:
+            place = order.key(segment, depth)
+            if place is not None:
+                keyed.append((place, seq))
+        keyed.sort()
+        seqs = [seq for _, seq in keyed]
+    cache.set(key, array("i", seqs).tobytes(), HIT_LIST_TTL_SECONDS)
+    return HitList(seqs)
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------------------
+
+_SEARCH_TABLE = EntrySearch._meta.db_table
+# Session ids are bigint: an int literal would not match the btree_gin operator class of the index.
+_MATCH = "x.vector @@ websearch_to_tsquery(%s, %s)"
+
+
+def _newest_seqs(session_ids: list[int], text: str, limit: int) -> dict[int, list[int]]:
+    """Return the newest ``limit`` hit seqs of each session that has any, newest first.
+
+    One bounded probe per session. The planner picks per query: the GIN index for rare words, a
+    backward scan of the session's rows that stops after ``limit`` hits for frequent ones.
+    """
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
         cursor.execute(
-            f"SELECT s.id, h.* FROM unnest(%s::bigint[]) AS s(id) CROSS JOIN LATERAL ("
-            f"SELECT seq, entry_id, type, role, {excerpt.format('greatest', 'strpos')} FROM {table} e "
-            "WHERE e.session_id = s.id AND e.search_vector @@ websearch_to_tsquery(%s, %s) "
-            "ORDER BY e.seq DESC LIMIT %s) AS h",
-            [session_ids, terms[0], _EXCERPT, CONFIG, text, limit],
+            f"SELECT s.id, h.seq FROM unnest(%s::bigint[]) AS s(id) CROSS JOIN LATERAL ("
+            f"SELECT x.seq FROM {_SEARCH_TABLE} x WHERE x.session_id = s.id AND {_MATCH} "
+            "ORDER BY x.seq DESC LIMIT %s) AS h",
+            [session_ids, CONFIG, text, limit],
+        )
+        rows = cursor.fetchall()
+    found: dict[int, list[int]] = {}
+    for pk, seq in rows:
+        found.setdefault(pk, []).append(seq)
+    for seqs in found.values():
+        seqs.sort(reverse=True)
+    return found
+
+
+def _capped_counts(session_ids: list[int], text: str) -> dict[int, int]:
+    """Return the number of hits of each session, counted up to COUNT_CAP + 1, in the given order until
+    the counting budget is spent (a phrase of frequent words checks many candidates per hit): sessions
+    past it are left out. One statement: each row checks the clock before counting its session."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            # The budget is checked between sessions; the timeout bounds one session that runs long.
+            cursor.execute(f"SET LOCAL statement_timeout = {COUNT_BUDGET_MS * 4}")
+            cursor.execute(
+                "SELECT s.id, CASE WHEN clock_timestamp() < statement_timestamp() "
+                "+ make_interval(secs => %s) THEN (SELECT count(*) FROM ("
+                f"SELECT 1 FROM {_SEARCH_TABLE} x WHERE x.session_id = s.id AND {_MATCH} LIMIT %s) AS c) END "
+                "FROM unnest(%s::bigint[]) AS s(id)",
+                [COUNT_BUDGET_MS / 1000, CONFIG, text, COUNT_CAP + 1, session_ids],
+            )
+            return {pk: found for pk, found in cursor.fetchall() if found is not None}
+    except OperationalError:
+        return {}
+
+
+def _session_positions(session: ChatSession, text: str) -> list[tuple[int, int, int]]:
+    """Return (seq, segment, depth) of every hit of the session that is in its tree."""
+    if connection.vendor != "postgresql":
+        where, params = _like_clause(query_terms(text))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT seq, segment, depth FROM {Entry._meta.db_table} "
+                f"WHERE session_id = %s AND segment IS NOT NULL AND {where}",
+                [session.pk, *params],
+            )
+            return cursor.fetchall()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
+        cursor.execute(
+            f"SELECT x.seq, x.segment, x.depth FROM {_SEARCH_TABLE} x "
+            f"WHERE x.session_id = %s::bigint AND {_MATCH} AND x.segment IS NOT NULL",
+            [session.pk, CONFIG, text],
         )
         return cursor.fetchall()
+
+
+# -- SQLite (the embedded mode) -------------------------------------------------------------------------
+
+
+def _search_like(session_ids: list[int], terms: list[str], per_session: int) -> SearchResult:
+    where, params = _like_clause(terms)
+    marks = ", ".join(["%s"] * len(session_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT session_id, seq FROM {Entry._meta.db_table} "
+            f"WHERE {where} AND session_id IN ({marks}) ORDER BY seq DESC",
+            [*params, *session_ids],
+        )
+        rows = cursor.fetchall()
+    found: dict[int, list[int]] = {}
+    for pk, seq in rows:
+        found.setdefault(pk, []).append(seq)
+    shown = [(pk, seq) for pk in session_ids for seq in found.get(pk, [])[:per_session]]
+    details = entry_details(shown, terms)
+    hits = {
+        pk: [details[(pk, seq)] for seq in found[pk][:per_session] if (pk, seq) in details]
+        for pk in session_ids
+        if pk in found
+    }
+    counts = {pk: min(len(seqs), COUNT_CAP) for pk, seqs in found.items()}
+    capped = {pk for pk, seqs in found.items() if len(seqs) > COUNT_CAP}
+    more = {pk for pk, seqs in found.items() if len(seqs) > per_session}
+    return SearchResult(hits, more, counts, capped)
 
 
 def _like_clause(terms: list[str]) -> tuple[str, list[str]]:

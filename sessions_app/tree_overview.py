@@ -9,6 +9,7 @@ entries, so a 100k-entry session with a few hundred branches answers with a smal
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from .domain.timestamps import js_date_ms
 from .models import ChatSession, Entry, Segment
 from .queries import find_entry
 
-__all__ = ["AROUND", "SEGMENT_PAGE", "build_tree_overview"]
+__all__ = ["AROUND", "SEGMENT_PAGE", "TreeOrder", "build_tree_overview", "tree_order"]
 
 AROUND = 50  # entries expanded on each side of ?around=
 SEGMENT_PAGE = 1000  # entries expanded from the start of ?segment=
@@ -54,19 +55,10 @@ def build_tree_overview(
     session: ChatSession, *, around: str | None = None, segment: int | None = None
 ) -> dict[str, Any]:
     """Return the overview: folded runs and the nodes between them, in drawing order (no nesting)."""
-    segs = {
-        s[0]: _Seg(s[0], s[1], s[2], s[3])
-        for s in Segment.objects.filter(session=session).values_list(
-            "index", "parent_index", "start_depth", "tip_depth"
-        )
-    }
+    segs, children_at = _segments(session)
     depths: dict[int, set[int]] = {i: {s.tip_depth} for i, s in segs.items()}
-    children_at: dict[tuple[int, int], list[int]] = {}
-    for index in sorted(segs):
-        s = segs[index]
-        if s.parent is not None and s.parent in segs:
-            depths[s.parent].add(s.start - 1)
-            children_at.setdefault((s.parent, s.start - 1), []).append(index)
+    for parent, depth in children_at:
+        depths[parent].add(depth)
 
     rows: dict[tuple[int, int], _Row] = {}
 
@@ -201,12 +193,88 @@ def build_tree_overview(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class TreeOrder:
+    """Where each tree entry comes in the tree's drawing order, from the segment table alone.
+
+    A segment is drawn in pieces split at its branch points: the piece up to a branch point, then each
+    child's subtree and the piece continuing the segment, in the branch point's child order. Entries
+    sort by (rank of their piece, depth).
+    """
+
+    starts: dict[int, list[int]]  # segment → start depths of its pieces, ascending
+    ranks: dict[int, list[int]]  # segment → drawing rank of each of those pieces
+
+    def key(self, segment: int, depth: int) -> tuple[int, int] | None:
+        """Return the sort key of the entry at (segment, depth), or None when it is not in the tree."""
+        starts = self.starts.get(segment)
+        if not starts:
+            return None
+        at = bisect_right(starts, depth) - 1
+        return (self.ranks[segment][at], depth) if at >= 0 else None
+
+
+def tree_order(session: ChatSession, *, by_time: bool = True) -> TreeOrder:
+    """Return the drawing order of the session's tree: the overview's (children by time, as Pi lists
+    them) or, with ``by_time=False``, the listing a restricted grant sees (children in append order)."""
+    segs, children_at = _segments(session)
+    order = _child_order(session, segs, children_at, by_time=by_time)
+    branches: dict[int, list[int]] = {}
+    for index, depth in order:
+        branches.setdefault(index, []).append(depth)
+    for depths in branches.values():
+        depths.sort()
+    starts: dict[int, list[int]] = {}
+    ranks: dict[int, list[int]] = {}
+    rank = 0
+    roots = sorted(i for i, s in segs.items() if s.parent is None or s.parent not in segs)
+    # Depth-first without recursion, as the overview draws: trees may be far deeper than the stack.
+    stack = [(root, segs[root].start) for root in reversed(roots)]
+    while stack:
+        index, low = stack.pop()
+        starts.setdefault(index, []).append(low)
+        ranks.setdefault(index, []).append(rank)
+        rank += 1
+        points = branches.get(index, [])
+        at = bisect_right(points, low - 1)
+        if at == len(points):
+            continue
+        point = points[at]
+        frames = [
+            (index, point + 1) if child is None else (child, segs[child].start)
+            for child in order[(index, point)]
+        ]
+        stack.extend(reversed(frames))
+    # A segment's pieces are drawn top to bottom, so their starts were recorded in ascending order.
+    return TreeOrder(starts, ranks)
+
+
+def _segments(session: ChatSession) -> tuple[dict[int, _Seg], dict[tuple[int, int], list[int]]]:
+    segs = {
+        s[0]: _Seg(s[0], s[1], s[2], s[3])
+        for s in Segment.objects.filter(session=session).values_list(
+            "index", "parent_index", "start_depth", "tip_depth"
+        )
+    }
+    children_at: dict[tuple[int, int], list[int]] = {}
+    for index in sorted(segs):
+        s = segs[index]
+        if s.parent is not None and s.parent in segs:
+            children_at.setdefault((s.parent, s.start - 1), []).append(index)
+    return segs, children_at
+
+
 def _child_order(
-    session: ChatSession, segs: dict[int, _Seg], children_at: dict[tuple[int, int], list[int]]
+    session: ChatSession,
+    segs: dict[int, _Seg],
+    children_at: dict[tuple[int, int], list[int]],
+    *,
+    by_time: bool = True,
 ) -> dict[tuple[int, int], list[int | None]]:
     """Return each branch point's children oldest first (None: the run continuing its own segment).
 
-    Children start in append order and are stably sorted by time, unreadable times comparing equal.
+    Children start in append order and are stably sorted by time, unreadable times comparing equal
+    (``by_time=False``: append order alone).
     """
     wanted: list[tuple[int, int]] = []
     for (index, depth), branches in children_at.items():
@@ -215,7 +283,7 @@ def _child_order(
         wanted.extend((child, segs[child].start) for child in branches)
     found = _values_at(session, wanted, _ORDER_FIELDS)
     # Only ISO strings are stored as text; a null or numeric time is read from the line itself.
-    others = [seq for _, _, seq, stamp in found if not stamp]
+    others = [seq for _, _, seq, stamp in found if not stamp] if by_time else []
     times: dict[int, float] = {}
     if others:
         for seq, raw in Entry.objects.filter(session=session, seq__in=others).values_list("seq", "raw"):
@@ -224,7 +292,7 @@ def _child_order(
                 payload.get("timestamp", UNDEFINED) if isinstance(payload, dict) else UNDEFINED
             )
     firsts = {
-        (seg, depth): (seq, times[seq] if seq in times else js_date_ms(stamp))
+        (seg, depth): (seq, 0.0 if not by_time else times[seq] if seq in times else js_date_ms(stamp))
         for seg, depth, seq, stamp in found
     }
     order: dict[tuple[int, int], list[int | None]] = {}
@@ -238,7 +306,8 @@ def _child_order(
             if (child, segs[child].start) in firsts
         ]
         options.sort(key=lambda option: option[1][0])
-        options = js_sort(options, lambda a, b: _by_time(a[1][1], b[1][1]))
+        if by_time:
+            options = js_sort(options, lambda a, b: _by_time(a[1][1], b[1][1]))
         order[(index, depth)] = [child for child, _ in options]
     return order
 

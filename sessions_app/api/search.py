@@ -1,4 +1,5 @@
-"""``GET /api/search/``: message text across the sessions I can read, each hit located in its tree."""
+"""Search message text: ``GET /api/search/`` across the sessions I can read (a few newest hits and a count
+per session), and ``GET /api/sessions/<pk>/search/`` for every hit of one session, in tree order, in pages."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import search
+from .. import link_scope, search
 from ..models import ChatSession
-from .views import ERRORS, SessionAPIView
+from .views import ERRORS, LinkReadableView, SessionAPIView
 
 MAX_SESSIONS = 50  # sessions listed per search, most recently updated first
+HIT_PAGE = 200  # hits per page of one session's list, unless asked otherwise
+MAX_HIT_PAGE = 2000
 
 
 class SearchQuerySerializer(serializers.Serializer[Any]):
@@ -39,6 +42,12 @@ class SearchSessionSerializer(serializers.Serializer[Any]):
     updatedAt = serializers.DateTimeField()
     hits = SearchHitSerializer(many=True, help_text="Newest first")
     moreHits = serializers.BooleanField(help_text="More entries match than are listed")
+    hitCount = serializers.IntegerField(
+        allow_null=True,
+        help_text=f"Entries that match in this session, counted up to {search.COUNT_CAP}; "
+        "null when counting took too long (moreHits still says whether there are more)",
+    )
+    hitCountCapped = serializers.BooleanField(help_text=f"More than {search.COUNT_CAP} entries match")
 
 
 class SearchResultSerializer(serializers.Serializer[Any]):
@@ -60,19 +69,24 @@ class SearchView(SessionAPIView):
         if "session" in params:
             query = query.filter(pk=params["session"])
         sessions = {s.pk: s for s in query.only("pk", "name", "cwd", "updated_at")}
-        found = search.search_entries(list(sessions), text)
-        listed = found.session_ids[:MAX_SESSIONS]
+        # With many sessions, which match comes first (one cheap probe each), then hits and counts for
+        # the listed ones only.
+        probe = None
+        if len(sessions) > MAX_SESSIONS:
+            probe = search.search_entries(list(sessions), text, per_session=0, count=False)
+        listed = list(sessions) if probe is None else probe.session_ids[:MAX_SESSIONS]
+        found = search.search_entries(listed, text)
         return Response(
             {
                 "query": text,
-                "sessions": [_session(sessions[pk], found.hits[pk], pk in found.more) for pk in listed],
-                "moreSessions": len(found.session_ids) > len(listed),
-                "incomplete": found.incomplete,
+                "sessions": [_session(sessions[pk], found, pk) for pk in found.session_ids],
+                "moreSessions": probe is not None and len(probe.session_ids) > MAX_SESSIONS,
+                "incomplete": found.incomplete or (probe is not None and probe.incomplete),
             }
         )
 
 
-def _session(session: ChatSession, hits: list[search.Hit], more: bool) -> dict[str, Any]:
+def _session(session: ChatSession, found: search.SearchResult, pk: int) -> dict[str, Any]:
     return {
         "id": session.pk,
         "name": session.name,
@@ -80,7 +94,61 @@ def _session(session: ChatSession, hits: list[search.Hit], more: bool) -> dict[s
         "updatedAt": serializers.DateTimeField().to_representation(session.updated_at),
         "hits": [
             {"entryId": h.entry_id, "seq": h.seq, "type": h.type, "role": h.role, "snippet": h.snippet}
-            for h in hits
+            for h in found.hits[pk]
         ],
-        "moreHits": more,
+        "moreHits": pk in found.more,
+        "hitCount": found.counts.get(pk),
+        "hitCountCapped": pk in found.capped,
     }
+
+
+class SessionSearchQuerySerializer(serializers.Serializer[Any]):
+    q = serializers.CharField(
+        max_length=200,
+        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text',
+    )
+    offset = serializers.IntegerField(required=False, min_value=0, default=0, help_text="First hit to return")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_HIT_PAGE, default=HIT_PAGE)
+
+
+class SessionHitSerializer(serializers.Serializer[Any]):
+    index = serializers.IntegerField(help_text="Position among all hits, from 0")
+    entryId = serializers.CharField(help_text="Open the tree here: tree?around=<entryId>")
+    seq = serializers.IntegerField()
+    type = serializers.CharField()
+    role = serializers.CharField()
+
+
+class SessionHitPageSerializer(serializers.Serializer[Any]):
+    query = serializers.CharField()
+    total = serializers.IntegerField(help_text="Hits in the session (inside what this viewer may see)")
+    offset = serializers.IntegerField()
+    hits = SessionHitSerializer(many=True, help_text="In the tree's drawing order, from ``offset``")
+    incomplete = serializers.BooleanField(help_text="The search stopped at its time limit; try other words")
+
+
+class SessionSearchView(LinkReadableView):
+    @extend_schema(
+        parameters=[SessionSearchQuerySerializer], responses={200: SessionHitPageSerializer, **ERRORS}
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        """List every entry of this session whose message text matches ``q``, in tree order, a page at a
+        time: next and previous step through all of them. A share link sees only the hits in its scope."""
+        grant = self.access(pk)
+        params = self.valid(SessionSearchQuerySerializer, request.query_params)
+        text = params["q"].strip()
+        found = link_scope.scoped_hits(grant, text)
+        offset = params["offset"]
+        hits = [
+            {"index": h.index, "entryId": h.entry_id, "seq": h.seq, "type": h.type, "role": h.role}
+            for h in search.hit_page(grant.session, found.seqs, offset, params["limit"])
+        ]
+        return Response(
+            {
+                "query": text,
+                "total": len(found.seqs),
+                "offset": offset,
+                "hits": hits,
+                "incomplete": found.incomplete,
+            }
+        )

@@ -27,6 +27,7 @@ urlpatterns = [
     path("sessions/<int:pk>/labels/", views.LabelView.as_view(), name="session-labels"),
     path("sessions/<int:pk>/append/", views.AppendView.as_view(), name="session-append"),
     path("sessions/<int:pk>/export/", views.ExportView.as_view(), name="session-export"),
+    path("sessions/<int:pk>/search/", search.SessionSearchView.as_view(), name="session-search"),
     path(
         "sessions/<int:pk>/settings/", session_settings.SessionSettingsView.as_view(), name="session-settings"
     ),
