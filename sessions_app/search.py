@@ -181,17 +181,17 @@ class SessionHit:
 def hit_page(session: ChatSession, seqs: Sequence[int], offset: int, limit: int) -> list[SessionHit]:
     """Return hits ``offset`` … ``offset + limit - 1`` of a session's hit list, with their entry ids."""
     page = list(seqs[offset : offset + limit])
-    rows = {
-        seq: (entry_id, kind, role)
-        for seq, entry_id, kind, role in Entry.objects.filter(session=session, seq__in=page)
-        .order_by()
-        .values_list("seq", "entry_id", "type", "role")
-    }
-    return [
-        SessionHit(offset + i, seq, rows[seq][0], rows[seq][1], rows[seq][2])
-        for i, seq in enumerate(page)
-        if seq in rows and rows[seq][0] is not None
-    ]
+    if not page:
+        return []
+    marks = ", ".join(["%s"] * len(page))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, entry_id, type, role FROM {Entry._meta.db_table} "
+            f"WHERE session_id = %s AND seq IN ({marks}) AND entry_id IS NOT NULL",
+            [session.pk, *page],
+        )
+        rows = {seq: (entry_id, kind, role) for seq, entry_id, kind, role in cursor.fetchall()}
+    return [SessionHit(offset + i, seq, *rows[seq]) for i, seq in enumerate(page) if seq in rows]
 
 
 def hit_list_key(session: ChatSession, text: str, *, by_time: bool = True) -> str:
@@ -217,23 +217,28 @@ def session_hits(session: ChatSession, text: str, *, by_time: bool = True) -> Hi
     stored = cache.get(key)
     if stored is not None:
         return HitList(array("i", stored).tolist())
+    pieces = _tree_pieces(session, by_time)
     try:
-        positions = _session_positions(session, text)
-    except OperationalError:
+        seqs = _ordered_hits(session, text, pieces)
+    except OperationalError:  # the statement timeout: a phrase of frequent words that never meet
         return HitList([], incomplete=True)
-    if not positions:
-        seqs: list[int] = []
-    else:
-        order = tree_order(session, by_time=by_time)
-        keyed = []
-        for seq, segment, depth in positions:
-            place = order.key(segment, depth)
-            if place is not None:
-                keyed.append((place, seq))
-        keyed.sort()
-        seqs = [seq for _, seq in keyed]
     cache.set(key, array("i", seqs).tobytes(), HIT_LIST_TTL_SECONDS)
     return HitList(seqs)
+
+
+def _tree_pieces(session: ChatSession, by_time: bool) -> list[tuple[int, int, int, int]]:
+    """Return the pieces of the session's tree in drawing order (``TreeOrder.pieces``), cached per
+    session state like the hit lists that use them."""
+    key = (
+        f"tree-order:{HIT_LIST_VERSION}:{session.pk}:{session.created_at.timestamp():.6f}:"
+        f"{session.next_seq}:{int(by_time)}"
+    )
+    cache = caches["shared"]
+    pieces = cache.get(key)
+    if pieces is None:
+        pieces = tree_order(session, by_time=by_time).pieces()
+        cache.set(key, pieces, HIT_LIST_TTL_SECONDS)
+    return list(pieces)
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------------------
@@ -286,8 +291,10 @@ def _capped_counts(session_ids: list[int], text: str) -> dict[int, int]:
         return {}
 
 
-def _session_positions(session: ChatSession, text: str) -> list[tuple[int, int, int]]:
-    """Return (seq, segment, depth) of every hit of the session that is in its tree."""
+def _ordered_hits(session: ChatSession, text: str, pieces: list[tuple[int, int, int, int]]) -> list[int]:
+    """Return the seqs of every hit of the session that is in its tree, ordered by (piece rank, depth)."""
+    if not pieces:
+        return []
     if connection.vendor != "postgresql":
         where, params = _like_clause(query_terms(text))
         with connection.cursor() as cursor:
@@ -296,15 +303,29 @@ def _session_positions(session: ChatSession, text: str) -> list[tuple[int, int, 
                 f"WHERE session_id = %s AND segment IS NOT NULL AND {where}",
                 [session.pk, *params],
             )
-            return cursor.fetchall()
+            positions = cursor.fetchall()
+        by_segment: dict[int, list[tuple[int, int, int]]] = {}
+        for segment, low, high, rank in pieces:
+            by_segment.setdefault(segment, []).append((low, high, rank))
+        keyed = [
+            (rank, depth, seq)
+            for seq, segment, depth in positions
+            for low, high, rank in by_segment.get(segment, ())
+            if low <= depth <= high
+        ]
+        return [seq for _, _, seq in sorted(keyed)]
+    # The database orders them: each hit joins the piece of the tree it is drawn in.
+    segments, lows, highs, ranks = (list(column) for column in zip(*pieces, strict=True))
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
         cursor.execute(
-            f"SELECT x.seq, x.segment, x.depth FROM {_SEARCH_TABLE} x "
-            f"WHERE x.session_id = %s::bigint AND {_MATCH} AND x.segment IS NOT NULL",
-            [session.pk, CONFIG, text],
+            f"SELECT x.seq FROM {_SEARCH_TABLE} x "
+            "JOIN unnest(%s::int[], %s::int[], %s::int[], %s::int[]) AS p(seg, lo, hi, rank) "
+            "ON x.segment = p.seg AND x.depth BETWEEN p.lo AND p.hi "
+            f"WHERE x.session_id = %s::bigint AND {_MATCH} ORDER BY p.rank, x.depth",
+            [segments, lows, highs, ranks, session.pk, CONFIG, text],
         )
-        return cursor.fetchall()
+        return [seq for (seq,) in cursor.fetchall()]
 
 
 # -- SQLite (the embedded mode) -------------------------------------------------------------------------

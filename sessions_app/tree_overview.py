@@ -205,6 +205,17 @@ class TreeOrder:
     starts: dict[int, list[int]]  # segment → start depths of its pieces, ascending
     ranks: dict[int, list[int]]  # segment → drawing rank of each of those pieces
 
+    def pieces(self) -> list[tuple[int, int, int, int]]:
+        """Return every piece as (segment, first depth, last depth, rank); a segment's last piece runs on
+        to its tip, so its last depth is open."""
+        out = []
+        for segment, starts in self.starts.items():
+            ranks = self.ranks[segment]
+            for i, low in enumerate(starts):
+                high = starts[i + 1] - 1 if i + 1 < len(starts) else 2**31 - 1
+                out.append((segment, low, high, ranks[i]))
+        return out
+
     def key(self, segment: int, depth: int) -> tuple[int, int] | None:
         """Return the sort key of the entry at (segment, depth), or None when it is not in the tree."""
         starts = self.starts.get(segment)
