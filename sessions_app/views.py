@@ -13,12 +13,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 
 from . import access, link_scope, search
 from .domain.operations import FORK_MODES
+from .domain.search import marked, query_terms
 from .models import ChatSession, ShareLink, Team
 
 PAGE_SIZE = 50
+SNIPPETS_PER_SESSION = 3  # newest hits shown under each session of a search; the rest are stepped through
 SORTS = {
     "recent": ("-updated_at", "-pk"),
     "oldest": ("updated_at", "pk"),
@@ -54,11 +57,43 @@ def session_list(request: HttpRequest) -> HttpResponse:
     sort = sort if sort in SORTS else "recent"
     query = search_sessions(request.user, text=text, scope=scope, sort=sort)
     page = Paginator(query, PAGE_SIZE).get_page(request.GET.get("page"))
+    if text:
+        _attach_hits(list(page.object_list), text)
     return render(
         request,
         "sessions_app/session_list.html",
         {"page": page, "q": text, "scope": scope, "sort": sort, "sorts": list(SORTS), "scopes": SCOPES},
     )
+
+
+def _attach_hits(sessions: list[ChatSession], text: str) -> None:
+    """Give each listed session its newest hits (``search_hits``: snippet pieces and where each opens)
+    and what is left to step through in the session itself (``more_hits``: a label, or "")."""
+    found = search.search_entries([s.pk for s in sessions], text, per_session=SNIPPETS_PER_SESSION)
+    terms = query_terms(text)
+    for session in sessions:
+        hits = found.hits.get(session.pk, [])
+        base = f"{reverse('sessions:detail', args=[session.pk])}?{urlencode({'q': text})}"
+        session.search_url = base  # type: ignore[attr-defined]
+        session.search_hits = [  # type: ignore[attr-defined]
+            {
+                "url": f"{base}#{urlencode({'entry': h.entry_id})}",
+                "pieces": marked(h.snippet, terms),
+                "role": h.role,
+            }
+            for h in hits
+            if h.entry_id is not None
+        ]
+        more = ""
+        if session.pk in found.more:
+            count = found.counts.get(session.pk)
+            if count is None:
+                more = "more in this session"
+            elif session.pk in found.capped:
+                more = f"over {count - len(hits)} more in this session"
+            else:
+                more = f"{count - len(hits)} more in this session"
+        session.more_hits = more  # type: ignore[attr-defined]
 
 
 @login_required

@@ -14,7 +14,7 @@ from typing import Any
 
 from .messages import content_text
 
-__all__ = ["MAX_SEARCH_CHARS", "query_terms", "search_text", "snippet"]
+__all__ = ["MAX_SEARCH_CHARS", "marked", "query_terms", "search_text", "snippet"]
 
 MAX_SEARCH_CHARS = 32_000
 SNIPPET_CHARS = 160
@@ -68,3 +68,27 @@ def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     end = min(len(text), start + width)
     piece = " ".join(text[start:end].split())
     return ("…" if start > 0 else "") + piece + ("…" if end < len(text) else "")
+
+
+def marked(text: str, terms: list[str]) -> list[tuple[str, bool]]:
+    """Split ``text`` into pieces, each saying whether it is an occurrence of a query word (any case)."""
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        at = lowered.find(term) if term else -1
+        while at >= 0:
+            spans.append((at, at + len(term)))
+            at = lowered.find(term, at + len(term))
+    pieces: list[tuple[str, bool]] = []
+    end = 0
+    for start, stop in sorted(spans):
+        if stop <= end:
+            continue
+        start = max(start, end)
+        if start > end:
+            pieces.append((text[end:start], False))
+        pieces.append((text[start:stop], True))
+        end = stop
+    if end < len(text):
+        pieces.append((text[end:], False))
+    return pieces

@@ -134,17 +134,6 @@
     },
     recordFor: (id) => state.entries.get(id),
     wantRecords,
-    onHits: (count, at) => {
-      const query = $("tree-search").value.trim();
-      if (!state.full && query && !cfg.readOnly) {
-        // Big sessions load entries as they come into view: the server searches the whole session.
-        $("search-hits").textContent = serverHits && serverHits.query === query && serverHits.at >= 0 ? serverHits.label : "Enter: search all";
-        $("search-prev").disabled = $("search-next").disabled = false;
-        return;
-      }
-      $("search-hits").textContent = !query ? "" : count ? `${at >= 0 ? at + 1 : "–"} of ${count}` : "no match";
-      $("search-prev").disabled = $("search-next").disabled = count === 0;
-    },
   });
 
   async function loadTree() {
@@ -160,46 +149,106 @@
     tree.filter = event.target.value;
     tree.rebuild();
   });
-  // Search marks matching rows in place; Enter / ↓ go to the next match, Shift+Enter / ↑ to the previous.
-  $("tree-search").addEventListener("input", (event) => {
-    tree.search = event.target.value;
-    tree.hitAt = -1;
-    tree.rebuild();
-  });
-  // The server's full-text search over the whole session (newest hits), each opened in the tree.
-  let serverHits = null;
-  async function serverSearch(step) {
-    const query = $("tree-search").value.trim();
-    if (!query) return;
-    if (!serverHits || serverHits.query !== query) {
-      const { body } = await Pi.api("GET", `/api/search/${Pi.query({ q: query, session: cfg.session })}`);
-      const found = body.sessions.find((s) => s.id === cfg.session);
-      serverHits = { query, ids: found ? found.hits.map((h) => h.entryId).filter(Boolean) : [], more: Boolean(found && found.moreHits), at: -1 };
-    }
-    if (!serverHits.ids.length) {
-      $("search-hits").textContent = "no match";
-      return;
-    }
-    serverHits.at = (serverHits.at + step + serverHits.ids.length) % serverHits.ids.length;
-    serverHits.label = `${serverHits.at + 1} of ${serverHits.ids.length}${serverHits.more ? " newest" : ""}`;
-    $("search-hits").textContent = serverHits.label;
-    const id = serverHits.ids[serverHits.at];
-    state.treeParams = { around: id };
-    await loadTree();
-    await select(id);
-  }
-  function nextHit(step) {
-    if (!state.full && !cfg.readOnly) serverSearch(step).catch((e) => showError(e.message));
-    else tree.nextHit(step);
+  // -- search: every hit of the session, listed by the server in tree order, a page at a time ------------
+  // Typing asks for the first page (the count and the hits marked in place); Enter / ↓ go to the next
+  // hit, Shift+Enter / ↑ to the previous, loading further pages as the steps reach them. Each hit is
+  // opened in the tree: folded branches above it open, and a hit inside a folded run or far from what
+  // is drawn loads the tree around it.
+  const HIT_PAGE = 200;
+  const hits = { query: "", total: 0, ids: [], pages: new Set(), at: -1, incomplete: false, loaded: null };
+  let searchTimer = null;
+  let stepping = Promise.resolve();
+
+  function showHitCount() {
+    let text = "";
+    if (hits.query && hits.loaded === null) text = "…";
+    else if (hits.query && !hits.total) text = hits.incomplete ? "too many candidates: try other words" : "no match";
+    else if (hits.query) text = `${hits.at >= 0 ? (hits.at + 1).toLocaleString() : "–"} of ${hits.total.toLocaleString()}`;
+    $("search-hits").textContent = text;
+    $("search-prev").disabled = $("search-next").disabled = !hits.total;
   }
 
+  async function loadHitPage(query, page) {
+    const params = { q: query, offset: page * HIT_PAGE, limit: HIT_PAGE };
+    const { body } = await Pi.api("GET", `${base}/search/${Pi.query(params)}`);
+    if (query !== hits.query) return;
+    hits.total = body.total;
+    hits.incomplete = body.incomplete;
+    for (const hit of body.hits) {
+      hits.ids[hit.index] = hit.entryId;
+      tree.hitIds.add(hit.entryId);
+    }
+    hits.pages.add(page);
+    tree.render();
+  }
+
+  // Start (or, with keep, refresh after the session changed) the list for a query.
+  function startSearch(query, { keep = false } = {}) {
+    const at = keep && query === hits.query ? hits.at : -1;
+    Object.assign(hits, { query, total: 0, ids: [], pages: new Set(), at, incomplete: false, loaded: null });
+    tree.hitIds = new Set();
+    tree.render();
+    if (query) {
+      const loaded = loadHitPage(query, 0).then(() => {
+        if (hits.query !== query) return;
+        hits.at = Math.min(hits.at, hits.total - 1);
+        showHitCount();
+      });
+      hits.loaded = loaded.catch((error) => showError(error.message));
+    }
+    showHitCount();
+    return hits.loaded || Promise.resolve();
+  }
+
+  async function hitAt(index) {
+    const page = Math.floor(index / HIT_PAGE);
+    if (!hits.pages.has(page)) await loadHitPage(hits.query, page);
+    return hits.ids[index];
+  }
+
+  async function revealHit(id) {
+    tree.reveal = id;
+    tree.unfoldTo(id);
+    if (!tree.hasRow(id)) {
+      state.treeParams = { around: id };
+      await loadTree();
+      tree.unfoldTo(id);
+    }
+    await select(id);
+  }
+
+  async function stepHit(step) {
+    const query = $("tree-search").value.trim();
+    if (!query) return;
+    clearTimeout(searchTimer);
+    if (query !== hits.query || hits.loaded === null) startSearch(query);
+    await hits.loaded;
+    if (query !== hits.query || !hits.total) return;
+    hits.at = (hits.at + step + hits.total) % hits.total;
+    showHitCount();
+    const id = await hitAt(hits.at);
+    if (id) await revealHit(id);
+  }
+
+  // Steps run one after another, so a quick series of Enters ends on the hit it counted to.
+  function nextHit(step) {
+    stepping = stepping.then(() => stepHit(step)).catch((error) => showError(error.message));
+  }
+
+  $("tree-search").addEventListener("input", (event) => {
+    clearTimeout(searchTimer);
+    const query = event.target.value.trim();
+    searchTimer = setTimeout(() => query !== hits.query && startSearch(query), 250);
+  });
   $("tree-search").addEventListener("keydown", (event) => {
     if (event.key === "Enter") {
       event.preventDefault();
       nextHit(event.shiftKey ? -1 : 1);
     } else if (event.key === "Escape") {
       event.target.value = "";
-      tree.search = "";
+      clearTimeout(searchTimer);
+      tree.reveal = null;
+      startSearch("");
       tree.rebuild();
     }
   });
@@ -793,6 +842,7 @@
           if (body.lastSeq !== null) state.lastSeq = body.lastSeq;
         }
         await loadTree();
+        if (hits.query) startSearch(hits.query, { keep: true }); // new entries may hold new hits
         if (following && state.leafId) await select(state.leafId);
         else if (state.selectedId) await select(state.selectedId);
       } while (again);
@@ -896,7 +946,8 @@
       setEditor(handedBack);
     }
     // Tree, branch and context start together: the leaf comes with the page, so nothing waits for the tree.
-    const first = new URLSearchParams(location.hash.slice(1)).get("entry") || cfg.leafId;
+    const named = new URLSearchParams(location.hash.slice(1)).get("entry");
+    const first = named || cfg.leafId;
     state.treeLoaded = loadTree();
     const seqLoaded = state.full
       ? null
@@ -917,6 +968,23 @@
     document.body.dataset.ready = "true";
     tree.render(); // rows drawn before the path arrived now show its entries; the rest are fetched
     if (state.missed) catchUp({ follow: false });
+    // Opened from a search (?q=): the search is active, at the hit named in the address or the first.
+    const query = (new URLSearchParams(location.search).get("q") || "").trim();
+    if (query) openSearch(query, named);
+  }
+
+  function openSearch(query, entryId) {
+    $("tree-search").value = query;
+    stepping = stepping
+      .then(async () => {
+        await startSearch(query);
+        const index = entryId ? hits.ids.indexOf(entryId) : -1;
+        if (!entryId) return stepHit(1);
+        hits.at = index;
+        showHitCount();
+        return revealHit(entryId);
+      })
+      .catch((error) => showError(error.message));
   }
 
   start().catch((error) => showError(error.message));

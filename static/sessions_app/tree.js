@@ -29,22 +29,20 @@ window.Pi = window.Pi || {};
   const firstOf = (item) => (item.kind === "run" ? item.firstId : item.id);
 
   class TreeView {
-    constructor({ scroller, onSelect, onActivate, onExpandRun, recordFor, wantRecords, onHits }) {
+    constructor({ scroller, onSelect, onActivate, onExpandRun, recordFor, wantRecords }) {
       this.scroller = scroller;
       this.onSelect = onSelect;
       this.onActivate = onActivate;
       this.onExpandRun = onExpandRun;
-      this.onHits = onHits || (() => {});
       this.recordFor = recordFor; // id → cached entry record or undefined
       this.wantRecords = wantRecords; // ids in view without a cached record
       this.items = [];
       this.rows = [];
-      this.hits = [];
-      this.hitAt = -1;
+      this.hitIds = new Set(); // search hits known so far (the server lists them), marked in place
+      this.reveal = null; // the search hit being shown: drawn whatever the filter
       this.folded = new Set();
       this.expandedRuns = new Set();
       this.filter = "default";
-      this.search = "";
       this.selectedId = null;
       this.autoExpand = 8;
       this.kids = new Map();
@@ -77,11 +75,10 @@ window.Pi = window.Pi || {};
       this.rebuild();
     }
 
-    // Display rows: expand runs (short or opened ones; all cached ones while filtering or searching),
-    // drop folded subtrees, draw lanes on what is left, then apply the filter. Filters hide rows; they
-    // never leave placeholders.
+    // Display rows: expand runs (short or opened ones; all cached ones while filtering), drop folded
+    // subtrees, draw lanes on what is left, then apply the filter. Filters hide rows; they never leave
+    // placeholders.
     rebuild() {
-      const query = this.search.trim().toLowerCase();
       const narrowing = this.filter !== "default" && this.filter !== "all";
       const full = [];
       const hidden = new Set(); // keys of folded or hidden ancestors
@@ -91,7 +88,7 @@ window.Pi = window.Pi || {};
           continue;
         }
         if (item.kind === "run") {
-          const expanded = this.expandRun(item, narrowing || Boolean(query));
+          const expanded = this.expandRun(item, narrowing);
           if (expanded) full.push(...expanded);
           else if (!narrowing) full.push(item);
           else hidden.add(keyOf(item)); // its entries are not loaded, so it cannot be filtered: skip it
@@ -102,16 +99,11 @@ window.Pi = window.Pi || {};
       }
       drawLanes(full);
       const rows = [];
-      this.hits = [];
       for (const row of full) {
         if (row.kind === "run" ? narrowing : !this.visible(row)) continue;
-        row.hit = Boolean(query) && row.kind === "node" && this.matches(row, query);
-        if (row.hit) this.hits.push(rows.length);
         rows.push(row);
       }
       this.rows = rows;
-      this.hitAt = Math.min(this.hitAt, this.hits.length - 1);
-      this.onHits(this.hits.length, this.hitAt);
       this.spacer.style.height = `${rows.length * ROW}px`;
       this.render();
     }
@@ -141,7 +133,7 @@ window.Pi = window.Pi || {};
     }
 
     visible(node) {
-      if (node.current) return true; // the leaf stays in view whatever the filter
+      if (node.current || node.id === this.reveal) return true; // the leaf and the hit shown stay in view
       const kind = Pi.kindOf(node.type, node.role);
       const record = this.recordFor(node.id);
       switch (this.filter) {
@@ -159,19 +151,21 @@ window.Pi = window.Pi || {};
       }
     }
 
-    matches(node, query) {
-      const record = this.recordFor(node.id);
-      const text = `${node.label || ""} ${record ? Pi.preview(record) : node.type}`.toLowerCase();
-      return text.includes(query);
+    // Whether the entry is drawn as a row of its own (not folded away, not inside a closed run).
+    hasRow(id) {
+      return this.rows.some((r) => r.kind === "node" && r.id === id);
     }
 
-    // Move to the next (step 1) or previous (-1) search hit, wrapping around.
-    nextHit(step) {
-      if (!this.hits.length) return;
-      this.hitAt = (this.hitAt + step + this.hits.length) % this.hits.length;
-      const row = this.rows[this.hits[this.hitAt]];
-      this.onHits(this.hits.length, this.hitAt);
-      this.select(row.id, { notify: true });
+    // Open every folded branch point above an entry, so it is drawn; rebuilds when anything opened.
+    unfoldTo(id) {
+      let item = this.itemAt.get(id);
+      let opened = false;
+      for (let guard = 0; item && item.parentId != null && guard < 1000000; guard += 1) {
+        if (this.folded.delete(item.parentId)) opened = true;
+        item = this.itemAt.get(item.parentId);
+      }
+      if (opened) this.rebuild();
+      return opened;
     }
 
     schedule() {
@@ -244,7 +238,7 @@ window.Pi = window.Pi || {};
       if (row.current) classes.push("current");
       if (row.id === this.selectedId) classes.push("selected");
       if (row.omitted) classes.push("omitted");
-      if (row.hit) classes.push("hit");
+      if (this.hitIds.has(row.id)) classes.push("hit");
       const branching = (row.children || 0) > 1;
       if (branching) classes.push("branch-point");
       const toggle = el("span", { class: "toggle" });

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessions_app.domain.search import MAX_SEARCH_CHARS, query_terms, search_text, snippet
+from sessions_app.domain.search import MAX_SEARCH_CHARS, marked, query_terms, search_text, snippet
 
 
 def test_message_text_blocks_are_searchable_but_thinking_and_tool_calls_are_not() -> None:
@@ -43,3 +43,19 @@ def test_query_words_and_snippet_around_the_first_match() -> None:
     text = "x " * 200 + "the Needle is here" + " y" * 200
     piece = snippet(text, ["needle"])
     assert "Needle" in piece and piece.startswith("…") and piece.endswith("…") and len(piece) < 200
+
+
+def test_snippets_mark_every_occurrence_of_each_query_word_as_written() -> None:
+    pieces = marked("Cache the CACHE, then cachecache; parse", ["cache", "parse"])
+    assert pieces == [
+        ("Cache", True),
+        (" the ", False),
+        ("CACHE", True),
+        (", then ", False),
+        ("cache", True),
+        ("cache", True),
+        ("; ", False),
+        ("parse", True),
+    ]
+    assert "".join(text for text, _ in marked("overlap: abcd", ["abc", "bcd"])) == "overlap: abcd"
+    assert marked("nothing here", ["kumquat"]) == [("nothing here", False)]

@@ -209,3 +209,60 @@ def test_the_leaf_row_is_never_blank(account: Any, open_browser: Any, sign_in: A
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     text = row(page, "a4").locator(".text").inner_text()
     assert text.strip(), "the leaf row has no text"
+
+
+def zebra_session() -> list[dict[str, Any]]:
+    """A 300-entry line with "zebra" every 25 entries from c20 (12 hits), and a later side branch under
+    c10 whose second entry is the 13th hit: in tree order it comes after the whole line."""
+    entries: list[dict[str, Any]] = []
+    parent: str | None = None
+    for i in range(300):
+        make = user_msg if i % 2 == 0 else assistant_msg
+        text = f"zebra crossing number {i}" if i % 25 == 20 else f"message {i}"
+        entries.append(make(f"c{i}", parent, text))
+        parent = f"c{i}"
+    entries.append(user_msg("side0", "c10", "a side question", "2026-01-02T03:05:00.000Z"))
+    entries.append(assistant_msg("side1", "side0", "the zebra on the side"))
+    entries.append({**assistant_msg("c300", "c299", "the tip"), "timestamp": "2026-01-02T03:06:00.000Z"})
+    return entries
+
+
+def test_search_steps_through_every_hit_and_opens_each_in_the_tree(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    session = store(account("zebra"), zebra_session())
+    page = sign_in(open_browser(), "zebra")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    # Fold the branch point above every hit: stepping must open it again.
+    row(page, "c10").locator(".toggle").click()
+    expect(row(page, "side0")).to_have_count(0)
+
+    page.fill("#tree-search", "zebra")
+    expect(page.locator("#search-hits")).to_have_text("– of 13")
+    page.press("#tree-search", "Enter")
+    expect(page.locator("#search-hits")).to_have_text("1 of 13")
+    expect(page.locator('.tree-row.selected.hit[data-id="c20"]')).to_be_visible()
+    # Past the five hits a session shows across sessions: each one is opened inside its folded run.
+    for n in range(2, 8):
+        page.press("#tree-search", "Enter")
+        expect(page.locator("#search-hits")).to_have_text(f"{n} of 13")
+        hit = f"c{20 + 25 * (n - 1)}"
+        expect(page.locator(f'.tree-row.selected.hit[data-id="{hit}"]')).to_be_visible()
+    expect(page.locator('#branch .branch-item.selected[data-id="c170"]')).to_contain_text(
+        "zebra crossing number 170"
+    )
+    screenshot(page, "search-hit-7-of-13")
+    page.click("#search-prev")
+    expect(page.locator("#search-hits")).to_have_text("6 of 13")
+    expect(page.locator('.tree-row.selected.hit[data-id="c145"]')).to_be_visible()
+
+    # "N more in this session" opens the page with the search active; previous wraps to the last hit,
+    # on the side branch after the whole line.
+    open_session(page, f"{server_url}/sessions/{session.pk}/?q=zebra")
+    expect(page.locator("#tree-search")).to_have_value("zebra")
+    expect(page.locator("#search-hits")).to_have_text("1 of 13")
+    expect(page.locator('.tree-row.selected.hit[data-id="c20"]')).to_be_visible()
+    page.click("#search-prev")
+    expect(page.locator("#search-hits")).to_have_text("13 of 13")
+    expect(page.locator('.tree-row.selected.hit[data-id="side1"]')).to_be_visible()
+    expect(page.locator("#branch")).to_contain_text("the zebra on the side")

@@ -65,6 +65,24 @@ def test_search_matches_name_cwd_and_message_text(user: Callable[..., Any]) -> N
     assert listed(client, q="no such text anywhere") == []
 
 
+def test_a_search_lists_the_newest_hits_of_each_session_and_how_many_more(user: Callable[..., Any]) -> None:
+    me = user()
+    chain = [user_msg("k0", None, "Kumquat jam, batch 0")]
+    chain += [user_msg(f"k{i}", f"k{i - 1}", f"kumquat jam, batch {i}") for i in range(1, 9)]
+    busy = store(me, "busy", entries=chain)
+    store(me, "quiet", entries=[user_msg("q1", None, "a KUMQUAT tree")])
+    page = signed_in(me).get("/", {"q": "kumquat"}).content.decode()
+    base = f"/sessions/{busy.pk}/?q=kumquat"
+    # The three newest hits, each opening the session at that entry with the search active.
+    for i in (8, 7, 6):
+        assert f'href="{base}#entry=k{i}"><mark>kumquat</mark> jam, batch {i}</a>' in page
+    assert "batch 5" not in page
+    assert f'<a class="more-hits" href="{base}">6 more in this session</a>' in page
+    assert "<mark>KUMQUAT</mark> tree" in page  # matched in any case, shown as written
+    assert page.count('class="more-hits"') == 1  # the quiet session's one hit is all there is
+    assert "more-hits" not in signed_in(me).get("/", {"q": "busy"}).content.decode()  # a name match
+
+
 def test_sort_by_entries_and_name(user: Callable[..., Any]) -> None:
     me = user()
     store(me, "small", entries=[user_msg("s1", None, "one")])
