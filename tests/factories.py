@@ -84,6 +84,37 @@ def small_tree(*, rich: bool = False) -> list[dict[str, Any]]:
     ]
 
 
+def _at(second: int) -> str:
+    return f"2026-01-02T03:04:{second:02d}.000Z"
+
+
+def branched() -> list[dict[str, Any]]:
+    """Search hits in a branched tree: u0 → a0, where a0 has two children, x1 (appended first, but later
+    in time) and y1 (earlier). The x branch runs on to x9, the leaf. Every entry but y2 says "needle".
+    """
+    entries = [
+        user_message("u0", None, "needle at the root", _at(0)),
+        user_message("a0", "u0", "a needle answer", _at(1)),
+        user_message("x1", "a0", "needle on x", _at(20)),
+        user_message("x2", "x1", "more needle on x", _at(21)),
+        user_message("y1", "a0", "needle on y", _at(10)),
+        user_message("y2", "y1", "nothing to find here", _at(11)),
+        user_message("y3", "y2", "the last needle on y", _at(12)),
+    ]
+    parent = "x2"
+    for i in range(3, 10):
+        entries.append(user_message(f"x{i}", parent, f"needle number {i}", _at(20 + i)))
+        parent = f"x{i}"
+    return entries
+
+
+# Where branched()'s "needle" hits come in the tree. Pi lists a branch point's children oldest first:
+# y1 (03:04:10) before x1 (03:04:20).
+TREE_ORDER = ["u0", "a0", "y1", "y3", "x1", "x2", *(f"x{i}" for i in range(3, 10))]
+# The listing a restricted link sees keeps children in append order: x1 was stored before y1.
+APPEND_ORDER = ["u0", "a0", "x1", "x2", *(f"x{i}" for i in range(3, 10)), "y1", "y3"]
+
+
 def _compaction_stamp(i: int) -> str:
     return f"2026-02-01T10:{i // 60:02d}:{i % 60:02d}.000Z"
 

@@ -11,41 +11,10 @@ from rest_framework.test import APIClient
 
 from sessions_app import services
 from sessions_app.models import EntrySearch, ShareLink
-from tests.factories import HEADER, session_file
+from tests.factories import APPEND_ORDER, HEADER, TREE_ORDER, branched, session_file
 from tests.factories import user_message as user_msg
 
 pytestmark = pytest.mark.django_db
-
-
-def at(second: int) -> str:
-    return f"2026-01-02T03:04:{second:02d}.000Z"
-
-
-def branched() -> list[dict[str, Any]]:
-    """u0 → a0, where a0 has two children: x1 (appended first, but later in time) and y1 (earlier).
-
-    The x branch runs on to x9, the leaf. Every entry but y2 says "needle".
-    """
-    entries = [
-        user_msg("u0", None, "needle at the root", at(0)),
-        user_msg("a0", "u0", "a needle answer", at(1)),
-        user_msg("x1", "a0", "needle on x", at(20)),
-        user_msg("x2", "x1", "more needle on x", at(21)),
-        user_msg("y1", "a0", "needle on y", at(10)),
-        user_msg("y2", "y1", "nothing to find here", at(11)),
-        user_msg("y3", "y2", "the last needle on y", at(12)),
-    ]
-    parent = "x2"
-    for i in range(3, 10):
-        entries.append(user_msg(f"x{i}", parent, f"needle number {i}", at(20 + i)))
-        parent = f"x{i}"
-    return entries
-
-
-# Pi lists a branch point's children oldest first: y1 (03:04:10) before x1 (03:04:20).
-TREE_ORDER = ["u0", "a0", "y1", "y3", "x1", "x2", *(f"x{i}" for i in range(3, 10))]
-# The listing a restricted link sees keeps children in append order: x1 was stored before y1.
-APPEND_ORDER = ["u0", "a0", "x1", "x2", *(f"x{i}" for i in range(3, 10)), "y1", "y3"]
 
 
 def store(owner: Any, entries: list[dict[str, Any]], pi_id: str = "hits") -> Any:

@@ -1,0 +1,104 @@
+"""Search in the embedded mode (no DATABASE_URL: SQLite): the same answers' shape as on PostgreSQL, words
+matched as substrings, every hit of a session in tree order, inside a share link's scope.
+
+The suite runs on PostgreSQL, so the embedded configuration runs in a child process with its own data
+folder: it migrates a fresh SQLite file, stores sessions through the use cases, asks the API, and prints
+what it got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.factories import APPEND_ORDER, TREE_ORDER
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCRIPT = r"""
+import json
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+from sessions_app import services
+from tests.factories import HEADER, branched, session_file
+
+assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+owner = get_user_model().objects.create_user("ada", password="pw")
+data = session_file(branched(), {**HEADER, "id": "hits"})
+session = services.import_jsonl(owner=owner, data=data, filename="hits.jsonl").session
+other = services.import_jsonl(
+    owner=owner, data=session_file(branched()[:2], {**HEADER, "id": "two"}), filename="two.jsonl"
+).session
+frozen = services.create_share_link(session=session, actor=owner, frozen=True)
+message = {"role": "user", "content": "a NEEDLE after the freeze", "timestamp": 1}
+services.append_entries(session=session, entries=[{"type": "message", "message": message}])
+
+def pages(client, q):
+    ids, offset = [], 0
+    while True:
+        params = {"q": q, "offset": offset, "limit": 4}
+        body = client.get(f"/api/sessions/{session.pk}/search/", params).json()
+        if not body["hits"]:
+            return ids, body["total"]
+        ids += [h["entryId"] for h in body["hits"]]
+        offset += len(body["hits"])
+
+member = APIClient(SERVER_NAME="localhost")
+member.force_authenticate(user=owner)
+holder = APIClient(SERVER_NAME="localhost")
+holder.credentials(HTTP_X_SHARE_TOKEN=frozen.token)
+across = member.get("/api/search/", {"q": "needle"}).json()
+print(json.dumps({
+    "pks": [session.pk, other.pk],
+    "across": [
+        {k: s[k] for k in ("id", "hitCount", "hitCountCapped", "moreHits")}
+        | {"hits": [h["entryId"] for h in s["hits"]]}
+        for s in across["sessions"]
+    ],
+    "member": pages(member, "needle"),
+    "frozen": pages(holder, "needle"),
+    "two_words": pages(member, "needle on"),
+}))
+"""
+
+
+def run_embedded(tmp_path: Path) -> dict[str, Any]:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_", "DJANGO_"))
+    }
+    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=str(tmp_path), PIWEB_CELERY_EAGER="1")
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_search_in_the_embedded_mode(tmp_path: Path) -> None:
+    got = run_embedded(tmp_path)
+    session, other = got["pks"]
+    assert (tmp_path / "piweb.sqlite3").exists()
+    # Across sessions (the one written last first): the newest five hits and the count; the other
+    # session's two hits are all it has.
+    summary = [(s["id"], s["hitCount"], s["hitCountCapped"], s["moreHits"]) for s in got["across"]]
+    assert summary == [(session, 14, False, True), (other, 2, False, False)]
+    assert got["across"][1]["hits"] == ["a0", "u0"]
+    newest = got["across"][0]["hits"]
+    # The newest hit is the entry appended after the freeze (its id is made by the server), then x9…
+    assert len(newest) == 5 and newest[0] not in TREE_ORDER and newest[1:] == ["x9", "x8", "x7", "x6"]
+    # In the session, page after page: every hit in the tree's order, the appended leaf last.
+    ids, total = got["member"]
+    assert total == 14 and ids[:-1] == TREE_ORDER
+    # A frozen link: nothing stored after the freeze, in the order of the listing the link is shown.
+    assert got["frozen"] == [APPEND_ORDER, 13]
+    # Words match as substrings, all of them; the entries holding both "needle" and "on".
+    assert got["two_words"][0] == ["y1", "y3", "x1", "x2"]
