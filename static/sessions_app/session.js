@@ -155,13 +155,13 @@
   // opened in the tree: folded branches above it open, and a hit inside a folded run or far from what
   // is drawn loads the tree around it.
   const HIT_PAGE = 200;
-  const hits = { query: "", total: 0, ids: [], pages: new Set(), at: -1, incomplete: false, loaded: null };
+  const hits = { query: "", total: 0, ids: [], pages: new Set(), at: -1, incomplete: false, ready: false, loaded: null };
   let searchTimer = null;
   let stepping = Promise.resolve();
 
   function showHitCount() {
     let text = "";
-    if (hits.query && hits.loaded === null) text = "…";
+    if (hits.query && !hits.ready) text = "…";
     else if (hits.query && !hits.total) text = hits.incomplete ? "too many candidates: try other words" : "no match";
     else if (hits.query) text = `${hits.at >= 0 ? (hits.at + 1).toLocaleString() : "–"} of ${hits.total.toLocaleString()}`;
     $("search-hits").textContent = text;
@@ -174,6 +174,7 @@
     if (query !== hits.query) return;
     hits.total = body.total;
     hits.incomplete = body.incomplete;
+    hits.ready = true;
     for (const hit of body.hits) {
       hits.ids[hit.index] = hit.entryId;
       tree.hitIds.add(hit.entryId);
@@ -185,7 +186,7 @@
   // Start (or, with keep, refresh after the session changed) the list for a query.
   function startSearch(query, { keep = false } = {}) {
     const at = keep && query === hits.query ? hits.at : -1;
-    Object.assign(hits, { query, total: 0, ids: [], pages: new Set(), at, incomplete: false, loaded: null });
+    Object.assign(hits, { query, total: 0, ids: [], pages: new Set(), at, incomplete: false, ready: false, loaded: null });
     tree.hitIds = new Set();
     tree.render();
     if (query) {
