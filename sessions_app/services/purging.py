@@ -1,11 +1,11 @@
 """Purge deleted sessions: their rows go in batches, one short transaction each, after the session was hidden.
 
 ``delete_session`` only hides a session (``deleted_at``, which ``ChatSession.objects`` leaves out) and queues
-``sessions_app.tasks.purge_deleted_session``, which calls ``purge_session`` here. It deletes the entries by
-ranges of ``seq`` and the segments by ranges of ``index`` (ranges come from the session's counters, so no
-row is ever read into memory), then the session row itself; Django's collector takes the few dependents
-left with it (runs, omitted attempts, usage rows, shares, links) and keeps the action log's rows, labels
-included, with their session cleared.
+``sessions_app.tasks.purge_deleted_session``, which calls ``purge_session`` here. It deletes the entries and
+their search rows by ranges of ``seq`` and the segments by ranges of ``index`` (ranges come from the
+session's counters, so no row is ever read into memory), then the session row itself; Django's collector
+takes the few dependents left with it (runs, omitted attempts, usage rows, shares, links) and keeps the
+action log's rows, labels included, with their session cleared.
 
 Every step deletes only what is still there, so a purge killed at any point is finished by running it
 again: the task's redelivery, the sweep each worker queues when it starts, or
@@ -20,7 +20,7 @@ from datetime import timedelta
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from ..models import ChatSession, Entry, Segment
+from ..models import ChatSession, Entry, EntrySearch, Segment
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
 
@@ -46,6 +46,7 @@ def purge_session(session_id: int, *, batch: int = ENTRY_BATCH) -> bool:
         return False
     next_seq, next_segment = found
     _delete_by_ranges(Entry, "seq", session_id, next_seq, batch)
+    _delete_by_ranges(EntrySearch, "seq", session_id, next_seq, batch)
     _delete_by_ranges(Segment, "index", session_id, next_segment, SEGMENT_BATCH)
     with transaction.atomic():
         # What is left is small: the collector deletes the session's runs, audit rows, shares and links

@@ -55,7 +55,7 @@ def pages(client, q):
 member = APIClient(SERVER_NAME="localhost")
 member.force_authenticate(user=owner)
 holder = APIClient(SERVER_NAME="localhost")
-holder.credentials(HTTP_X_SHARE_TOKEN=frozen.token)
+holder.credentials(HTTP_X_SHARE_TOKEN=frozen.raw_token)
 across = member.get("/api/search/", {"q": "needle"}).json()
 print(json.dumps({
     "pks": [session.pk, other.pk],

@@ -16,10 +16,11 @@ from django.test.utils import CaptureQueriesContext
 from piweb.audit.models import OmittedAttempt
 from piweb.celery import app as celery_app
 from sessions_app import services
-from sessions_app.models import ChatSession, Entry, Segment
+from sessions_app.models import ChatSession, Entry, EntrySearch, Segment
 from tests.factories import conversation, session_file, small_tree, store
 
 ENTRY_TABLE = f'"{Entry._meta.db_table}"'
+SEARCH_TABLE = f'"{EntrySearch._meta.db_table}"'
 
 
 def test_deleting_a_session_removes_entries_in_sql_without_reading_them(
@@ -48,15 +49,18 @@ def test_deleting_a_session_removes_entries_in_sql_without_reading_them(
     assert reads == []
     # The owner waits for a few statements on the session row, none on its entries.
     assert not any(ENTRY_TABLE in sql for sql in statements[:request_queries])
-    # The purge deletes the entries by seq ranges, each a bounded batch.
+    # The purge deletes the entries and their search rows by seq ranges, each a bounded batch.
     ranged = [
         sql
         for sql in statements
         if sql.startswith("DELETE") and re.search(r'"seq" >= \d+ AND "seq" < \d+', sql)
     ]
-    assert ranged and all(ENTRY_TABLE in sql for sql in ranged)
+    tables = {table for sql in ranged for table in (ENTRY_TABLE, SEARCH_TABLE) if table in sql}
+    assert tables == {ENTRY_TABLE, SEARCH_TABLE}
+    assert all(ENTRY_TABLE in sql or SEARCH_TABLE in sql for sql in ranged)
     assert not ChatSession.with_deleted.filter(pk=session.pk).exists()
     assert not Entry.objects.filter(session_id=session.pk).exists()
+    assert not EntrySearch.objects.filter(session_id=session.pk).exists()
     assert not Segment.objects.filter(session_id=session.pk).exists()
     assert not OmittedAttempt.objects.filter(session_id=session.pk).exists()
     assert Entry.objects.filter(session=other).count() == 6

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from sessions_app import services
 from sessions_app.models import EntrySearch, ShareLink
+from sessions_app.services import purging
 from tests.factories import APPEND_ORDER, HEADER, TREE_ORDER, branched, session_file
 from tests.factories import user_message as user_msg
 
@@ -83,7 +84,7 @@ def test_a_frozen_link_sees_no_hit_stored_after_its_freeze_and_the_tree_order_it
     message = {"role": "user", "content": "a needle after the freeze", "timestamp": 1}
     services.append_entries(session=session, entries=[{"type": "message", "message": message}])
 
-    seen = holder(link.token)
+    seen = holder(link.raw_token)
     ids, total = every_hit(seen, session.pk, "needle", limit=4)
     assert (ids, total) == (APPEND_ORDER, 13)
     # The order is the order of the tree the link is shown: its listing of every node.
@@ -99,7 +100,7 @@ def test_a_path_link_sees_only_the_hits_on_its_path(user: Callable[..., Any]) ->
     owner = user("owner")
     session = store(owner, branched())
     link = services.create_share_link(session=session, actor=owner, scope=ShareLink.Scope.PATH)
-    seen = holder(link.token)
+    seen = holder(link.raw_token)
     ids, total = every_hit(seen, session.pk, "needle", limit=3)
     assert ids == ["u0", "a0", "x1", "x2", *(f"x{i}" for i in range(3, 10))]
     assert total == 11  # y1 and y3 are on another branch
@@ -115,9 +116,11 @@ def test_a_revoked_link_and_strangers_get_nothing(user: Callable[..., Any]) -> N
     owner, stranger = user("owner"), user("stranger")
     session = store(owner, branched())
     link = services.create_share_link(session=session, actor=owner)
-    assert holder(link.token).get(f"/api/sessions/{session.pk}/search/", {"q": "needle"}).status_code == 200
+    assert (
+        holder(link.raw_token).get(f"/api/sessions/{session.pk}/search/", {"q": "needle"}).status_code == 200
+    )
     services.revoke_share_link(link=link, actor=owner)
-    response = holder(link.token).get(f"/api/sessions/{session.pk}/search/", {"q": "needle"})
+    response = holder(link.raw_token).get(f"/api/sessions/{session.pk}/search/", {"q": "needle"})
     assert response.status_code == 404 and "needle" not in response.content.decode()
     other = APIClient()
     other.force_authenticate(user=stranger)
@@ -164,5 +167,11 @@ def test_search_rows_go_with_their_session(api_client: APIClient) -> None:
     assert every_hit(api_client, copy.session.pk, "needle")[0] == ["u0", "a0", "x1", "x2"]
     assert EntrySearch.objects.filter(session=session).count() == 14  # every entry with message text
     services.delete_session(session=session, actor=api_client.user)
+    # Hidden at once from every search; its rows go with the purge.
+    assert session.pk not in {
+        s["id"] for s in api_client.get("/api/search/", {"q": "needle"}).json()["sessions"]
+    }
+    assert api_client.get(f"/api/sessions/{session.pk}/search/", {"q": "needle"}).status_code == 404
+    purging.purge_session(session.pk, batch=4)
     assert not EntrySearch.objects.filter(session_id=session.pk).exists()
     assert EntrySearch.objects.filter(session=copy.session).count() == 4  # the path to x2

@@ -33,6 +33,7 @@ from sessions_app.models import (
     ActionLog,
     ChatSession,
     Entry,
+    EntrySearch,
     Segment,
     SessionShare,
     ShareLink,
@@ -119,6 +120,7 @@ def rows_of(session_id: int) -> dict[str, int]:
     """Count the rows every table holds for one session."""
     tables: dict[str, Any] = {
         "entries": Entry.objects,
+        "search rows": EntrySearch.objects,
         "segments": Segment.objects,
         "omitted attempts": OmittedAttempt.objects,
         "usage": SessionUsage.objects,
