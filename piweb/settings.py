@@ -51,11 +51,12 @@ MIDDLEWARE = [
     # Before anything reads the body or the session: oversized bodies and unusable query values stop here.
     "piweb.limits.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's session, user and messages middleware, left out by API requests carrying only a token.
+    "piweb.token_requests.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "piweb.token_requests.AuthenticationMiddleware",
+    "piweb.token_requests.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
