@@ -3,7 +3,10 @@
 ``entries_stored`` is sent inside the transaction that stored entries, so what a receiver writes commits
 or rolls back with them (the audit subscribes to it; ``sessions_app`` never imports the audit).
 Arguments: ``session``, ``first_seq``, ``last_seq`` (inclusive), and ``rows`` (the new ``Entry`` rows,
-or None after a bulk COPY, when a receiver reads the range itself).
+or None after a bulk COPY, when a receiver reads the range itself). A receiver connected with
+``connect_entries_stored`` names the kinds of entry it acts on; an append holding none of the kinds any
+receiver wants is stored without the signal, so its commit can go out with its writes (appends hold the
+session lock until they commit).
 
 Open sockets learn of every change to who may read, whatever made it (API, admin, shell, ORM). The use
 cases announce their own changes too; these receivers cover everything else. An announcement only makes
@@ -12,6 +15,7 @@ the session's sockets re-check their access, so announcing twice costs one extra
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -24,9 +28,33 @@ from . import realtime
 from .api.authentication import forget_all_tokens
 from .models import ApiToken, SessionShare, ShareLink, TeamMembership
 
-__all__ = ["entries_stored"]
+__all__ = ["connect_entries_stored", "entries_stored", "entries_stored_wanted"]
 
 entries_stored = Signal()
+
+# (type, role) pairs each receiver acts on, by dispatch_uid; a role of "" stands for any role.
+_acts_on: dict[str, frozenset[tuple[str, str]]] = {}
+
+
+def connect_entries_stored(
+    receiver: Callable[..., None], *, dispatch_uid: str, acts_on: Iterable[tuple[str, str]]
+) -> None:
+    """Connect a receiver of ``entries_stored`` that acts only on entries of the given (type, role)."""
+    _acts_on[dispatch_uid] = frozenset(acts_on)
+    entries_stored.connect(receiver, dispatch_uid=dispatch_uid)
+
+
+def entries_stored_wanted(kinds: Iterable[tuple[str, str]]) -> bool:
+    """Return whether a receiver acts on a batch holding these (type, role) kinds of entry.
+
+    A receiver connected without naming its kinds (plain ``connect``) wants every batch.
+    """
+    kinds = set(kinds)
+    for (uid, _sender), *_ in entries_stored.receivers:
+        wanted = _acts_on.get(uid) if isinstance(uid, str) else None
+        if wanted is None or any((kind, role) in wanted or (kind, "") in wanted for kind, role in kinds):
+            return True
+    return False
 
 
 @receiver(post_delete, sender=ApiToken, dispatch_uid="piweb-token-deleted")

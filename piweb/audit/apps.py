@@ -9,10 +9,13 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         # The audit listens to sessions_app; sessions_app never imports the audit.
-        from sessions_app.signals import entries_stored
+        from sessions_app.signals import connect_entries_stored
 
-        from . import usage_rollup
-        from .omissions import record_stored
+        from . import omissions, usage_rollup
 
-        entries_stored.connect(record_stored, dispatch_uid="piweb-audit-omissions")
-        entries_stored.connect(usage_rollup.record, dispatch_uid="piweb-audit-usage")
+        connect_entries_stored(
+            omissions.record_stored, dispatch_uid="piweb-audit-omissions", acts_on=omissions.ACTS_ON
+        )
+        connect_entries_stored(
+            usage_rollup.record, dispatch_uid="piweb-audit-usage", acts_on=usage_rollup.ACTS_ON
+        )

@@ -26,7 +26,10 @@ from sessions_app.models import ChatSession, Entry
 
 from .models import OmittedAttempt
 
-__all__ = ["attribute", "backfill_omitted_attempts", "close_open", "record_stored"]
+__all__ = ["ACTS_ON", "attribute", "backfill_omitted_attempts", "close_open", "record_stored"]
+
+# What ``record_stored`` acts on: edits get rows, assistant answers settle open ones.
+ACTS_ON = (("context_edit", ""), ("message", "assistant"))
 
 # A backfill reads at most this many edits and open outcomes per call.
 NEW_PER_SYNC = 500

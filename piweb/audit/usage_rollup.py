@@ -15,7 +15,9 @@ from sessions_app.models import ChatSession, Entry
 
 from .models import SessionUsage
 
-__all__ = ["record", "rollup_sql"]
+__all__ = ["ACTS_ON", "record", "rollup_sql"]
+
+ACTS_ON = (("message", "assistant"),)  # what ``record`` adds up
 
 _FIELDS = ("input", "output", "cache_read", "cache_write", "cost")
 _PATHS = ("usage,input", "usage,output", "usage,cacheRead", "usage,cacheWrite", "usage,cost,total")

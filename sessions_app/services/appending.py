@@ -51,7 +51,7 @@ def append_entries(
         raise InvalidEntries("no entries to append")
     access.authorize(actor, session, access.WRITE, grant=grant)
     if leaf_append.eligible(entries):
-        return leaf_append.append_under_leaf(session, entries, expected_leaf)
+        return leaf_append.append_chain(session, entries, expected_leaf)
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
         if expected_leaf is not ... and expected_leaf != locked.leaf_entry_id:

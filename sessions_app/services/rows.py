@@ -22,7 +22,9 @@ from ..models import ChatSession, Entry, Segment
 from .errors import InvalidSessionFile
 
 __all__ = [
+    "ANCHORS",
     "COLUMNS",
+    "anchor_of",
     "append_rows",
     "check_storable",
     "check_storable_entry",
@@ -281,14 +283,27 @@ def _place(session: ChatSession, row: Entry, parent: Entry | None, segments: dic
     segments[segment.index] = segment
 
 
+# The projection anchors an entry row carries: the seq of the nearest compaction, model change (or
+# assistant answer, which names its model) and thinking-level change on its path, itself included.
+ANCHORS = ("compaction_seq", "model_seq", "thinking_seq")
+
+
+def anchor_of(entry: DomainEntry) -> str | None:
+    """Return which projection anchor the entry itself is, if any."""
+    if entry.type == "compaction":
+        return "compaction_seq"
+    if entry.type == "model_change" or (entry.type == "message" and entry.role == "assistant"):
+        return "model_seq"
+    if entry.type == "thinking_level_change":
+        return "thinking_seq"
+    return None
+
+
 def _carry_anchor(row: Entry, entry: DomainEntry) -> None:
     """Point the row's projection anchors at itself when it is a compaction, model or thinking change."""
-    if entry.type == "compaction":
-        row.compaction_seq = row.seq
-    elif entry.type == "model_change" or (entry.type == "message" and entry.role == "assistant"):
-        row.model_seq = row.seq
-    elif entry.type == "thinking_level_change":
-        row.thinking_seq = row.seq
+    kind = anchor_of(entry)
+    if kind is not None:
+        setattr(row, kind, row.seq)
 
 
 def _count(
