@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -412,11 +413,41 @@ def db_tree_overview(ctx: Context) -> list[Result]:
     ]
 
 
-# -- appends --------------------------------------------------------------------------------------------
+# -- appends ---------------------------------------------------------------------------------------------
+
+APPEND_ROUNDS = 4  # piweb and the bare baseline take turns, so both see the same machine load
+
+# The baseline: what claiming a seq and storing one row costs on this PostgreSQL without piweb, by
+# psycopg directly: the session row's UPDATE … RETURNING (its lock, the seq, the old leaf), then one
+# INSERT of the same entry row, then COMMIT, each a round trip as a plain client sends them.
+_BARE_CLAIM = """
+UPDATE sessions_app_chatsession AS s SET next_seq = s.next_seq + 1, entry_count = s.entry_count + 1,
+    message_count = s.message_count + 1, leaf_entry_id = %(id)s, leaf_seq = s.next_seq, updated_at = now()
+FROM (SELECT id, leaf_entry_id, leaf_seq FROM sessions_app_chatsession WHERE id = %(pk)s FOR UPDATE) AS old
+WHERE s.id = old.id
+RETURNING s.next_seq - 1, old.leaf_entry_id, old.leaf_seq
+"""
+_BARE_INSERT = """
+INSERT INTO sessions_app_entry (session_id, seq, entry_id, parent_id, type, role, timestamp, raw, parent_seq,
+    depth, segment, compaction_seq, model_seq, thinking_seq, search_text)
+VALUES (%(pk)s, %(seq)s, %(id)s, %(parent)s, 'message', 'user', %(stamp)s, %(raw)s, %(parent_seq)s,
+    %(seq)s, 0, NULL, NULL, NULL, %(text)s)
+"""
+
+
+def _bench_entry(i: int) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "message": {
+            "role": "user",
+            "content": [{"type": "text", "text": f"bench append {os.getpid()} {i}"}],
+            "timestamp": int(time.time() * 1000),
+        },
+    }
 
 
 def _append_worker(pk: int, count: int, start: Any, out: Any) -> None:
-    """Append count user messages one by one and report each call's latency in ms."""
+    """Append count user messages one by one through piweb and report each call's latency in ms."""
     from channels.layers import channel_layers
 
     channel_layers.backends.clear()  # never reuse the parent's Redis connections after fork
@@ -426,28 +457,61 @@ def _append_worker(pk: int, count: int, start: Any, out: Any) -> None:
     samples: list[float] = []
     start.wait()
     for i in range(count):
-        entry = {
-            "type": "message",
-            "message": {
-                "role": "user",
-                "content": [{"type": "text", "text": f"bench append {os.getpid()} {i}"}],
-                "timestamp": int(time.time() * 1000),
-            },
-        }
+        entry = _bench_entry(i)
         t0 = time.perf_counter()
         append_entries(session=session, entries=[entry])
         samples.append((time.perf_counter() - t0) * 1000)
     out.put(samples)
 
 
-def run_writers(pk: int, writers: int, per_writer: int) -> list[float]:
+def _bare_worker(pk: int, count: int, start: Any, out: Any) -> None:
+    """Append count rows of the same shape with psycopg alone and report each one's latency in ms."""
+    import psycopg
+
+    from sessions_app.domain.jsjson import js_stringify
+    from sessions_app.domain.jsonl import generate_entry_id
+    from sessions_app.domain.search import search_text
+    from sessions_app.domain.timestamps import now_iso
+
+    samples: list[float] = []
+    with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+        start.wait()
+        for i in range(count):
+            entry_id = generate_entry_id(())
+            stamp = now_iso()
+            t0 = time.perf_counter()
+            with conn.cursor() as cursor:
+                cursor.execute(_BARE_CLAIM, {"pk": pk, "id": entry_id})
+                seq, parent, parent_seq = cast(tuple[int, str | None, int | None], cursor.fetchone())
+                entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp}
+                entry |= {k: v for k, v in _bench_entry(i).items() if k != "type"}
+                cursor.execute(
+                    _BARE_INSERT,
+                    {
+                        "pk": pk,
+                        "seq": seq,
+                        "id": entry_id,
+                        "parent": parent,
+                        "stamp": stamp,
+                        "raw": js_stringify(entry),
+                        "parent_seq": parent_seq,
+                        "text": search_text(entry),
+                    },
+                )
+            conn.commit()
+            samples.append((time.perf_counter() - t0) * 1000)
+    out.put(samples)
+
+
+def run_writers(pk: int, writers: int, per_writer: int, *, bare: bool = False) -> list[float]:
     """Run writers processes, each with its own connection, appending to one session; return latencies."""
     from django.db import connections
 
     connections.close_all()  # children must open their own connections
     fork = multiprocessing.get_context("fork")
     start, out = fork.Event(), fork.Queue()
-    procs = [fork.Process(target=_append_worker, args=(pk, per_writer, start, out)) for _ in range(writers)]
+    target = _bare_worker if bare else _append_worker
+    procs = [fork.Process(target=target, args=(pk, per_writer, start, out)) for _ in range(writers)]
     for proc in procs:
         proc.start()
     start.set()
@@ -457,6 +521,13 @@ def run_writers(pk: int, writers: int, per_writer: int) -> list[float]:
     for proc in procs:
         proc.join(timeout=10)
     return samples
+
+
+def bare_session_pk() -> int:
+    """Return a new empty session of the bench user for the baseline's rows."""
+    from sessions_app.services import create_session
+
+    return cast(int, create_session(owner=bench_user(), cwd="/bench/bare-append").pk)
 
 
 def check_integrity(pk: int) -> tuple[int, int, int]:
@@ -483,30 +554,51 @@ def p99(samples: list[float]) -> float:
 
 @metric("db_append")
 def db_append(ctx: Context) -> list[Result]:
-    """Append with 1 and with 8 concurrent writers on one session; check seq is gapless and ids unique."""
+    """Append with 1 and with 8 concurrent writers on one session, next to a bare UPDATE + INSERT.
+
+    Checks that seq stays gapless and ids unique. The machine is shared, so each row also carries the
+    bare baseline measured in alternating rounds with it: the floor this PostgreSQL allows at that moment.
+    """
     require_db(ctx)
     pk = session_pk(ctx, big_size(ctx))
+    bare_pk = bare_session_pk()
     before = load_session(pk).entry_count
     per = 50 if ctx.quick else 200
+    rounds = 2 if ctx.quick else APPEND_ROUNDS
     rows: list[Result] = []
     total = 0
     for writers, limit in ((1, 20.0), (8, 50.0)):
         count = per if writers == 1 else max(per // 4, 10)
-        samples = run_writers(pk, writers, count)
+        samples: list[float] = []
+        bare: list[float] = []
+        for turn in range(rounds):
+            chunk = -(-count // rounds)
+            for is_bare in (turn % 2 == 1, turn % 2 == 0):  # take turns going first
+                (bare if is_bare else samples).extend(
+                    run_writers(bare_pk if is_bare else pk, writers, chunk, bare=is_bare)
+                )
         total += len(samples)
+        value, floor = p99(samples), p99(bare)
         rows.append(
-            at_most(
-                f"append p99, {writers} writer{'s' if writers > 1 else ''}",
-                p99(samples),
-                "ms",
-                limit,
-                note=(
-                    f"{len(samples)} appends of one entry, p50 {statistics.median(samples):.1f} ms, "
-                    f"max {max(samples):.1f} ms; separate processes and connections"
+            replace(
+                at_most(
+                    f"append p99, {writers} writer{'s' if writers > 1 else ''}",
+                    value,
+                    "ms",
+                    limit,
+                    note=(
+                        f"{len(samples)} appends of one entry, p50 {statistics.median(samples):.1f} ms, "
+                        f"max {max(samples):.1f} ms; separate processes and connections; baseline: psycopg "
+                        f"UPDATE … RETURNING + INSERT of the same row + COMMIT, p50 "
+                        f"{statistics.median(bare):.1f} ms, in alternating rounds"
+                    ),
                 ),
+                baseline=floor,
+                ratio=value / floor if floor else None,
             )
         )
     gaps, duplicates, stored = check_integrity(pk)
+    bare_gaps, bare_duplicates, _ = check_integrity(bare_pk)
     lost = before + total - stored
     rows.append(
         at_most(
@@ -514,7 +606,8 @@ def db_append(ctx: Context) -> list[Result]:
             float(gaps + duplicates + abs(lost)),
             "",
             0,
-            note=f"{gaps} seq gaps, {duplicates} duplicate ids, {lost} appends missing; {stored} rows",
+            note=f"{gaps} seq gaps, {duplicates} duplicate ids, {lost} appends missing; {stored} rows "
+            f"(baseline session: {bare_gaps} gaps, {bare_duplicates} duplicate ids)",
         )
     )
     return rows
