@@ -41,11 +41,13 @@ def append_entries(
     actor: Any = None,
     grant: access.Access | None = None,
 ) -> list[Entry]:
-    """Append Pi entries in order. Holds SELECT FOR UPDATE on the session row.
+    """Append Pi entries in order, holding the session row's lock until they commit.
 
-    An entry without ``parentId`` hangs under the leaf; an explicit ``parentId`` must name an entry of this
-    session (or be null for a new root). Ids must be new. The leaf moves to the last entry appended.
-    ``actor`` (or the adapter's ``grant``) must be allowed to write; without either the server appends.
+    An entry without ``parentId`` hangs under the leaf (the first of a batch) or the entry before it; an
+    explicit ``parentId`` must name an entry of this session (or be null for a new root). Ids must be new.
+    The leaf moves to the last entry appended. A chain (see ``leaf_append``) is stored in one locked
+    round trip; other batches read what they need under the lock. ``actor`` (or the adapter's ``grant``)
+    must be allowed to write; without either the server appends.
     """
     if not entries:
         raise InvalidEntries("no entries to append")

@@ -133,12 +133,18 @@ _STATEMENTS = {
 
 
 def eligible(entries: Sequence[Any]) -> bool:
-    """Return whether a batch is a chain on PostgreSQL: objects, none but the first naming its parent."""
-    return (
-        connection.vendor == "postgresql"
-        and all(isinstance(e, dict) for e in entries)
-        and all("parentId" not in e for e in entries[1:])
-    )
+    """Return whether a batch is a chain on PostgreSQL: objects, each after the first under the one before.
+
+    Those after the first may leave out ``parentId`` or name the entry before them by its given id.
+    """
+    if connection.vendor != "postgresql" or not all(isinstance(e, dict) for e in entries):
+        return False
+    for before, entry in itertools.pairwise(entries):
+        if "parentId" in entry and not (
+            isinstance(entry["parentId"], str) and entry["parentId"] == before.get("id")
+        ):
+            return False
+    return True
 
 
 @dataclass(slots=True)
@@ -186,7 +192,8 @@ def _attempt(session: ChatSession, chain: _Chain, expected_leaf: object) -> list
         realtime.session_changed(session_id=session.pk, last_seq=rows[-1].seq)
     else:
         with transaction.atomic(), connection.cursor() as cursor:
-            with connection.connection.pipeline():  # type: ignore[union-attr]
+            # Errors arrive when the pipeline ends, past the cursor's own translation into Django's.
+            with connection.wrap_database_errors, connection.connection.pipeline():  # type: ignore[union-attr]
                 cursor.execute(_LOCK, params)
                 cursor.execute(_STATEMENTS[chain.mode], params)
             rows = _rows(session, chain, params, cursor.fetchone(), expected_leaf)
@@ -210,7 +217,7 @@ def _store_and_commit(mode: str, params: dict[str, Any]) -> tuple[Any, ...] | No
         raw = connection.connection
         assert raw is not None and raw.autocommit  # outside any atomic block, as the caller checked
         try:
-            with raw.pipeline():
+            with connection.wrap_database_errors, raw.pipeline():
                 control.execute("BEGIN")
                 control.execute(_LOCK, params)
                 cursor.execute(_STATEMENTS[mode], params)
