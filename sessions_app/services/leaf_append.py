@@ -41,13 +41,15 @@ __all__ = ["append_chain", "eligible"]
 
 _LOCK = "SELECT 1 FROM sessions_app_chatsession WHERE id = %(pk)s FOR NO KEY UPDATE"
 
-# ``s`` is the locked session row as the previous writer left it; ``p`` the parent row (``{parent}``:
-# the leaf, the newest entry with the named id, or none for a new root); ``ok`` holds one row only when
-# the append may go ahead (leaf as expected, no id taken, a named parent found). The data-modifying
-# parts act on ``ok``, so a refused append changes nothing and the answer says why.
+# ``s`` is the locked session row as the previous writer left it (none once the session is deleted);
+# ``p`` the parent row (``{parent}``: the leaf, the newest entry with the named id, or none for a new
+# root); ``ok`` holds one row only when the append may go ahead (leaf as expected, no id taken, a named
+# parent found). The data-modifying parts act on ``ok``, so a refused append changes nothing and the
+# answer says why.
 _APPEND = """
 WITH s AS (
-    SELECT next_seq, leaf_seq, leaf_entry_id, next_segment FROM sessions_app_chatsession WHERE id = %(pk)s
+    SELECT next_seq, leaf_seq, leaf_entry_id, next_segment FROM sessions_app_chatsession
+    WHERE id = %(pk)s AND deleted_at IS NULL
 ),
 p AS (
     SELECT e.seq, e.depth, e.segment, e.compaction_seq, e.model_seq, e.thinking_seq

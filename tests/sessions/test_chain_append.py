@@ -190,6 +190,10 @@ def test_refusals_name_the_first_problem_and_store_nothing(user: Callable[..., A
         services.append_entries(session=session, entries=[{**_say("x"), "id": "u1"}], expected_leaf="zz")
     with pytest.raises(ChatSession.DoesNotExist):
         services.append_entries(session=ChatSession(pk=session.pk + 1000), entries=[_say("x")])
+    services.delete_session(session=session)
+    with pytest.raises(ChatSession.DoesNotExist):  # hidden at once, before the purge
+        services.append_entries(session=session, entries=[_say("x")])
+    session = ChatSession.with_deleted.get(pk=session.pk)
     session.refresh_from_db()
     assert (Entry.objects.filter(session=session).count(), session.next_seq, session.leaf_entry_id) == (
         1,
