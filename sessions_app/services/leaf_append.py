@@ -245,11 +245,11 @@ def _params(session: ChatSession, chain: _Chain, expected_leaf: object) -> dict[
             last[kind] = i  # the entry itself and those after it point here
         for name in ANCHORS:
             anchors[name].append(last.get(name))
-    raws: list[str | None] = [js_stringify(p) for p in prepared]
-    head = tail = ""
-    if chain.mode == "leaf":
-        head, tail = _around_parent(prepared[0])
-        raws[0] = None
+    under_leaf = chain.mode == "leaf"
+    raws: list[str | None] = [
+        None if under_leaf and i == 0 else js_stringify(p) for i, p in enumerate(prepared)
+    ]
+    head, tail = _around_parent(prepared[0]) if under_leaf else ("", "")
     name: str | None = None
     for p in prepared:
         if p["type"] == "session_info":
