@@ -62,56 +62,135 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
     raise RuntimeError("server did not start listening")
 
 
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _exchange(conn: Connection, request: bytes) -> tuple[bool, bool]:
+    """Send one request and read its answer; return (it was a 200, the server closes the connection)."""
+    reader, writer = conn
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line[:15].lower() == b"content-length:":
+            length = int(line[15:])
+    await reader.readexactly(length)
+    return head[9:12] == b"200", b"connection: close" in head.lower()
+
+
 async def _client(
-    request: bytes, port: int, stop_at: float, counts: dict[str, int], at_least: int = 0
+    conns: list[Connection], index: int, request: bytes, port: int, stop_at: float, counts: dict[str, int]
 ) -> None:
     """Send request over one keep-alive connection until stop_at, counting 200s and others."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    sent = 0
-    try:
-        while sent < at_least or time.perf_counter() < stop_at:
-            sent += 1
-            writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = head[9:12]
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            await reader.readexactly(length)
-            counts["ok" if status == b"200" else "other"] += 1
-            if b"connection: close" in head.lower():
-                writer.close()
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    finally:
-        writer.close()
+    while time.perf_counter() < stop_at:
+        ok, closes = await _exchange(conns[index], request)
+        counts["ok" if ok else "other"] += 1
+        if closes:
+            conns[index][1].close()
+            conns[index] = await asyncio.open_connection("127.0.0.1", port)
 
 
 async def _answered(request: bytes, port: int, timeout: float = 60.0) -> None:
     """Wait until the server answers one request (its workers have loaded the application)."""
     deadline = time.perf_counter() + timeout
     while True:
-        counts = {"ok": 0, "other": 0}
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            await asyncio.wait_for(_client(request, port, 0.0, counts, at_least=1), timeout=5.0)
-        if counts["ok"]:
-            return
+            conn = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout=5.0)
+            try:
+                if (await asyncio.wait_for(_exchange(conn, request), timeout=5.0))[0]:
+                    return
+            finally:
+                conn[1].close()
         if time.perf_counter() > deadline:
-            raise RuntimeError(f"server answered nothing but {counts} within {timeout:.0f} s")
+            raise RuntimeError(f"server answered no request with a 200 within {timeout:.0f} s")
         await asyncio.sleep(0.1)
 
 
-async def _load(request: bytes, port: int, seconds: float) -> dict[str, int]:
+def _connections_per_worker(workers: list[int], port: int, client_ports: set[int]) -> list[int]:
+    """Return how many of the client's connections each worker process holds (from /proc)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                local, remote = (int(f.rsplit(":", 1)[1], 16) for f in fields[1:3])
+                if local == port and remote in client_ports:
+                    inodes.add(fields[9])
+    held = []
+    for pid in workers:
+        count = 0
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    count += target.startswith("socket:[") and target[8:-1] in inodes
+        held.append(count)
+    return held
+
+
+async def _balanced(request: bytes, port: int, workers: list[int]) -> tuple[list[Connection], list[int]]:
+    """Open the load's connections so that every worker holds its share, as a proxy would spread them.
+
+    Which worker accepts a connection is a race; on a busy machine one may take all sixteen, and the
+    others then serve nothing for the whole run. So the connections are opened again until they are
+    spread (at most 30 tries); the spread is returned for the report.
+    """
+    held: list[int] = []
+    for _ in range(30):
+        conns = [await asyncio.open_connection("127.0.0.1", port) for _ in range(CONNECTIONS)]
+        for conn in conns:  # answered: every connection has been accepted by some worker
+            await _exchange(conn, request)
+        ports = {int(writer.get_extra_info("sockname")[1]) for _, writer in conns}
+        held = _connections_per_worker(workers, port, ports)
+        if len(workers) < 2 or sum(held) < CONNECTIONS or max(held) - min(held) <= 2:
+            return conns, held
+        for _, writer in conns:
+            writer.close()
+    return conns, held
+
+
+async def _load(conns: list[Connection], request: bytes, port: int, seconds: float) -> dict[str, int]:
     counts = {"ok": 0, "other": 0}
     stop_at = time.perf_counter() + seconds
-    await asyncio.gather(*(_client(request, port, stop_at, counts) for _ in range(CONNECTIONS)))
+    await asyncio.gather(*(_client(conns, i, request, port, stop_at, counts) for i in range(len(conns))))
     return counts
+
+
+async def _measure(request: bytes, port: int, workers: list[int]) -> tuple[dict[str, int], float, list[int]]:
+    await _answered(request, port)
+    conns, held = await _balanced(request, port, workers)
+    try:
+        await _load(conns, request, port, WARMUP_SECONDS)
+        started = time.perf_counter()
+        counts = await _load(conns, request, port, LOAD_SECONDS)
+        return counts, time.perf_counter() - started, held
+    finally:
+        for _, writer in conns:
+            writer.close()
+
+
+def _workers_of(proc: subprocess.Popen[bytes], count: int, timeout: float = 30.0) -> list[int]:
+    """Return the pids of gunicorn's worker processes once all of them have started."""
+    deadline = time.monotonic() + timeout
+    children: list[int] = []
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            children = [
+                int(pid) for pid in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+            ]
+        if len(children) >= count:
+            return children
+        time.sleep(0.05)
+    return children
 
 
 def serve_and_load(
     request: bytes, *, workers: int, threads: int = 8, settings: str = ""
-) -> tuple[float, int]:
-    """Serve the app with gunicorn (gthread), load it over keep-alive connections; return (req/s, errors)."""
+) -> tuple[float, int, list[int]]:
+    """Serve the app with gunicorn (gthread), load it over keep-alive connections.
+
+    Return (req/s, errors, the connections each worker held).
+    """
     port = free_port()
     env = server_env()
     if settings:
@@ -130,9 +209,7 @@ def serve_and_load(
             f"127.0.0.1:{port}",
             "--keep-alive",
             "30",
-            # Every worker starts with the application loaded, so all of them are accepting before the
-            # load opens its connections; otherwise the first worker up takes every keep-alive connection
-            # and the others serve nothing for the whole run.
+            # Every worker starts with the application loaded, so all of them accept from the start.
             "--preload",
             "--log-level",
             "warning",
@@ -144,11 +221,7 @@ def serve_and_load(
     )
     try:
         wait_for_port(port, proc)
-        asyncio.run(_answered(request, port))
-        asyncio.run(_load(request, port, WARMUP_SECONDS))
-        started = time.perf_counter()
-        counts = asyncio.run(_load(request, port, LOAD_SECONDS))
-        elapsed = time.perf_counter() - started
+        counts, elapsed, held = asyncio.run(_measure(request, port, _workers_of(proc, workers)))
     finally:
         proc.terminate()
         try:
@@ -156,7 +229,7 @@ def serve_and_load(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    return counts["ok"] / elapsed, counts["other"]
+    return counts["ok"] / elapsed, counts["other"], held
 
 
 @metric("rest_read")
@@ -174,12 +247,13 @@ def rest_read(ctx: Context) -> list[Result]:
             f"Authorization: Bearer {token}\r\n\r\n"
         ).encode()
 
-    minimal, _ = serve_and_load(request("/minimal/"), workers=2, settings="bench.minimal_settings")
-    two, two_errors = serve_and_load(request(f"/api/sessions/{pk}/"), workers=2)
-    one, one_errors = serve_and_load(request(f"/api/sessions/{pk}/"), workers=1)
+    minimal, _, _ = serve_and_load(request("/minimal/"), workers=2, settings="bench.minimal_settings")
+    two, two_errors, spread = serve_and_load(request(f"/api/sessions/{pk}/"), workers=2)
+    one, one_errors, _ = serve_and_load(request(f"/api/sessions/{pk}/"), workers=1)
     how = (
         f"gunicorn gthread ×8 threads (--preload), DEBUG off, token auth; {CONNECTIONS} keep-alive "
-        f"connections from one asyncio client for {LOAD_SECONDS:.0f} s on the same 2 cores"
+        f"connections from one asyncio client, spread over the workers ({'+'.join(map(str, spread))}), "
+        f"for {LOAD_SECONDS:.0f} s on the same 2 cores"
     )
     return [
         Result(
