@@ -7,7 +7,11 @@ may look for them in pages and answers.
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from typing import Any
+
+from django.db import connections
 
 from sessions_app import services
 from sessions_app.models import ChatSession, Entry
@@ -236,3 +240,44 @@ def entries(session: ChatSession) -> list[dict[str, Any]]:
         json.loads(raw)
         for raw in Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
     ]
+
+
+# -- concurrent writers ---------------------------------------------------------------------------------
+
+
+def run_writers(count: int, writer: Callable[[int], None]) -> None:
+    """Run ``writer(0..count-1)`` in threads, each with its own connections; re-raise the first failure."""
+    errors: list[BaseException] = []
+
+    def run(n: int) -> None:
+        try:
+            writer(n)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def assert_one_gapless_chain(session: ChatSession, total: int) -> list[tuple[int, str, str, int]]:
+    """Every writer hung its entries under the leaf it found: seqs 0..total-1, unique ids, one chain.
+
+    Returns the rows as (seq, entry id, parent id, depth).
+    """
+    rows = list(
+        Entry.objects.filter(session=session)
+        .order_by("seq")
+        .values_list("seq", "entry_id", "parent_id", "depth")
+    )
+    assert [r[0] for r in rows] == list(range(total))
+    assert len({r[1] for r in rows}) == total
+    assert [r[3] for r in rows] == list(range(total))
+    assert all(rows[i][2] == rows[i - 1][1] for i in range(1, total))
+    return rows

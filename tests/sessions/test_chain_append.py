@@ -7,7 +7,6 @@ append joins it and never takes the path that commits with its writes.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,13 @@ from sessions_app import queries, services, signals
 from sessions_app.domain.jsjson import js_stringify
 from sessions_app.domain.session import load_session
 from sessions_app.models import ChatSession, Entry
-from tests.factories import assistant_message, session_file, user_message
+from tests.factories import (
+    assert_one_gapless_chain,
+    assistant_message,
+    run_writers,
+    session_file,
+    user_message,
+)
 
 real_transactions = pytest.mark.django_db(transaction=True)
 
@@ -248,40 +253,21 @@ def test_receivers_hear_the_appends_they_act_on_inside_the_transaction(user: Cal
 @real_transactions
 def test_concurrent_chains_with_and_without_audit_stay_one_gapless_chain(user: Callable[..., Any]) -> None:
     session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
-    errors: list[BaseException] = []
     rounds = 8
 
     def writer(n: int) -> None:
-        try:
-            for i in range(rounds):
-                if n % 2:
-                    services.append_entries(session=session, entries=[_answer(f"{n}-{i}", tokens=n)])
-                elif n == 2:
-                    with transaction.atomic():  # a caller's transaction joined by the append
-                        services.append_entries(session=session, entries=[_say(f"{n}-{i}"), _say("more")])
-                else:
-                    services.append_entries(session=session, entries=[_say(f"{n}-{i}")])
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
+        for i in range(rounds):
+            if n % 2:
+                services.append_entries(session=session, entries=[_answer(f"{n}-{i}", tokens=n)])
+            elif n == 2:
+                with transaction.atomic():  # a caller's transaction joined by the append
+                    services.append_entries(session=session, entries=[_say(f"{n}-{i}"), _say("more")])
+            else:
+                services.append_entries(session=session, entries=[_say(f"{n}-{i}")])
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    rows = list(
-        Entry.objects.filter(session=session)
-        .order_by("seq")
-        .values_list("seq", "entry_id", "parent_id", "depth")
-    )
+    run_writers(8, writer)
     total = 1 + 8 * rounds + rounds  # the writer in a transaction appends two at a time
-    assert [r[0] for r in rows] == list(range(total))
-    assert len({r[1] for r in rows}) == total
-    assert [r[3] for r in rows] == list(range(total))
-    assert all(rows[i][2] == rows[i - 1][1] for i in range(1, total))
+    rows = assert_one_gapless_chain(session, total)
     usage = SessionUsage.objects.get(session=session, model="p/m")
     assert (usage.messages, usage.input) == (4 * rounds, (1 + 3 + 5 + 7) * rounds)
     stored = ChatSession.objects.get(pk=session.pk)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app import queries, services
 from sessions_app.domain.session import load_session
 from sessions_app.models import ChatSession, Entry
 from tests.conformance.compare import conformance_dir
+from tests.factories import assert_one_gapless_chain, run_writers
 
 pytestmark = pytest.mark.django_db
 
@@ -168,38 +168,19 @@ def test_concurrent_writers_never_corrupt_the_tree(user: Callable[..., Any]) -> 
     session = services.import_jsonl(
         owner=user(), data=_session_file("busy", [_line("u1", None, "hi")])
     ).session
-    errors: list[BaseException] = []
 
     def writer(n: int) -> None:
-        try:
-            for i in range(15):
-                services.append_entries(
-                    session=session,
-                    entries=[
-                        {"type": "custom", "id": f"w{n}-{i}", "customType": "load", "data": {"n": n, "i": i}}
-                    ],
-                )
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
+        for i in range(15):
+            services.append_entries(
+                session=session,
+                entries=[
+                    {"type": "custom", "id": f"w{n}-{i}", "customType": "load", "data": {"n": n, "i": i}}
+                ],
+            )
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    rows = list(
-        Entry.objects.filter(session=session)
-        .order_by("seq")
-        .values_list("seq", "entry_id", "parent_id", "depth")
-    )
-    assert [r[0] for r in rows] == list(range(121))  # gapless, no duplicates
-    assert len({r[1] for r in rows}) == 121
-    # Every writer hung its entry under the leaf it found, so the whole history is one chain.
-    assert [r[3] for r in rows] == list(range(121))
-    assert all(rows[i][2] == rows[i - 1][1] for i in range(1, 121))
+    run_writers(8, writer)
+    # Gapless, no duplicates, and one chain: every writer hung its entry under the leaf it found.
+    assert_one_gapless_chain(session, 121)
 
 
 def test_path_facts_agree_with_an_in_memory_walk(user: Callable[..., Any]) -> None:
