@@ -20,7 +20,7 @@ from typing import Any
 from bench.django_env import bench_user
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import big_size, require_db, session_pk
-from bench.metrics.serve import REPO_DIR, free_port, wait_for_port
+from bench.metrics.procs import REPO_DIR, free_port, stop, wait_for_port
 
 CHROMIUM = "/usr/bin/chromium"
 LOADS = 3
@@ -139,12 +139,7 @@ def browser(ctx: Context) -> list[Result]:
         wait_for_port(port, proc)
         found = _measure(f"http://127.0.0.1:{port}/sessions/{pk}/", cookie)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     first = [max(t, c) / 1000 for t, c in zip(found["tree"], found["context"], strict=True)]
     note = f"{size} session, Chromium 1440×900, daphne (DEBUG on), median of {LOADS} loads"
     tree = statistics.median(found["tree"]) / 1000

@@ -21,8 +21,8 @@ from typing import Any
 from bench import generate
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import require_db, run_import_child
+from bench.metrics.procs import REPO_DIR, status_kb, stop, wait_until
 
-REPO_DIR = Path(__file__).resolve().parent.parent.parent
 DELETE_USER = "bench-delete"
 # Its own seed, so its header id differs from the other bench sessions' (same seed, same id).
 DELETE_SEED = generate.DEFAULT_SEED + 900
@@ -30,25 +30,6 @@ USER_LIMIT_S = 5.0
 RSS_GROWTH_LIMIT_MB = 100.0
 PURGE_TIMEOUT_S = 900
 TASK_DONE = re.compile(r"Task sessions\.purge_deleted_session\[[^\]]+\] succeeded in ([0-9.]+)s: True")
-
-
-def _status_kb(pid: int, field: str) -> int:
-    """Return one memory field of /proc/<pid>/status (VmRSS, VmHWM) in kB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} missing for pid {pid}")
-
-
-def _wait(check: Any, seconds: float, what: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        if process.poll() is not None:
-            raise RuntimeError(f"the worker exited while waiting for {what}")
-        time.sleep(0.2)
-    raise RuntimeError(f"timed out waiting for {what}")
 
 
 def _clear_leftovers(owner: Any) -> None:
@@ -100,27 +81,24 @@ def db_delete(ctx: Context) -> list[Result]:
     with log_path.open("wb") as log:
         worker = subprocess.Popen(command, cwd=REPO_DIR, env=dict(os.environ), stdout=log, stderr=log)
     try:
-        _wait(lambda: b" ready." in log_path.read_bytes(), 60, "the worker", worker)
-        ready_kb = _status_kb(worker.pid, "VmRSS")
+        wait_until(lambda: b" ready." in log_path.read_bytes(), 60, "the worker", worker)
+        ready_kb = status_kb(worker.pid, "VmRSS")
         t0 = time.perf_counter()
         delete_session(session=session, actor=owner)
         user_s = time.perf_counter() - t0
-        _wait(
+        wait_until(
             lambda: not ChatSession.with_deleted.filter(pk=session.pk).exists(),
             PURGE_TIMEOUT_S,
             "the purge",
             worker,
         )
         gone_s = time.perf_counter() - t0 - user_s
-        _wait(lambda: TASK_DONE.search(log_path.read_text(errors="replace")), 10, "the task's log", worker)
-        peak_kb = _status_kb(worker.pid, "VmHWM")
+        wait_until(
+            lambda: TASK_DONE.search(log_path.read_text(errors="replace")), 10, "the task's log", worker
+        )
+        peak_kb = status_kb(worker.pid, "VmHWM")
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        stop(worker, timeout=30)
         celery_app.conf.task_routes = routes
         celery_app.amqp.flush_routes()
         celery_app.amqp.router = celery_app.amqp.Router()

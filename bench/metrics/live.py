@@ -29,7 +29,8 @@ from typing import Any
 from bench.django_env import bench_user
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import require_db
-from bench.metrics.serve import REPO_DIR, _append_and_stamp, free_port, server_env, wait_for_port
+from bench.metrics.procs import REPO_DIR, free_port, wait_for_port
+from bench.metrics.serve import _append_and_stamp, server_env
 
 SOCKETS = 200
 EVENTS = 40

@@ -12,27 +12,16 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
-from typing import Any
 
 from bench.django_env import bench_user
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import require_db, session_pk
+from bench.metrics.procs import REPO_DIR, stop, wait_until
 
-REPO_DIR = Path(__file__).resolve().parent.parent.parent
 RUNS = 50
 PROVIDER_SECONDS = 4.0
 FINISH_LIMIT_S = 6.0
 START_LIMIT_S = 1.0
-
-
-def _wait(check: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"timed out waiting for {what}")
 
 
 @metric("team_runs")
@@ -81,7 +70,7 @@ def team_runs(ctx: Context) -> list[Result]:
             [sys.executable, "-m", "piweb.workers"], cwd=REPO_DIR, env=env, stdout=log, stderr=log
         )
         try:
-            _wait(lambda: log_path.read_bytes().count(b" ready.") >= 2, 60, "the workers")
+            wait_until(lambda: log_path.read_bytes().count(b" ready.") >= 2, 60, "the workers", interval=0.05)
             server.enqueue(*[hang(PROVIDER_SECONDS, after=1, text="Done.") for _ in range(RUNS + 5)])
             started = time.time()
             runs = [start_run(session=s, user=owner, prompt="go", provider=provider) for s in sessions]
@@ -89,19 +78,20 @@ def team_runs(ctx: Context) -> list[Result]:
             time.sleep(1.0)  # every run is waiting on the provider now
             operation = request_compaction(session=sessions[0].__class__.objects.get(pk=compact_pk))
             pks = [r.pk for r in runs]
-            _wait(
+            wait_until(
                 lambda: AgentRun.objects.filter(pk__in=pks, finished_at__isnull=True).count() == 0,
                 120,
                 "the runs",
+                interval=0.05,
             )
-            _wait(lambda: CompactionRun.objects.get(pk=operation.pk).started_at is not None, 30, "compaction")
+            wait_until(
+                lambda: CompactionRun.objects.get(pk=operation.pk).started_at is not None,
+                30,
+                "compaction",
+                interval=0.05,
+            )
         finally:
-            workers.terminate()
-            try:
-                workers.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                workers.kill()
-                workers.wait()
+            stop(workers, timeout=30)
             with celery_app.connection_for_write() as broker:
                 for queue in (runs_queue, ops_queue):
                     broker.default_channel.queue_delete(queue)

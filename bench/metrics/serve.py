@@ -6,19 +6,19 @@ import asyncio
 import contextlib
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.django_env import bench_user
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import big_size, load_session, require_db, session_pk
+from bench.metrics.procs import REPO_DIR, free_port, status_kb, stop, wait_for_port
 
-REPO_DIR = Path(__file__).resolve().parent.parent.parent
 CONNECTIONS = 16
 LOAD_SECONDS = 5.0
 WARMUP_SECONDS = 1.0
@@ -26,11 +26,16 @@ SUBSCRIBERS = 50
 EVENTS = 40
 
 
-def free_port() -> int:
-    """Return a loopback port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+@contextlib.contextmanager
+def bench_token(name: str) -> Iterator[str]:
+    """An API token of the bench user for one metric, revoked afterwards so runs leave none behind."""
+    from sessions_app.models import ApiToken
+
+    row, token = ApiToken.objects.create(user=bench_user(), name=name)
+    try:
+        yield token
+    finally:
+        row.delete()
 
 
 def server_env() -> dict[str, str]:
@@ -47,19 +52,6 @@ def server_env() -> dict[str, str]:
         }
     )
     return env
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start listening")
 
 
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
@@ -223,12 +215,7 @@ def serve_and_load(
         wait_for_port(port, proc)
         counts, elapsed, held = asyncio.run(_measure(request, port, _workers_of(proc, workers)))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     return counts["ok"] / elapsed, counts["other"], held
 
 
@@ -236,11 +223,12 @@ def serve_and_load(
 def rest_read(ctx: Context) -> list[Result]:
     """Load GET /api/sessions/<pk>/ over 16 keep-alive connections: 2 server processes, 1, a minimal view."""
     require_db(ctx)
-    from sessions_app.models import ApiToken
-
     pk = session_pk(ctx, "1k")
-    _, token = ApiToken.objects.create(user=bench_user(), name="bench")
+    with bench_token("bench") as token:
+        return _rest_read(pk, token)
 
+
+def _rest_read(pk: int, token: str) -> list[Result]:
     def request(path: str) -> bytes:
         return (
             f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
@@ -386,26 +374,34 @@ def _as_dict(row: Result) -> dict[str, Any]:
 # -- memory of a web process ----------------------------------------------------------------------------
 
 
-def _vm_hwm(pid: int) -> int:
-    """Return a process's peak resident set (VmHWM) in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM")
-
-
 @metric("web_rss")
 def web_rss(ctx: Context) -> list[Result]:
     """Peak RSS of one gunicorn worker serving the biggest session's pages (read, tree, context, export)."""
-    import httpx
-
-    from sessions_app.models import ApiToken
-
     require_db(ctx)
     size = big_size(ctx)
     pk = session_pk(ctx, size)
     file_mb = int(ctx.session(size).meta["bytes"]) / 1e6
-    _, token = ApiToken.objects.create(user=bench_user(), name="bench-rss")
+    pages = ["", "tree/", "context/", "path/?limit=2000", "entries/?limit=1000", "export/"]
+    with bench_token("bench-rss") as token:
+        before, peak = _serve_pages(pk, token, pages)
+    return [
+        Result(
+            metric=f"web process peak RSS serving the {size} session's pages",
+            value=peak / 1e6,
+            unit="MB",
+            goal="reference",
+            baseline=file_mb,
+            ratio=peak / 1e6 / file_mb,
+            note=f"one gunicorn worker (4 threads), VmHWM after {', '.join(p or 'session' for p in pages)} "
+            f"twice; {before / 1e6:.0f} MB before the first request; baseline: the session file's size",
+        )
+    ]
+
+
+def _serve_pages(pk: int, token: str, pages: list[str]) -> tuple[int, int]:
+    """Fetch each page twice from one gunicorn worker; return its VmHWM before and after, in bytes."""
+    import httpx
+
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -427,12 +423,11 @@ def web_rss(ctx: Context) -> list[Result]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    pages = ["", "tree/", "context/", "path/?limit=2000", "entries/?limit=1000", "export/"]
     try:
         wait_for_port(port, proc)
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         worker = int(children[0])
-        before = _vm_hwm(worker)
+        before = status_kb(worker, "VmHWM") * 1024
         headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=120) as client:
             for _ in range(2):
@@ -442,23 +437,7 @@ def web_rss(ctx: Context) -> list[Result]:
                             raise RuntimeError(f"{page or 'session'} answered {response.status_code}")
                         for _chunk in response.iter_bytes():
                             pass
-        peak = _vm_hwm(worker)
+        peak = status_kb(worker, "VmHWM") * 1024
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return [
-        Result(
-            metric=f"web process peak RSS serving the {size} session's pages",
-            value=peak / 1e6,
-            unit="MB",
-            goal="reference",
-            baseline=file_mb,
-            ratio=peak / 1e6 / file_mb,
-            note=f"one gunicorn worker (4 threads), VmHWM after {', '.join(p or 'session' for p in pages)} "
-            f"twice; {before / 1e6:.0f} MB before the first request; baseline: the session file's size",
-        )
-    ]
+        stop(proc)
+    return before, peak
