@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from . import services
 from .models import ActionLog, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
 
 RAW_PREVIEW_CHARS = 120
@@ -59,6 +60,24 @@ class ChatSessionAdmin(admin.ModelAdmin):
     @admin.display(description="tree")
     def page(self, session: ChatSession) -> SafeString:
         return format_html('<a href="{}">open</a>', _session_page(session.pk))
+
+    # Deleting here is the same use case as the owner's Delete: the session is hidden at once and its
+    # rows are purged in batches by a worker. Django's own cascade would delete every entry in the
+    # request, and its confirmation page would first load each one to list it.
+    def get_deleted_objects(
+        self, objs: Any, request: HttpRequest
+    ) -> tuple[list[str], dict[str, int], set[str], list[str]]:
+        sessions = list(objs)
+        entries = sum(s.entry_count for s in sessions)
+        counts = {"sessions": len(sessions), "entries (purged in the background)": entries}
+        return [str(s) for s in sessions], counts, set(), []
+
+    def delete_model(self, request: HttpRequest, obj: ChatSession) -> None:
+        services.delete_session(session=obj, staff=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ChatSession]) -> None:
+        for session in queryset:
+            services.delete_session(session=session, staff=request.user)
 
 
 @admin.register(Entry)

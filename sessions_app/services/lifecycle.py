@@ -54,13 +54,18 @@ def rename_session(
     return session
 
 
-def delete_session(*, session: ChatSession, actor: Any = None, grant: access.Access | None = None) -> None:
+def delete_session(
+    *, session: ChatSession, actor: Any = None, grant: access.Access | None = None, staff: Any = None
+) -> None:
     """Delete the session (its owner only): gone for everyone at once, its rows purged in the background.
 
     One short transaction hides it (``deleted_at``: every list, page, link, search, sync and socket check
     goes through ``ChatSession.objects``, which leaves it out), logs the action with the session's label
     and unlinks its forks. After commit its viewers hear ``session_deleted`` and the purge is queued
     (``services.purging``), which deletes the entries in batches however many there are.
+
+    ``staff`` is a staff member deleting from the admin site (which checked their permission): logged
+    as the actor, with ``by_staff`` in the detail, instead of being authorized as the owner.
     """
     access.authorize(actor, session, access.OWNER, grant=grant)
     session_id = session.pk
@@ -69,7 +74,9 @@ def delete_session(*, session: ChatSession, actor: Any = None, grant: access.Acc
         locked = ChatSession.objects.select_for_update().filter(pk=session_id).first()
         if locked is None:
             raise access.NotVisible(f"Session not found: {session_id}")
-        if actor is not None:
+        if staff is not None:
+            record_action(actor=staff, action=Action.DELETE, session=locked, by_staff=True)
+        elif actor is not None:
             record_action(actor=actor, action=Action.DELETE, session=locked)
         ChatSession.objects.filter(pk=session_id).update(deleted_at=timezone.now())
         # Forks stop naming a parent nobody can open any more, as the purge would leave them anyway.

@@ -20,6 +20,7 @@ from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from compaction_app.models import CompactionRun, LLMProvider
@@ -371,6 +372,32 @@ def test_the_sweep_command_finishes_every_deleted_session_and_no_live_one(delete
     assert rows_of(deleted.kept.pk)["entries"] == 6
     call_command("purge_deleted_sessions", stdout=out)
     assert out.getvalue().strip().endswith("purged 0 deleted sessions")
+
+
+@pytest.mark.django_db
+def test_deleting_from_the_admin_is_the_same_delete_logged_as_the_staff_member(world: World) -> None:
+    admin = Client()
+    admin.force_login(world.staff)
+    url = f"/admin/sessions_app/chatsession/{world.session.pk}/delete/"
+    with CaptureQueriesContext(connection) as confirming:
+        page = admin.get(url)
+    # The confirmation counts the entries instead of loading each one to list it.
+    assert page.status_code == 200 and "Entries (purged in the background): 9" in page.content.decode()
+    assert not any(Entry._meta.db_table in q["sql"] for q in confirming.captured_queries)
+    assert admin.post(url, {"post": "yes"}).status_code == 302
+    pk = world.session.pk
+    assert world.client(world.owner).get(f"/api/sessions/{pk}/").status_code == 404
+    assert_rows_everywhere(pk)  # hidden at once, the rows wait for the purge
+    (logged,) = ActionLog.objects.filter(action="delete")
+    assert (logged.actor_id, logged.detail) == (world.staff.pk, {"by_staff": True})
+    # "Delete selected" on the list does the same, one session at a time.
+    listing = "/admin/sessions_app/chatsession/"
+    chosen = {"action": "delete_selected", "_selected_action": [world.kept.pk], "post": "yes"}
+    assert admin.post(listing, chosen).status_code == 302
+    assert not ChatSession.objects.filter(pk=world.kept.pk).exists()
+    assert rows_of(world.kept.pk)["entries"] == 6
+    assert purging.purge_session(pk) and purging.purge_session(world.kept.pk)
+    assert sum(rows_of(pk).values()) == sum(rows_of(world.kept.pk).values()) == 0
 
 
 def test_purges_go_to_the_default_queue_never_to_runs() -> None:
