@@ -174,6 +174,26 @@ window.Pi = window.Pi || {};
     return el("details", { class: `msg msg-tool${m.isError ? " is-error" : ""}` }, el("summary", { text: label }), ...body);
   }
 
+  // A system message: its text, and the patches a later one makes (sections replaced or removed by
+  // name, tools added or removed), so a patch with no text of its own is not an empty card.
+  function systemCard(m, meta) {
+    const body = [];
+    const text = textOf(m.content);
+    if (text) body.push(el("pre", { class: "plain", text }));
+    const sections = m.sections && typeof m.sections === "object" ? Object.entries(m.sections) : [];
+    for (const [name, value] of sections) {
+      const head = el("span", { class: "section-name", text: value === null ? `Section ${name} removed` : `Section ${name}` });
+      body.push(value === null ? el("p", { class: "msg-note" }, head) : el("details", { class: "system-section" }, el("summary", {}, head), el("pre", { class: "plain", text: String(value) })));
+    }
+    const names = (tools) => (Array.isArray(tools) ? tools.map((t) => (typeof t === "string" ? t : (t && t.name) || "?")) : []);
+    const added = names(m.toolsAdded);
+    const removed = names(m.toolsRemoved);
+    if (added.length) body.push(el("p", { class: "msg-note", text: `Tools added: ${added.join(", ")}` }));
+    if (removed.length) body.push(el("p", { class: "msg-note", text: `Tools removed: ${removed.join(", ")}` }));
+    if (!body.length) body.push(el("p", { class: "msg-note", text: "(empty system message)" }));
+    return card("system", "System", meta, ...body);
+  }
+
   function summaryCard(kind, title, meta, markup, text, details) {
     const body = markup ? html(markup) : plain(text);
     const node = card(kind, title, meta, body);
@@ -197,6 +217,7 @@ window.Pi = window.Pi || {};
         return card("assistant", "Assistant", meta, nodes);
       }
       if (m.role === "toolResult") return toolResult(m, r);
+      if (m.role === "system") return systemCard(m, null);
       if (m.role === "bashExecution") {
         const title = el("summary", {}, "$ ", el("code", { text: String(m.command || "") }), m.exitCode ? ` (exit ${m.exitCode})` : "");
         return el("details", { class: "msg msg-tool" }, title, el("pre", { class: "plain", text: String(m.output || "") }));
@@ -229,7 +250,7 @@ window.Pi = window.Pi || {};
       if (replaced) node.querySelector("header").appendChild(el("span", { class: "replaced", text: replaced }));
       return node;
     }
-    if (m.role === "system") return card("system", "System", tokens, el("pre", { class: "plain", text: textOf(m.content) }));
+    if (m.role === "system") return systemCard(m, tokens);
     if (m.role === "toolResult") return toolResult(m, r, ` · ${tokens}`);
     if (m.role === "bashExecution") return card("tool", "Bash", tokens, el("pre", { class: "plain", text: `$ ${m.command || ""}\n${m.output || ""}` }));
     const title = ROLE_NAMES[m.role] || m.customType || m.role || "Message";

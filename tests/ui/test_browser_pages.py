@@ -178,6 +178,11 @@ def test_the_context_total_is_the_system_prompt_tools_and_messages(
     page = sign_in(open_browser(), "parts")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     expect(page.locator("#context .context-item").first).to_be_visible()
+    # A system message made only of sections and tools says what it holds, in both panels.
+    for panel in ("#context", "#branch"):
+        card = page.locator(f"{panel} .msg-system").first
+        for words in ("Section preamble", "Section cwd", "Tools added: read"):
+            expect(card).to_contain_text(words)
     parts = page.locator("#context-breakdown")
     expect(parts.locator(".sys")).to_contain_text("system prompt")
     expect(parts.locator(".tools")).to_contain_text("tools")
