@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.core.cache import caches
 from django.db import OperationalError, connection, transaction
 
 from .domain.search import query_terms, snippet
 from .models import ChatSession, Entry, EntrySearch
+from .state_cache import cached, state_key
 from .tree_overview import tree_order
 
 __all__ = [
@@ -197,10 +197,7 @@ def hit_page(session: ChatSession, seqs: Sequence[int], offset: int, limit: int)
 def hit_list_key(session: ChatSession, text: str, *, by_time: bool = True) -> str:
     """Return the cache key of a session's hit list: one per session state, query and tree order."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return (
-        f"hits:{HIT_LIST_VERSION}:{session.pk}:{session.created_at.timestamp():.6f}:{session.next_seq}:"
-        f"{int(by_time)}:{digest}"
-    )
+    return state_key(f"hits:{HIT_LIST_VERSION}", session, int(by_time), digest)
 
 
 def session_hits(session: ChatSession, text: str, *, by_time: bool = True) -> HitList:
@@ -212,33 +209,23 @@ def session_hits(session: ChatSession, text: str, *, by_time: bool = True) -> Hi
     """
     if not query_terms(text):
         return HitList([])
-    key = hit_list_key(session, text, by_time=by_time)
-    cache = caches["shared"]
-    stored = cache.get(key)
-    if stored is not None:
-        return HitList(array("i", stored).tolist())
-    pieces = _tree_pieces(session, by_time)
+
+    def build() -> bytes:
+        pieces = _tree_pieces(session, by_time)
+        return array("i", _ordered_hits(session, text, pieces)).tobytes()
+
     try:
-        seqs = _ordered_hits(session, text, pieces)
+        stored = cached(hit_list_key(session, text, by_time=by_time), build, HIT_LIST_TTL_SECONDS)
     except OperationalError:  # the statement timeout: a phrase of frequent words that never meet
         return HitList([], incomplete=True)
-    cache.set(key, array("i", seqs).tobytes(), HIT_LIST_TTL_SECONDS)
-    return HitList(seqs)
+    return HitList(array("i", stored).tolist())
 
 
 def _tree_pieces(session: ChatSession, by_time: bool) -> list[tuple[int, int, int, int]]:
     """Return the pieces of the session's tree in drawing order (``TreeOrder.pieces``), cached per
     session state like the hit lists that use them."""
-    key = (
-        f"tree-order:{HIT_LIST_VERSION}:{session.pk}:{session.created_at.timestamp():.6f}:"
-        f"{session.next_seq}:{int(by_time)}"
-    )
-    cache = caches["shared"]
-    pieces = cache.get(key)
-    if pieces is None:
-        pieces = tree_order(session, by_time=by_time).pieces()
-        cache.set(key, pieces, HIT_LIST_TTL_SECONDS)
-    return list(pieces)
+    key = state_key(f"tree-order:{HIT_LIST_VERSION}", session, int(by_time))
+    return list(cached(key, lambda: tree_order(session, by_time=by_time).pieces(), HIT_LIST_TTL_SECONDS))
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------------------

@@ -1,0 +1,34 @@
+"""Values derived from a session's entries, cached per session state: built once, never invalidated.
+
+Entries are append-only, so a session's next seq (with its leaf seq, for what depends on the leaf) names one
+state exactly: a key built from it never goes stale, an append or a leaf move simply asks for a new key.
+The creation time keeps a recreated database's sessions (whose primary keys start over) from meeting an
+old value; each kind carries a version that changes when the value's shape does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.cache import caches
+
+from .models import ChatSession
+
+__all__ = ["cached", "state_key"]
+
+
+def state_key(kind: str, session: ChatSession, *parts: object) -> str:
+    """Return the key of ``kind`` (a name and its version) for the session as it is now, and ``parts``."""
+    base = f"{kind}:{session.pk}:{session.created_at.timestamp():.6f}:{session.next_seq}"
+    return ":".join([base, *(str(p) for p in parts)])
+
+
+def cached[T](key: str, build: Callable[[], T], ttl_seconds: int) -> T:
+    """Return the value stored under ``key`` in the shared cache, building and storing it when missing."""
+    cache = caches["shared"]
+    value: Any = cache.get(key)
+    if value is None:
+        value = build()
+        cache.set(key, value, ttl_seconds)
+    return value
