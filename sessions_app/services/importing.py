@@ -69,8 +69,8 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     skipped lines are not stored.
     """
     loaded, entries, lines, kept_bytes = _read(stream)
-    _check_quotas(owner, entries=len(entries), size=kept_bytes)
     header = loaded.header or {}
+    _check_quotas(owner, entries=len(entries), size=kept_bytes, pi_id=header.get("id"))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
@@ -101,8 +101,12 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
     return result
 
 
-def _check_quotas(owner: Any, *, entries: int, size: int) -> None:
-    """Refuse (413, with the numbers) a file past the entry limit, or one the owner's quota cannot take."""
+def _check_quotas(owner: Any, *, entries: int, size: int, pi_id: Any) -> None:
+    """Refuse (413, with the numbers) a file past the entry limit, or one the owner's quota cannot take.
+
+    Once imported, the session ``pi_id`` holds exactly the file's entries (a re-import of a grown file
+    appends only its new lines), so the file's bytes replace what that session stores now.
+    """
     limit = int(settings.PIWEB_MAX_IMPORT_ENTRIES)
     if limit and entries > limit:
         raise QuotaExceeded(f"The file holds {entries} entries; an import accepts at most {limit}.")
@@ -111,6 +115,8 @@ def _check_quotas(owner: Any, *, entries: int, size: int) -> None:
         return
     # A deleted session no longer counts, though its rows may still be waiting for their purge.
     mine = Entry.objects.filter(session__owner=owner, session__deleted_at__isnull=True)
+    if isinstance(pi_id, str):
+        mine = mine.exclude(session__pi_id=pi_id)
     stored = mine.aggregate(total=Sum(OctetLength("raw")))["total"] or 0
     if stored + size > quota:
         raise QuotaExceeded(

@@ -53,6 +53,27 @@ def test_the_stored_bytes_quota_counts_what_the_user_already_stored(api_client: 
     assert ChatSession.objects.count() == 1
 
 
+def test_reimporting_a_grown_file_counts_only_what_it_adds(api_client: Any) -> None:
+    grown = [*small_tree(), {**small_tree()[-1], "id": "a9", "parentId": small_tree()[-1]["id"]}]
+    other = session_file(small_tree(), header={**HEADER, "id": "sess-2"})
+    # Room for the other session and the grown one, not for the old copy of this one on top.
+    quota = entry_bytes(small_tree()) + entry_bytes(grown)
+    with override_settings(PIWEB_MAX_STORED_BYTES_PER_USER=quota):
+        assert _import(api_client, session_file(small_tree())).status_code == 201
+        assert _import(api_client, other).status_code == 201
+        again = _import(api_client, session_file(grown))
+        assert again.status_code == 201 and (again.json()["created"], again.json()["appended"]) == (False, 1)
+        assert Entry.objects.count() == 2 * len(small_tree()) + 1
+        # One line more than the quota holds is still refused, with the session's new total.
+        bigger = [*grown, {**grown[-1], "id": "a10", "parentId": "a9"}]
+        refused = _import(api_client, session_file(bigger))
+    assert refused.status_code == 413
+    assert (
+        f"would bring your sessions to {quota + len(line(bigger[-1]).encode())} bytes"
+        in refused.json()["error"]
+    )
+
+
 # -- lines that are not JSON objects cost nothing beyond their bytes -----------------------------------
 
 JUNK = ["1", '"x"', "[]", "[1,2]", "true", "", "   ", "0", "null", '""', "{bad"]
