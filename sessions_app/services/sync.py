@@ -20,7 +20,7 @@ from ..domain.jsjson import parse_json
 from ..domain.jsonl import SkipReport, skip_reason
 from ..models import ChatSession, Entry
 from .errors import InvalidSessionFile
-from .importing import import_jsonl
+from .importing import import_jsonl, refresh_statistics
 from .rows import append_rows, check_storable_entry, create_session_row
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
@@ -158,6 +158,7 @@ def sync_lines(
         new_cursor = Cursor(end_lines, end_bytes, last_id)
         session.sync_cursor = new_cursor.as_json()
         session.save(update_fields=["sync_cursor"])
+    refresh_statistics(len(entries))
     return SyncResult(session, created, len(entries), len(raws) - len(entries), new_cursor, skipped)
 
 
