@@ -50,6 +50,21 @@ def test_an_import_that_outgrows_the_statistics_refreshes_them(
     assert believed[EntrySearch._meta.db_table] == EntrySearch.objects.count() > 0
 
 
+def test_a_big_import_into_a_big_table_is_a_session_the_statistics_must_learn(
+    user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("planner statistics are PostgreSQL's")
+    monkeypatch.setattr(importing, "ANALYZE_AFTER", 10)
+    owner = user()
+    services.import_jsonl(owner=owner, data=session_file(conversation(50), {**HEADER, "id": "large"}))
+    before = believed_rows()[Entry._meta.db_table]
+    assert before == Entry.objects.count() > 100
+    # Far less than a fifth of the table, yet a whole session the planner has never seen.
+    services.import_jsonl(owner=owner, data=session_file(conversation(6), {**HEADER, "id": "newer"}))
+    assert believed_rows()[Entry._meta.db_table] == Entry.objects.count() > before
+
+
 def test_syncs_that_add_up_refresh_them_too(
     user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
