@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.db.models import QuerySet, Sum
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -207,3 +209,35 @@ class ActionLogAdmin(admin.ModelAdmin):
         return format_html(
             '<a href="{}">{}</a>', _session_page(row.session_id), row.session_label or row.session
         )
+
+
+User = get_user_model()
+
+
+class PiwebUserAdmin(UserAdmin):
+    """Deleting users deletes their sessions as their owner would, then the users.
+
+    Django's own confirmation page would load every entry of every session to list it, and its cascade
+    would delete them all in one statement inside the request's transaction.
+    """
+
+    def get_deleted_objects(
+        self, objs: Any, request: HttpRequest
+    ) -> tuple[list[str], dict[str, int], set[str], list[str]]:
+        users = list(objs)
+        owned = ChatSession.objects.filter(owner__in=users)
+        entries = owned.aggregate(total=Sum("entry_count"))["total"] or 0
+        counts = {"users": len(users), "sessions": owned.count(), "entries (purged first)": entries}
+        return [str(u) for u in users], counts, set(), []
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        services.delete_owner(owner=obj, staff=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for user in queryset:
+            services.delete_owner(owner=user, staff=request.user)
+
+
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+admin.site.register(User, PiwebUserAdmin)

@@ -15,7 +15,7 @@ from .errors import AppendConflict, InvalidEntries, InvalidSessionFile, QuotaExc
 from .exporting import export_at_leaf, export_filename, export_jsonl, export_session
 from .importing import ImportResult, import_jsonl, import_stream
 from .labels import set_label
-from .lifecycle import create_session, delete_session, rename_session
+from .lifecycle import create_session, delete_owner, delete_session, rename_session
 from .navigation import NavigationOutcome, navigate_without_summary, set_leaf
 from .purging import purge_deleted_sessions, purge_session
 from .session_settings import set_compaction_settings
@@ -60,6 +60,7 @@ __all__ = [
     "create_share_link",
     "create_team",
     "decline_invitation",
+    "delete_owner",
     "delete_session",
     "export_at_leaf",
     "export_filename",

@@ -17,10 +17,10 @@ from ..domain.tree import SessionTree, js_trim
 from ..models import ChatSession
 from .actions import Action, record_action
 from .appending import append_entries, under_leaf
-from .purging import queue_purge
+from .purging import purge_session, queue_purge
 from .rows import create_session_row
 
-__all__ = ["create_session", "delete_session", "rename_session"]
+__all__ = ["create_session", "delete_owner", "delete_session", "rename_session"]
 
 
 def create_session(*, owner: Any, cwd: str, name: str | None = None) -> ChatSession:
@@ -83,3 +83,20 @@ def delete_session(
         ChatSession.with_deleted.filter(forked_from_id=session_id).update(forked_from=None)
         transaction.on_commit(partial(realtime.broadcast, session_id, "session_deleted"))
         transaction.on_commit(partial(queue_purge, session_id))
+
+
+def delete_owner(*, owner: Any, staff: Any = None) -> int:
+    """Delete a user and every session they own; return how many sessions went with them.
+
+    Each session goes as ``delete_session`` deletes it (hidden at once, logged with ``staff`` as the actor),
+    then its rows are purged here batch by batch, so memory stays flat and no transaction holds a whole
+    session; what is left of the user is small enough for Django's cascade. Run again after a failure, it
+    finishes the job.
+    """
+    for session in ChatSession.objects.filter(owner=owner):
+        delete_session(session=session, staff=staff)
+    purged = 0
+    for session_id in ChatSession.with_deleted.filter(owner=owner).values_list("pk", flat=True):
+        purged += purge_session(session_id)
+    owner.delete()
+    return purged

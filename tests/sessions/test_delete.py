@@ -400,6 +400,29 @@ def test_deleting_from_the_admin_is_the_same_delete_logged_as_the_staff_member(w
     assert sum(rows_of(pk).values()) == sum(rows_of(world.kept.pk).values()) == 0
 
 
+@pytest.mark.django_db
+def test_deleting_a_user_from_the_admin_deletes_their_sessions_first(world: World) -> None:
+    admin = Client()
+    admin.force_login(world.staff)
+    url = f"/admin/auth/user/{world.owner.pk}/delete/"
+    with CaptureQueriesContext(connection) as confirming:
+        page = admin.get(url)
+    html = page.content.decode()
+    owned = [world.session.pk, world.fork.pk, world.kept.pk]
+    stored = Entry.objects.filter(session_id__in=owned).count()
+    assert page.status_code == 200 and "Sessions: 3" in html and f"Entries (purged first): {stored}" in html
+    assert not any(Entry._meta.db_table in q["sql"] for q in confirming.captured_queries)
+    assert admin.post(url, {"post": "yes"}).status_code == 302
+    assert not type(world.owner).objects.filter(pk=world.owner.pk).exists()
+    for pk in owned:
+        assert sum(rows_of(pk).values()) == 0, rows_of(pk)
+    # Each session's delete is in the action log under the staff member; the other users are untouched.
+    logged = ActionLog.objects.filter(action="delete")
+    assert sorted(logged.values_list("actor_id", flat=True)) == [world.staff.pk] * 3
+    assert world.client(world.editor).get("/api/sessions/").status_code == 200
+    assert Team.objects.filter(name="crew").exists()
+
+
 def test_purges_go_to_the_default_queue_never_to_runs() -> None:
     from piweb import workers
 
