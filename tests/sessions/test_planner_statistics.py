@@ -32,13 +32,16 @@ def analyze_now() -> None:
             cursor.execute(f"ANALYZE {model._meta.db_table}")
 
 
-def test_an_import_that_outgrows_the_statistics_refreshes_them(
-    user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def owner(user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A user whose imports of 10 entries or more are bulk writes (20k in production)."""
     if connection.vendor != "postgresql":
         pytest.skip("planner statistics are PostgreSQL's")
     monkeypatch.setattr(importing, "ANALYZE_AFTER", 10)
-    owner = user()
+    return user()
+
+
+def test_an_import_that_outgrows_the_statistics_refreshes_them(owner: Any) -> None:
     analyze_now()
     small = conversation(2)  # below the threshold: no ANALYZE
     services.import_jsonl(owner=owner, data=session_file(small, {**HEADER, "id": "small"}))
@@ -50,13 +53,7 @@ def test_an_import_that_outgrows_the_statistics_refreshes_them(
     assert believed[EntrySearch._meta.db_table] == EntrySearch.objects.count() > 0
 
 
-def test_a_big_import_into_a_big_table_is_a_session_the_statistics_must_learn(
-    user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("planner statistics are PostgreSQL's")
-    monkeypatch.setattr(importing, "ANALYZE_AFTER", 10)
-    owner = user()
+def test_a_big_import_into_a_big_table_is_a_session_the_statistics_must_learn(owner: Any) -> None:
     services.import_jsonl(owner=owner, data=session_file(conversation(50), {**HEADER, "id": "large"}))
     before = believed_rows()[Entry._meta.db_table]
     assert before == Entry.objects.count() > 100
@@ -65,13 +62,7 @@ def test_a_big_import_into_a_big_table_is_a_session_the_statistics_must_learn(
     assert believed_rows()[Entry._meta.db_table] == Entry.objects.count() > before
 
 
-def test_syncs_that_add_up_refresh_them_too(
-    user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("planner statistics are PostgreSQL's")
-    monkeypatch.setattr(importing, "ANALYZE_AFTER", 10)
-    owner = user()
+def test_syncs_that_add_up_refresh_them_too(owner: Any) -> None:
     analyze_now()
     body = [line(e) for e in conversation(12)]
     header = line({**HEADER, "id": "synced"})
