@@ -31,8 +31,23 @@ def _session_page(session_id: int, entry_id: str | None = None) -> str:
     return f"{url}#entry={entry_id}" if entry_id else url
 
 
+class DeletesThroughUseCase(admin.ModelAdmin):
+    """Deletes from the change page and from "Delete selected" go one object at a time through the use case
+    (``delete_one``), never through Django's cascade."""
+
+    def delete_one(self, request: HttpRequest, obj: Any) -> None:
+        raise NotImplementedError
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.delete_one(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for obj in queryset:
+            self.delete_one(request, obj)
+
+
 @admin.register(ChatSession)
-class ChatSessionAdmin(admin.ModelAdmin):
+class ChatSessionAdmin(DeletesThroughUseCase):
     list_display = ["id", "name", "pi_id", "owner", "entry_count", "message_count", "updated_at", "page"]
     list_filter = ["updated_at"]
     search_fields = ["name", "pi_id", "cwd", "owner__username"]
@@ -74,12 +89,8 @@ class ChatSessionAdmin(admin.ModelAdmin):
         counts = {"sessions": len(sessions), "entries (purged in the background)": entries}
         return [str(s) for s in sessions], counts, set(), []
 
-    def delete_model(self, request: HttpRequest, obj: ChatSession) -> None:
+    def delete_one(self, request: HttpRequest, obj: ChatSession) -> None:
         services.delete_session(session=obj, staff=request.user)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ChatSession]) -> None:
-        for session in queryset:
-            services.delete_session(session=session, staff=request.user)
 
 
 @admin.register(Entry)
@@ -214,7 +225,7 @@ class ActionLogAdmin(admin.ModelAdmin):
 User = get_user_model()
 
 
-class PiwebUserAdmin(UserAdmin):
+class PiwebUserAdmin(DeletesThroughUseCase, UserAdmin):
     """Deleting users deletes their sessions as their owner would, then the users.
 
     Django's own confirmation page would load every entry of every session to list it, and its cascade
@@ -230,12 +241,8 @@ class PiwebUserAdmin(UserAdmin):
         counts = {"users": len(users), "sessions": owned.count(), "entries (purged first)": entries}
         return [str(u) for u in users], counts, set(), []
 
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+    def delete_one(self, request: HttpRequest, obj: Any) -> None:
         services.delete_owner(owner=obj, staff=request.user)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        for user in queryset:
-            services.delete_owner(owner=user, staff=request.user)
 
 
 if admin.site.is_registered(User):
