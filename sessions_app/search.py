@@ -2,8 +2,9 @@
 
 PostgreSQL matches with full-text search (``websearch_to_tsquery``): words, "quoted phrases", ``or`` and
 ``-word``, over narrow rows (``EntrySearch``: session, seq, tree position, vector) under a GIN index that
-starts with the session. The embedded SQLite mode falls back to a case-insensitive substring match of
-every query word. Hits carry the entry id, so a page can open the tree around them (``tree?around=<id>``).
+starts with the session. The embedded SQLite mode reads the same syntax (``domain.search.parse_query``)
+and matches each word, or each phrase's words one character apart, as a case-insensitive substring.
+Hits carry the entry id, so a page can open the tree around them (``tree?around=<id>``).
 
 Across sessions, each session is probed for its newest few hits only, so a frequent word does not read
 every entry that has it; the hits beyond them are counted up to ``COUNT_CAP`` within a small time budget
@@ -25,7 +26,7 @@ from typing import Any
 
 from django.db import OperationalError, connection, transaction
 
-from .domain.search import query_terms, snippet
+from .domain.search import parse_query, query_terms, snippet
 from .models import ChatSession, Entry, EntrySearch
 from .state_cache import cached, state_key
 from .tree_overview import tree_order
@@ -96,7 +97,7 @@ def search_entries(
         return SearchResult({}, set())
     ids = list(session_ids)
     if connection.vendor != "postgresql":
-        return _search_like(ids, terms, per_session)
+        return _search_like(ids, text, per_session)
     try:
         newest = _newest_seqs(ids, text, per_session + 1)
     except OperationalError:  # the statement timeout: a phrase of frequent words that never meet
@@ -283,7 +284,7 @@ def _ordered_hits(session: ChatSession, text: str, pieces: list[tuple[int, int, 
     if not pieces:
         return []
     if connection.vendor != "postgresql":
-        where, params = _like_clause(query_terms(text))
+        where, params = _like_clause(text)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT seq, segment, depth FROM {Entry._meta.db_table} "
@@ -318,8 +319,9 @@ def _ordered_hits(session: ChatSession, text: str, pieces: list[tuple[int, int, 
 # -- SQLite (the embedded mode) -------------------------------------------------------------------------
 
 
-def _search_like(session_ids: list[int], terms: list[str], per_session: int) -> SearchResult:
-    where, params = _like_clause(terms)
+def _search_like(session_ids: list[int], text: str, per_session: int) -> SearchResult:
+    terms = query_terms(text)
+    where, params = _like_clause(text)
     marks = ", ".join(["%s"] * len(session_ids))
     with connection.cursor() as cursor:
         cursor.execute(
@@ -344,8 +346,18 @@ def _search_like(session_ids: list[int], terms: list[str], per_session: int) -> 
     return SearchResult(hits, more, counts, capped)
 
 
-def _like_clause(terms: list[str]) -> tuple[str, list[str]]:
-    """Every word as a case-insensitive substring (SQLite's LIKE ignores ASCII case)."""
-    escaped = [t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in terms]
-    where = " AND ".join(["search_text LIKE %s ESCAPE '\\'"] * len(terms))
-    return f"search_text <> '' AND {where}", [f"%{t}%" for t in escaped]
+def _like_clause(text: str) -> tuple[str, list[str]]:
+    """The query as LIKE conditions: groups joined by OR, each word or phrase (its words one character
+    apart) a substring that must, or with ``-`` must not, occur (SQLite's LIKE ignores ASCII case)."""
+    groups: list[str] = []
+    params: list[str] = []
+    for group in parse_query(text):
+        conditions = []
+        for match in group:
+            conditions.append(f"search_text {'NOT ' if match.negated else ''}LIKE %s ESCAPE '\\'")
+            escaped = (w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for w in match.words)
+            params.append(f"%{'_'.join(escaped)}%")
+        groups.append(f"({' AND '.join(conditions)})")
+    if not groups:  # only operators: nothing to look for, as websearch_to_tsquery's empty query
+        return "1 = 0", []
+    return f"search_text <> '' AND ({' OR '.join(groups)})", params

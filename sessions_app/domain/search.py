@@ -10,11 +10,12 @@ limited to 1 MB) or the index large.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .messages import content_text
 
-__all__ = ["MAX_SEARCH_CHARS", "marked", "query_terms", "search_text", "snippet"]
+__all__ = ["MAX_SEARCH_CHARS", "Match", "marked", "parse_query", "query_terms", "search_text", "snippet"]
 
 MAX_SEARCH_CHARS = 32_000
 SNIPPET_CHARS = 160
@@ -58,6 +59,37 @@ def query_terms(query: str) -> list[str]:
     for word in _WORD.findall(query.lower()):
         seen.setdefault(word, None)
     return list(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One condition of a query: these words standing together (one word, or a "phrase"), or not."""
+
+    words: tuple[str, ...]
+    negated: bool = False
+
+
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+
+
+def parse_query(query: str) -> list[list[Match]]:
+    """Read a query as web search syntax, as PostgreSQL's ``websearch_to_tsquery`` does: groups joined by
+    ``or``, each a list of conditions that must all hold (words, "quoted phrases", ``-word``).
+
+    Words are lower-cased ``\\w+`` runs; a token of several (``foo.bar``) is a phrase. Empty groups are
+    dropped, so a query with no words at all is ``[]``.
+    """
+    groups: list[list[Match]] = [[]]
+    for found in _TOKEN.finditer(query.lower()):
+        minus, quoted, bare = found.groups()
+        if bare is not None and bare == "or":
+            groups.append([])
+            continue
+        negated = bool(minus) or (bare is not None and bare.startswith("-") and len(bare) > 1)
+        words = tuple(_WORD.findall(quoted if bare is None else bare))
+        if words:
+            groups[-1].append(Match(words, negated))
+    return [group for group in groups if group]
 
 
 def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:

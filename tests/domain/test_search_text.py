@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from sessions_app.domain.search import MAX_SEARCH_CHARS, marked, query_terms, search_text, snippet
+import pytest
+
+from sessions_app.domain.search import (
+    MAX_SEARCH_CHARS,
+    marked,
+    parse_query,
+    query_terms,
+    search_text,
+    snippet,
+)
 
 
 def test_message_text_blocks_are_searchable_but_thinking_and_tool_calls_are_not() -> None:
@@ -59,3 +68,24 @@ def test_snippets_mark_every_occurrence_of_each_query_word_as_written() -> None:
     ]
     assert "".join(text for text, _ in marked("overlap: abcd", ["abc", "bcd"])) == "overlap: abcd"
     assert marked("nothing here", ["kumquat"]) == [("nothing here", False)]
+
+
+Condition = tuple[tuple[str, ...], bool]  # the words, and whether they must not occur
+
+
+@pytest.mark.parametrize(
+    ("query", "groups"),
+    [
+        ("Cache flush", [[(("cache",), False), (("flush",), False)]]),
+        ('"cache invalidation" -flaky', [[(("cache", "invalidation"), False), (("flaky",), True)]]),
+        ("a or b c", [[(("a",), False)], [(("b",), False), (("c",), False)]]),
+        ('-"x y" z', [[(("x", "y"), True), (("z",), False)]]),
+        ("src/app.py", [[(("src", "app", "py"), False)]]),
+        ('"an unclosed phrase', [[(("an", "unclosed", "phrase"), False)]]),
+        ("or", []),
+        ("- -- or", []),
+        ("", []),
+    ],
+)
+def test_queries_read_as_web_search_syntax(query: str, groups: list[list[Condition]]) -> None:
+    assert [[(m.words, m.negated) for m in group] for group in parse_query(query)] == groups

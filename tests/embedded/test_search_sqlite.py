@@ -67,6 +67,10 @@ print(json.dumps({
     "member": pages(member, "needle"),
     "frozen": pages(holder, "needle"),
     "two_words": pages(member, "needle on"),
+    "phrase": pages(member, '"on x"'),
+    "apart": pages(member, '"needle x"'),
+    "without": pages(member, "needle -on"),
+    "either": pages(member, "root or number"),
 }))
 """
 
@@ -102,3 +106,10 @@ def test_search_in_the_embedded_mode(tmp_path: Path) -> None:
     assert got["frozen"] == [APPEND_ORDER, 13]
     # Words match as substrings, all of them; the entries holding both "needle" and "on".
     assert got["two_words"][0] == ["y1", "y3", "x1", "x2"]
+    # The web search syntax PostgreSQL reads, here too: a phrase's words stand together, -word excludes,
+    # "or" joins alternatives.
+    assert got["phrase"] == [["x1", "x2"], 2]
+    assert got["apart"] == [[], 0]
+    without, total = got["without"]
+    assert total == 10 and without[:-1] == ["u0", "a0", *(f"x{i}" for i in range(3, 10))]
+    assert got["either"] == [["u0", *(f"x{i}" for i in range(3, 10))], 8]
