@@ -54,10 +54,15 @@ def _text(value: Any) -> str:
 
 
 def query_terms(query: str) -> list[str]:
-    """Return the lower-cased words of a query, in order, without repeats (quotes and operators dropped)."""
+    """Return the words a hit holds for this query, lower-cased, in order, without repeats: the words of
+    its conditions that are not negated (``or`` and ``-word`` are not shown as matches). A query without
+    any such word finds nothing."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(query.lower()):
-        seen.setdefault(word, None)
+    for group in parse_query(query):
+        for match in group:
+            if not match.negated:
+                for word in match.words:
+                    seen.setdefault(word, None)
     return list(seen)
 
 

@@ -48,7 +48,9 @@ def test_text_is_capped_and_cleaned_of_what_a_database_cannot_store() -> None:
 
 
 def test_query_words_and_snippet_around_the_first_match() -> None:
-    assert query_terms('"Connection refused" OR -Port port') == ["connection", "refused", "or", "port"]
+    # What a hit is marked with: not the operator "or", not a word the query excludes.
+    assert query_terms('"Connection refused" OR -Port port') == ["connection", "refused", "port"]
+    assert query_terms("order -error") == ["order"] and query_terms("-error") == []
     text = "x " * 200 + "the Needle is here" + " y" * 200
     piece = snippet(text, ["needle"])
     assert "Needle" in piece and piece.startswith("…") and piece.endswith("…") and len(piece) < 200
