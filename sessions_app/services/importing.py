@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Func, IntegerField, Sum
 
 from .. import realtime
@@ -32,6 +33,8 @@ from .errors import InvalidSessionFile, QuotaExceeded
 from .rows import append_rows, check_storable, check_storable_entry, create_session_row, insert_all
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream", "refresh_statistics"]
+
+log = logging.getLogger(__name__)
 
 # Entries that make fresh planner statistics worth their cost (about 0.1-0.3 s a table): written at once,
 # they are a session the statistics do not know; changed over time, when they are also a fifth of what
@@ -127,7 +130,18 @@ def refresh_statistics(added: int) -> None:
             if added >= ANALYZE_AFTER or (
                 pending >= ANALYZE_AFTER and pending >= STALE_SHARE * float(believed)
             ):
-                cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+                _analyze(cursor, table)
+
+
+def _analyze(cursor: Any, table: str) -> None:
+    # The entries are committed by now: statistics are only an optimisation, so a failure (a lock or
+    # statement timeout) is logged rather than turned into an error for a write that succeeded. The
+    # savepoint keeps a caller's transaction usable.
+    try:
+        with transaction.atomic():
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
+    except DatabaseError:
+        log.warning("could not refresh the planner statistics of %s", table, exc_info=True)
 
 
 def _check_quotas(owner: Any, *, entries: int, size: int, pi_id: Any) -> None:

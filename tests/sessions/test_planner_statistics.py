@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from sessions_app import services
 from sessions_app.models import Entry, EntrySearch
@@ -75,3 +75,18 @@ def test_syncs_that_add_up_refresh_them_too(owner: Any) -> None:
         lines=body,
     )
     assert believed_rows()[EntrySearch._meta.db_table] == EntrySearch.objects.count() > 0
+
+
+def test_an_import_stands_when_its_statistics_cannot_be_refreshed(
+    owner: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    def refuse_analyze(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith("ANALYZE"):
+            raise OperationalError("canceling statement due to lock timeout")
+        return execute(sql, params, many, context)
+
+    entries = conversation(12)
+    with connection.execute_wrapper(refuse_analyze):
+        result = services.import_jsonl(owner=owner, data=session_file(entries, {**HEADER, "id": "kept"}))
+    assert result.created and Entry.objects.filter(session=result.session).count() == len(entries)
+    assert "could not refresh the planner statistics" in caplog.text
