@@ -238,8 +238,13 @@ class PiwebUserAdmin(DeletesThroughUseCase, UserAdmin):
         users = list(objs)
         owned = ChatSession.objects.filter(owner__in=users)
         entries = owned.aggregate(total=Sum("entry_count"))["total"] or 0
-        counts = {"users": len(users), "sessions": owned.count(), "entries (purged first)": entries}
-        return [str(u) for u in users], counts, set(), []
+        sessions = owned.count()
+        counts = {"users": len(users), "sessions": sessions, "entries (purged first)": entries}
+        # As Django's own page would: their sessions go too, so that takes the right to delete sessions.
+        perms_needed = set()
+        if sessions and not request.user.has_perm(f"{ChatSession._meta.app_label}.delete_chatsession"):
+            perms_needed.add(str(ChatSession._meta.verbose_name))
+        return [str(u) for u in users], counts, perms_needed, []
 
     def delete_one(self, request: HttpRequest, obj: Any) -> None:
         services.delete_owner(owner=obj, staff=request.user)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -412,6 +413,13 @@ def test_deleting_from_the_admin_is_the_same_delete_logged_as_the_staff_member(w
 @pytest.mark.django_db
 def test_deleting_a_user_from_the_admin_deletes_their_sessions_first(world: World) -> None:
     url = f"/admin/auth/user/{world.owner.pk}/delete/"
+    # Staff who may delete users but not sessions cannot delete a user who owns some.
+    clerk = type(world.owner).objects.create_user("clerk", is_staff=True)
+    clerk.user_permissions.add(*Permission.objects.filter(codename__in=["view_user", "delete_user"]))
+    limited = Client()
+    limited.force_login(clerk)
+    assert "chat session" in limited.get(url).content.decode()
+    assert limited.post(url, {"post": "yes"}).status_code == 403
     admin, page = confirm_in_admin(world, url)
     owned = [world.session.pk, world.fork.pk, world.kept.pk]
     stored = Entry.objects.filter(session_id__in=owned).count()
