@@ -216,6 +216,8 @@ def db_import(ctx: Context) -> list[Result]:
     out, rss, wall = run_import_child(session.path)
     ctx.state[f"pk:{session.path.name}"] = int(out["session"])
     copy_s, copy_bytes = copy_baseline_seconds(int(out["session"]))
+    # The same file again: every stored line is compared with the file's, nothing is appended.
+    again, again_rss, _ = run_import_child(session.path)
     file_mb = int(session.meta["bytes"]) / 1e6
     import_s = float(out["seconds"])
     peak = out.get("peak_rss")
@@ -249,6 +251,16 @@ def db_import(ctx: Context) -> list[Result]:
             limit=2,
             against="file size",
             note=rss_note,
+        ),
+        ratio_at_most(
+            f"import {size} again (nothing new) peak RSS",
+            float(again.get("peak_rss") or again_rss) / 1e6,
+            "MB",
+            baseline=file_mb,
+            limit=2,
+            against="file size",
+            note=f"{again['seconds']:.1f} s; {again['entries']} entries appended; stored lines are read "
+            "in batches and compared with the file's as both stream",
         ),
     ]
 
