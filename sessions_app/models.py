@@ -355,6 +355,18 @@ class ActionLog(models.Model):
         DELETE = "delete"
         RUN = "run"
         SETTINGS = "settings"
+        CREATE = "create"
+        SYNC = "sync"
+        PURGE = "purge"
+        TEAM_CREATE = "team_create"
+        TEAM_INVITE = "team_invite"
+        TEAM_ACCEPT = "team_accept"
+        TEAM_DECLINE = "team_decline"
+        TEAM_ROLE = "team_role"
+        TEAM_LEAVE = "team_leave"
+        TEAM_REMOVE = "team_remove"
+        TOKEN_CREATE = "token_create"
+        TOKEN_REVOKE = "token_revoke"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
