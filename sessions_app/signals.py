@@ -84,7 +84,6 @@ def token_deleted(sender: Any, instance: ApiToken, **kwargs: Any) -> None:
 def token_saved(sender: Any, instance: ApiToken, created: bool = False, **kwargs: Any) -> None:
     """A token given another expiry: its sockets adopt it (and close if it has passed)."""
     if not created:
-        forget_all_tokens()
         _announce_to_user(instance.user_id)
 
 
