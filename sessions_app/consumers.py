@@ -121,7 +121,12 @@ class SessionState:
 
 def read_state(credentials: Credentials, pk: int, link_token: str | None = None) -> SessionState:
     """Return the session's position as this viewer may see it; raise AccessDenied when they may not."""
-    user, lapses = current_user(credentials)
+    try:
+        user, lapses = current_user(credentials)
+    except access.NotSignedIn:
+        if not link_token:
+            raise
+        user, lapses = AnonymousUser(), None  # signed out, but the link still lets anyone holding it read
     grant = access.require_access(user, pk, link_token=link_token)
     expiries = [lapses, grant.link.expires_at if grant.link is not None else None]
     deadline = min((e for e in expiries if e is not None), default=None)
@@ -265,8 +270,10 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if self.ended:
             return
         if message.get("ended") in self.credentials.tags():
-            await self.end(CLOSE_UNAUTHENTICATED)
-            return
+            if not self.link_token:
+                await self.end(CLOSE_UNAUTHENTICATED)
+                return
+            self.credentials = Credentials()  # signed out: what is left is the link, checked next
         await self.recheck()
 
     async def send_state(self, state: SessionState, *, client_seq: int | None) -> None:

@@ -285,8 +285,9 @@ def test_deactivating_a_user_closes_every_socket_of_theirs_only(
     async_to_sync(scenario)()
 
 
-def test_deleting_a_user_in_the_admin_closes_their_sockets(
-    stack: Stack, user: Callable[..., Any], owner: Any, stored: Any
+@pytest.mark.parametrize("how", ["admin", "model delete"])
+def test_deleting_a_user_closes_their_sockets(
+    stack: Stack, user: Callable[..., Any], owner: Any, stored: Any, how: str
 ) -> None:
     member = user("member")
     team = Team.objects.create(name="t")
@@ -297,7 +298,10 @@ def test_deleting_a_user_in_the_admin_closes_their_sockets(
     member_token, owner_token = token(member), token(owner)
     staff = staff_browser(user)
 
-    def delete_in_admin() -> None:
+    def delete_user() -> None:
+        if how == "model delete":
+            member.delete()
+            return
         response = staff.post(f"/admin/auth/user/{member.pk}/delete/", {"post": "yes"})
         assert response.status_code == 302, response.content[:3000]
 
@@ -308,7 +312,7 @@ def test_deleting_a_user_in_the_admin_closes_their_sockets(
             await opened(open_socket(stack.server, own.pk, token=member_token)),
         ]
         other = await opened(open_socket(stack.server, stored.pk, token=owner_token))
-        await act(delete_in_admin)
+        await act(delete_user)
         for ws in doomed:
             code, took = await closes_within(ws)
             assert code in (SIGNED_OUT, FORBIDDEN) and took <= LIMIT
@@ -320,9 +324,15 @@ def test_deleting_a_user_in_the_admin_closes_their_sockets(
 # Browser sessions
 
 
-def test_signing_out_closes_the_sockets_of_that_browser_only(stack: Stack, owner: Any, stored: Any) -> None:
+def test_signing_out_closes_the_sockets_of_that_browser_only(
+    stack: Stack, user: Callable[..., Any], owner: Any, stored: Any
+) -> None:
     leaving, leaving_cookie = browser(owner)
     _, staying_cookie = browser(owner)
+    # Someone signed in who reads another owner's session through its link keeps reading it.
+    reader = user("reader")
+    reading, reader_cookie = browser(reader)
+    link = services.create_share_link(session=stored, actor=owner)
 
     def sign_out() -> None:
         response = leaving.post("/accounts/logout/")
@@ -331,11 +341,14 @@ def test_signing_out_closes_the_sockets_of_that_browser_only(stack: Stack, owner
     async def scenario() -> None:
         doomed = [await opened(open_socket(stack.server, stored.pk, cookie=leaving_cookie)) for _ in range(2)]
         other = await opened(open_socket(stack.server, stored.pk, cookie=staying_cookie))
+        linked = await opened(open_socket(stack.server, stored.pk, cookie=reader_cookie, link=link.raw_token))
         await act(sign_out)
         for ws in doomed:
             code, took = await closes_within(ws)
             assert code == SIGNED_OUT and took <= LIMIT
-        await still_open(other)
+        await act(lambda: reading.post("/accounts/logout/"))
+        await asyncio.sleep(1)  # well past when its announcement lands (tens of milliseconds)
+        await still_open(other, linked)
 
     async_to_sync(scenario)()
 
