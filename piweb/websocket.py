@@ -8,7 +8,8 @@
   subprotocol ``piweb.token.<key>``; never in the URL, where proxies and logs would keep them. Share-link
   tokens may also come as ``X-Share-Token`` or the subprotocol ``piweb.link.<token>``.
 The token is checked by the REST framework's configured authentication classes, so sockets and the API
-accept exactly the same tokens.
+accept exactly the same tokens. The scope keeps which token it was (``api_token``: its stored digest),
+so the consumer can tell when that token is revoked or expires.
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ def _offered(scope: dict[str, Any], prefix: str) -> str | None:
     return None
 
 
-def _authenticate_token(authorization: str) -> Any:
-    """Return the user an ``Authorization`` header stands for, through the API's own token classes."""
+def _authenticate_token(authorization: str) -> tuple[Any, Any]:
+    """Return the user an ``Authorization`` header stands for and its token, through the API's own
+    token classes; (None, None) when it stands for nobody."""
     request = HttpRequest()
     request.META["HTTP_AUTHORIZATION"] = authorization
     for auth_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
@@ -100,10 +102,10 @@ def _authenticate_token(authorization: str) -> Any:
         try:
             found = auth_class().authenticate(request)
         except APIException:
-            return None
+            return None, None
         if found is not None:
-            return found[0]
-    return None
+            return found[0], found[1]
+    return None, None
 
 
 class CredentialsMiddleware:
@@ -126,9 +128,10 @@ class CredentialsMiddleware:
         token = _offered(scope, TOKEN_PROTOCOL)
         authorization = f"Token {token}" if token else _header(scope, b"authorization")
         if authorization:
-            user = await database_sync_to_async(_authenticate_token)(authorization)
+            user, token = await database_sync_to_async(_authenticate_token)(authorization)
             scope["user"] = user or AnonymousUser()
             scope["token_auth"] = True
+            scope["api_token"] = getattr(token, "digest", None) if user is not None else None
             return await self.inner(scope, receive, send)
         if origin is None:
             # No browser, no token: cookies alone are not enough.

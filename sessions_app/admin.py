@@ -14,7 +14,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from . import services
-from .models import ActionLog, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
+from .models import ActionLog, ApiToken, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
 
 RAW_PREVIEW_CHARS = 120
 
@@ -253,3 +253,23 @@ class PiwebUserAdmin(DeletesThroughUseCase, UserAdmin):
 if admin.site.is_registered(User):
     admin.site.unregister(User)
 admin.site.register(User, PiwebUserAdmin)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """API tokens by name, owner and expiry; staff revoke one by deleting it (its sockets close too).
+
+    Only hashes are stored, so there is nothing to show or edit; tokens are made by their owners.
+    """
+
+    list_display = ("token_key", "name", "user", "created", "expiry")
+    search_fields = ("token_key", "name", "user__username")
+    list_select_related = ("user",)
+    fields = ("token_key", "name", "user", "created", "expiry")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

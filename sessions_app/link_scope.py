@@ -247,23 +247,31 @@ def require_visible(access: Access, entry_id: str | None) -> None:
 
 
 def session_as_seen(access: Access) -> ChatSession:
-    """Return the session as this viewer sees it: for a frozen link, its name, counters and last activity
-    as they were at the freeze (an unsaved copy); for everyone else, the session itself."""
+    """Return the session as this viewer sees it: for a restricted grant (a frozen or path link), an
+    unsaved copy whose name, counters, leaf, last sequence and last activity come only from the entries
+    in its scope (what existed at the freeze, what lies on the path); for everyone else, the session."""
     session = access.session
-    limit = access.max_seq()
-    if limit is None:
+    if not access.restricted:
         return session
     seen = copy.copy(session)
-    upto = Entry.objects.filter(session=session, seq__lte=limit)
-    seen.entry_count = upto.count()
-    seen.message_count = upto.filter(type="message").count()
-    info = upto.filter(type="session_info").order_by("-seq").values_list("raw", flat=True).first()
+    visible = scoped_entries(access)
+    seen.entry_count = visible.count()
+    seen.message_count = visible.filter(type="message").count()
+    info = visible.filter(type="session_info").order_by("-seq").values_list("raw", flat=True).first()
     name = parse_json(info).get("name") if info is not None else None
     seen.name = (js_trim(name) if isinstance(name, str) else "") or ""
-    last = upto.order_by("-seq").values_list("timestamp", flat=True).first()
+    last = visible.order_by("-seq").values_list("seq", "timestamp").first()
+    seen.next_seq = last[0] + 1 if last is not None else 0
+    leaf_id = access.leaf_id()
+    seen.leaf_entry_id = leaf_id
+    seen.leaf_seq = (
+        visible.filter(entry_id=leaf_id).order_by("-seq").values_list("seq", flat=True).first()
+        if leaf_id is not None
+        else None
+    )
     frozen_at = access.link.created_at if access.link is not None else session.updated_at
     try:
-        stamp = datetime.fromisoformat(last) if last else None
+        stamp = datetime.fromisoformat(last[1]) if last is not None and last[1] else None
     except ValueError:
         stamp = None
     seen.updated_at = min(stamp, frozen_at) if stamp is not None and stamp.tzinfo is not None else frozen_at

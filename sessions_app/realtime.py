@@ -10,6 +10,8 @@ Redis and the channel layer keeps its connections instead of opening one per eve
 from __future__ import annotations
 
 import asyncio
+import atexit
+import hashlib
 import logging
 import threading
 from typing import Any
@@ -19,12 +21,31 @@ from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["broadcast", "flush", "group_name", "leaf_moved", "session_changed"]
+__all__ = [
+    "access_changed",
+    "broadcast",
+    "credential_tag",
+    "flush",
+    "group_name",
+    "leaf_moved",
+    "session_changed",
+    "viewer_group",
+]
 
 
 def group_name(session_id: int) -> str:
     """Return the Channels group of one session's viewers."""
     return f"session-{session_id}"
+
+
+def viewer_group(user_id: int) -> str:
+    """Return the Channels group of every socket a user opened, whatever session it shows."""
+    return f"viewer-{user_id}"
+
+
+def credential_tag(secret: str) -> str:
+    """Return a name for a token digest or a browser session key that is safe to send through Redis."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class _Sender:
@@ -51,6 +72,9 @@ class _Sender:
                 ready = threading.Event()
                 threading.Thread(target=self._run, args=(ready,), name="piweb-broadcast", daemon=True).start()
                 ready.wait()
+                # A command or shell exiting right after its commit still delivers what it announced
+                # (a revocation above all).
+                atexit.register(self.flush)
             loop, events = self._loop, self._queue
         assert loop is not None and events is not None
         loop.call_soon_threadsafe(events.put_nowait, (layer, group, message))
@@ -95,6 +119,19 @@ def broadcast(session_id: int, event: str, **fields: Any) -> None:
 def flush(timeout: float = 5.0) -> None:
     """Wait for broadcasts in flight (tests and short-lived commands call this before exiting)."""
     _sender.flush(timeout)
+
+
+def access_changed(*, user_id: int, ended: str | None = None) -> None:
+    """Make every socket of the user re-check its credentials and grant now (call after commit).
+
+    ``ended`` is the ``credential_tag`` of a token or browser session that no longer works: sockets
+    opened with it close without asking the database (a logout announces before its session row goes).
+    """
+    message = {"type": "access.changed", "user": user_id, "ended": ended}
+    try:
+        _sender.send(viewer_group(user_id), message)
+    except Exception:
+        log.warning("access change for user %s was not delivered", user_id, exc_info=True)
 
 
 def session_changed(*, session_id: int, last_seq: int) -> None:

@@ -8,9 +8,14 @@ or None after a bulk COPY, when a receiver reads the range itself). A receiver c
 receiver wants is stored without the signal, so its commit can go out with its writes (appends hold the
 session lock until they commit).
 
-Open sockets learn of every change to who may read, whatever made it (API, admin, shell, ORM). The use
-cases announce their own changes too; these receivers cover everything else. An announcement only makes
-the session's sockets re-check their access, so announcing twice costs one extra check.
+Open sockets learn of every change to who may read, whatever made it (API, admin, shell, command, ORM),
+through one mechanism: after the change commits, the receivers below announce it to a Channels group
+every affected socket joined, and each of those sockets re-reads its credentials and grant from the
+database and closes when they no longer hold (``consumers.SessionConsumer``). Changes to a link, a share
+or the session itself go to the session's group; changes to a user, their tokens, their browser sessions
+or their team memberships go to the user's group (``realtime.viewer_group``). The use cases announce
+their own changes too; an announcement only makes sockets re-check, so announcing twice costs one extra
+check.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.signals import user_logged_out
+from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal, receiver
 
 from . import realtime
 from .api.authentication import forget_all_tokens
-from .models import ApiToken, SessionShare, ShareLink, TeamMembership
+from .models import ApiToken, ChatSession, SessionShare, ShareLink, TeamMembership
 
 __all__ = ["connect_entries_stored", "entries_stored", "entries_stored_wanted"]
 
@@ -57,24 +64,74 @@ def entries_stored_wanted(kinds: Iterable[tuple[str, str]]) -> bool:
     return False
 
 
+def _announce(session_id: int, event: str, **fields: Any) -> None:
+    transaction.on_commit(partial(realtime.broadcast, session_id, event, **fields))
+
+
+def _announce_to_user(user_id: int | None, ended: str | None = None) -> None:
+    if user_id is not None:
+        transaction.on_commit(partial(realtime.access_changed, user_id=user_id, ended=ended))
+
+
 @receiver(post_delete, sender=ApiToken, dispatch_uid="piweb-token-deleted")
 def token_deleted(sender: Any, instance: ApiToken, **kwargs: Any) -> None:
-    """A revoked or expired token stops working at once, in every web process."""
+    """A revoked or expired token stops working at once, in every web process, and its sockets close."""
     forget_all_tokens()
+    _announce_to_user(instance.user_id, realtime.credential_tag(instance.digest))
+
+
+@receiver(post_save, sender=ApiToken, dispatch_uid="piweb-token-saved")
+def token_saved(sender: Any, instance: ApiToken, created: bool = False, **kwargs: Any) -> None:
+    """A token given another expiry: its sockets adopt it (and close if it has passed)."""
+    if not created:
+        _announce_to_user(instance.user_id)
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="piweb-token-user-saved")
 def token_user_saved(
     sender: Any, instance: Any, created: bool = False, update_fields: Any = None, **kwargs: Any
 ) -> None:
-    """A deactivated user (or one with a new password) is looked up afresh on the next request."""
+    """A deactivated user (or one with a new password) is looked up afresh on the next request, and
+    their sockets re-check: a deactivated user's all close, a new password closes other browsers'."""
     # A sign-in only stamps last_login, which no token check reads.
     if not created and set(update_fields or ()) != {"last_login"}:
         forget_all_tokens()
+        _announce_to_user(instance.pk)
 
 
-def _announce(session_id: int, event: str, **fields: Any) -> None:
-    transaction.on_commit(partial(realtime.broadcast, session_id, event, **fields))
+@receiver(post_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="piweb-user-deleted")
+def user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
+    _announce_to_user(instance.pk)
+
+
+@receiver(user_logged_out, dispatch_uid="piweb-logged-out")
+def logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    """Signing out closes the sockets of that browser session only (its other browsers stay open)."""
+    key = getattr(getattr(request, "session", None), "session_key", None)
+    if user is not None and key:
+        _announce_to_user(user.pk, realtime.credential_tag(key))
+
+
+@receiver(post_delete, sender=Session, dispatch_uid="piweb-browser-session-deleted")
+def browser_session_deleted(sender: Any, instance: Session, **kwargs: Any) -> None:
+    """A browser session deleted by any means (sign-out, ``clearsessions``, the shell) closes its sockets."""
+    try:
+        user_id = instance.get_decoded().get("_auth_user_id")
+    except Exception:  # an undecodable session signs nobody in
+        return
+    if user_id is not None:
+        _announce_to_user(int(user_id), realtime.credential_tag(instance.session_key))
+
+
+@receiver(post_save, sender=ChatSession, dispatch_uid="piweb-chat-session-saved")
+@receiver(post_delete, sender=ChatSession, dispatch_uid="piweb-chat-session-deleted")
+def chat_session_gone(sender: Any, instance: ChatSession, update_fields: Any = None, **kwargs: Any) -> None:
+    """A session hidden or deleted by any means (the use case announces its own): its sockets close."""
+    deleted = kwargs.get("signal") is post_delete or (
+        instance.deleted_at is not None and (update_fields is None or "deleted_at" in update_fields)
+    )
+    if deleted:
+        _announce(instance.pk, "access_changed")
 
 
 @receiver(post_save, sender=ShareLink, dispatch_uid="piweb-link-saved")
@@ -95,10 +152,6 @@ def share_changed(sender: Any, instance: SessionShare, created: bool = False, **
 @receiver(post_save, sender=TeamMembership, dispatch_uid="piweb-member-saved")
 @receiver(post_delete, sender=TeamMembership, dispatch_uid="piweb-member-deleted")
 def membership_changed(sender: Any, instance: TeamMembership, created: bool = False, **kwargs: Any) -> None:
-    """A member removed or given another role: every session shared with the team re-checks."""
-    if created:
-        return
-    for session_id in SessionShare.objects.filter(team_id=instance.team_id).values_list(
-        "session_id", flat=True
-    ):
-        _announce(session_id, "access_changed")
+    """A member removed or given another role: that member's sockets re-check (nobody else's changed)."""
+    if not created:
+        _announce_to_user(instance.user_id)

@@ -124,12 +124,8 @@ class SessionDetailView(LinkReadableView):
     @extend_schema(responses={200: SessionSerializer, **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         grant = self.access(pk)
-        # A frozen link sees the name, counters and last activity of the moment it was frozen.
+        # A frozen or path link sees the name, counters, leaf and last activity of its scope only.
         body = session_body(link_scope.session_as_seen(grant))
-        if grant.restricted:
-            body.update(leafId=grant.leaf_id(), lastSeq=link_scope.visible_last_seq(grant))
-        if grant.path_leaf() is not None:
-            body.update(entryCount=None, messageCount=None)  # the whole session's counts are not the path's
         body["canEdit"] = grant.can_write
         body["viaLink"] = grant.via_link
         return Response(body)

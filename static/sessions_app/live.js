@@ -46,6 +46,12 @@ window.Pi = window.Pi || {};
       });
       socket.addEventListener("close", (event) => {
         clearInterval(this.timer);
+        if (event.code === 4409) {
+          // The viewer's role was narrowed (an editor made a viewer): reload to show what they may still do.
+          this.stopped = true;
+          location.reload();
+          return;
+        }
         if (event.code === 4401 || event.code === 4403) {
           this.stopped = true;
           this.onStatus("denied");
