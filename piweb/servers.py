@@ -184,11 +184,39 @@ def _adapt_uvicorn() -> None:
     access.disabled = True
     uvicorn.config.ProxyHeadersMiddleware = lambda app, trusted_hosts=None: app  # type: ignore[assignment,misc]
 
+    # uvicorn logs socket handshakes (path and query) on its error logger: redact those lines too.
+    from piweb.log_redaction import RedactSecretsFilter
+
+    for name in ("uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        for target in [logger, *logger.handlers]:
+            if not any(isinstance(f, RedactSecretsFilter) for f in target.filters):
+                target.addFilter(RedactSecretsFilter())
+
     protocol = h11_impl.H11Protocol
     if getattr(protocol, "_piweb_adapted", False):
         return
     protocol._piweb_adapted = True  # type: ignore[attr-defined]
     original_send_400 = protocol.send_400_response
+    original_upgrade = protocol.handle_websocket_upgrade
+
+    def handle_websocket_upgrade(self: Any, event: Any) -> None:
+        # The websocket protocol drops a handshake past its own line limits without a word.
+        from piweb.edge import MAX_HEADER_BYTES, MAX_HEADERS, MAX_URL_BYTES
+
+        status = None
+        if len(event.target) > MAX_URL_BYTES:
+            status = 414
+        elif (
+            len(self.headers) > MAX_HEADERS
+            or sum(len(n) + len(v) + 4 for n, v in self.headers) > MAX_HEADER_BYTES
+        ):
+            status = 431
+        if status is None:
+            original_upgrade(self, event)
+            return
+        self.transport.write(_raw_answer("/", status))
+        self.transport.close()
 
     def send_400_response(self: Any, msg: str) -> None:
         data, _closed = self.conn.trailing_data
@@ -201,3 +229,4 @@ def _adapt_uvicorn() -> None:
         original_send_400(self, msg)
 
     protocol.send_400_response = send_400_response  # type: ignore[method-assign]
+    protocol.handle_websocket_upgrade = handle_websocket_upgrade  # type: ignore[method-assign]
