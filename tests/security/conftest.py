@@ -73,6 +73,7 @@ class Stack:
     blocker: Any
     generation: int = 0  # worlds built so far
     _current: Current | None = None
+    _clients: dict[str, httpx.Client] = field(default_factory=dict)
 
     @property
     def web(self) -> Server:
@@ -129,8 +130,21 @@ class Stack:
     def changed(self) -> None:
         self._current = None
 
-    def http(self, server: str = "daphne", **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.servers[server].base_url, timeout=10, **kwargs)
+    @contextlib.contextmanager
+    def http(self, server: str = "daphne", **kwargs: Any) -> Iterator[httpx.Client]:
+        """An HTTP client for one server, its connection kept between cases; no cookie carries over."""
+        if kwargs:
+            with httpx.Client(base_url=self.servers[server].base_url, timeout=10, **kwargs) as client:
+                yield client
+            return
+        client = self._clients.get(server)
+        if client is None:
+            client = self._clients[server] = httpx.Client(base_url=self.servers[server].base_url, timeout=10)
+        client.cookies.clear()
+        try:
+            yield client
+        finally:
+            client.cookies.clear()
 
 
 # The test process publishes on an in-memory layer: the servers' sockets listen on their own Redis.
@@ -185,6 +199,8 @@ def stack(
             started.append(server.service)
         built = Stack(servers, private_redis.url, django_db_blocker)
         yield built
+        for client in built._clients.values():
+            client.close()
         with built.db():
             call_command("flush", interactive=False, verbosity=0)
     finally:
