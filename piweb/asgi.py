@@ -16,14 +16,21 @@ get_resolver().url_patterns  # noqa: B018
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from piweb.edge import EdgeASGI  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
+from piweb.servers import adapt_servers  # noqa: E402
 from piweb.websocket import websocket_stack  # noqa: E402
 from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
-    {
-        # Oversized bodies are refused from their headers, before Django reads them.
-        "http": BodyLimitASGI(django_asgi_app),
-        "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
-    }
+# The edge answers oversized URLs and headers, slow bodies, and writes the access log (secrets redacted).
+application = EdgeASGI(
+    ProtocolTypeRouter(
+        {
+            # Oversized bodies are refused from their headers, before Django reads them.
+            "http": BodyLimitASGI(django_asgi_app),
+            "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
+        }
+    )
 )
+# daphne and uvicorn import this module before they listen: teach them the same answers.
+adapt_servers()

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from piweb import config, workers
+from piweb.proxies import parse_trusted_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 ENV = os.environ
@@ -47,6 +48,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
+    "piweb.proxies.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the body or the session: oversized bodies and unusable query values stop here.
     "piweb.limits.RequestLimitsMiddleware",
@@ -126,6 +129,8 @@ PIWEB_MAX_IMPORT_BYTES = int(ENV.get("PIWEB_MAX_IMPORT_BYTES", str(256 * config.
 # stored lines (0: no limit).
 PIWEB_MAX_IMPORT_ENTRIES = int(ENV.get("PIWEB_MAX_IMPORT_ENTRIES", "2000000"))
 PIWEB_MAX_STORED_BYTES_PER_USER = int(ENV.get("PIWEB_MAX_STORED_BYTES_PER_USER", "0"))
+# A body must arrive within this many seconds of its headers (plus one per MiB declared), or 408.
+PIWEB_BODY_TIMEOUT = float(ENV.get("PIWEB_BODY_TIMEOUT", "30"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = PIWEB_MAX_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * config.MIB
 
@@ -148,6 +153,8 @@ REST_FRAMEWORK = {
     # One error shape everywhere: {"error": <message>, "detail": ...}.
     "EXCEPTION_HANDLER": "sessions_app.api.errors.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {"llm": PIWEB_LLM_RATE},
+    # REMOTE_ADDR is already the client (piweb.proxies, PIWEB_TRUSTED_PROXIES): never read X-Forwarded-For.
+    "NUM_PROXIES": 0,
 }
 # API tokens (django-rest-knox): stored as SHA-512 hashes, one per device, each expiring and revocable.
 KNOX_TOKEN_MODEL = "sessions_app.ApiToken"
@@ -162,6 +169,9 @@ REST_KNOX = {
 # past either, 429 with the seconds to wait.
 PIWEB_LOGIN_RATE_PER_CLIENT = ENV.get("PIWEB_LOGIN_RATE_PER_CLIENT", "20/min")
 PIWEB_LOGIN_RATE_PER_USERNAME = ENV.get("PIWEB_LOGIN_RATE_PER_USERNAME", "10/min")
+# The proxies whose X-Forwarded-For is believed: empty (none), a count of hops, or addresses and CIDRs.
+PIWEB_TRUSTED_PROXIES = ENV.get("PIWEB_TRUSTED_PROXIES", "")
+parse_trusted_proxies(PIWEB_TRUSTED_PROXIES)  # a bad value stops the server at start, naming it
 # Provider API keys are encrypted at rest with these Fernet keys (comma-separated, the first encrypts);
 # unset, a key derived from SECRET_KEY is used (check --deploy warns).
 PIWEB_SECRETS_KEY = ENV.get("PIWEB_SECRETS_KEY", "")
@@ -214,14 +224,29 @@ if not DEBUG:
     if config.env_flag(ENV, "DJANGO_BEHIND_TLS_PROXY", default=False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Every handler redacts secrets (share-link, API and reset tokens) from what it writes; the access log is
+# piweb's own (piweb.edge: client per PIWEB_TRUSTED_PROXIES, redacted path), the servers' own is off.
+PIWEB_ACCESS_LOG = config.env_flag(ENV, "PIWEB_ACCESS_LOG", default=True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"redact": {"()": "piweb.log_redaction.RedactSecretsFilter"}},
+    "formatters": {
+        "plain": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"},
+        "access": {"format": "{asctime} {message}", "style": "{"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]},
+        "access": {"class": "logging.StreamHandler", "formatter": "access", "filters": ["redact"]},
+    },
     "root": {"handlers": ["console"], "level": PIWEB_LOG_LEVEL},
     "loggers": {
         "django": {"handlers": ["console"], "level": ENV.get("DJANGO_LOG_LEVEL", "INFO"), "propagate": False},
+        "piweb.access": {
+            "handlers": ["access"],
+            "level": "INFO" if PIWEB_ACCESS_LOG else "CRITICAL",
+            "propagate": False,
+        },
     },
 }
 

@@ -16,7 +16,8 @@ from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
-from rest_framework.throttling import BaseThrottle
+
+from piweb.proxies import client_address
 
 __all__ = ["SigninThrottle", "Throttled", "ThrottledLoginView"]
 
@@ -39,8 +40,8 @@ def _parse_rate(rate: str) -> tuple[int, int]:
 
 
 def _client(request: Any) -> str:
-    # DRF's identification: REMOTE_ADDR, or X-Forwarded-For when NUM_PROXIES says to trust it.
-    return str(BaseThrottle().get_ident(request))
+    # REMOTE_ADDR, set by piweb.proxies from the peer and only trusted proxies' X-Forwarded-For.
+    return client_address(request.META.get("REMOTE_ADDR"), request.META.get("HTTP_X_FORWARDED_FOR"))
 
 
 def _key(kind: str, value: str) -> str:

@@ -1,0 +1,202 @@
+"""The outer edge of the ASGI application: every request gets an answer, and one access-log line.
+
+- A URL longer than ``MAX_URL_BYTES`` gets 414; more than ``MAX_HEADERS`` headers or ``MAX_HEADER_BYTES``
+  of them gets 431 (servers that refuse such requests before the application sees them are taught the
+  same answers in ``piweb.servers``).
+- A body that has not arrived ``body_deadline`` seconds after its headers gets 408.
+- The access log (logger ``piweb.access``) names the client per ``PIWEB_TRUSTED_PROXIES`` and the path
+  with its secrets redacted; the servers' own access logs, which print raw paths, are turned off.
+
+The body cap itself (413 from the declared length) is ``piweb.limits.BodyLimitASGI``, inside this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from django.conf import settings
+
+from piweb.log_redaction import redact
+from piweb.proxies import scope_client
+
+__all__ = [
+    "MAX_HEADERS",
+    "MAX_HEADER_BYTES",
+    "MAX_URL_BYTES",
+    "EdgeASGI",
+    "body_deadline",
+    "error_body",
+    "log_access",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_URL_BYTES = 8 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_HEADERS = 100
+MIB = 1024 * 1024
+
+access_log = logging.getLogger("piweb.access")
+
+MESSAGES = {
+    408: "The request body did not arrive in time.",
+    413: "The request body is too large.",
+    414: f"The URL is longer than {MAX_URL_BYTES} bytes.",
+    431: f"The request headers are larger than {MAX_HEADER_BYTES} bytes or more than {MAX_HEADERS}.",
+}
+
+
+def body_deadline(declared: int | None) -> float:
+    """Seconds a body may take after its headers: ``PIWEB_BODY_TIMEOUT``, plus one per MiB declared."""
+    return float(settings.PIWEB_BODY_TIMEOUT) + (declared or 0) / MIB
+
+
+def error_body(path: str, status: int, message: str | None = None) -> tuple[bytes, bytes]:
+    """Return the body and content type of an error answer: the API's JSON shape under /api/."""
+    text = message or MESSAGES.get(status, "Bad request.")
+    if path.startswith("/api/"):
+        return json.dumps({"error": text}).encode(), b"application/json"
+    return text.encode(), b"text/plain; charset=utf-8"
+
+
+def log_access(client: str, method: str, target: str, status: int | str, size: int, started: float) -> None:
+    """Write one access-log line; the target's secrets are redacted here (and again by the handler)."""
+    if not access_log.isEnabledFor(logging.INFO):
+        return
+    elapsed = (time.monotonic() - started) * 1000
+    access_log.info('%s "%s %s" %s %s %.0fms', client, method, redact(target), status, size, elapsed)
+
+
+def _target(scope: Scope) -> str:
+    raw = scope.get("raw_path") or scope.get("path", "/").encode("utf-8", "surrogateescape")
+    query = scope.get("query_string") or b""
+    text = raw.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+    # Long targets are cut in the log; the cut part is not worth a megabyte of log.
+    return text if len(text) <= 500 else text[:500] + "…"
+
+
+def _oversized(scope: Scope) -> int | None:
+    raw = scope.get("raw_path") or scope.get("path", "").encode("utf-8", "surrogateescape")
+    if len(raw) + len(scope.get("query_string") or b"") > MAX_URL_BYTES:
+        return 414
+    headers = scope.get("headers", [])
+    if len(headers) > MAX_HEADERS or sum(len(n) + len(v) + 4 for n, v in headers) > MAX_HEADER_BYTES:
+        return 431
+    return None
+
+
+def _declared_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            text = value.decode("latin-1").strip()
+            return int(text) if text.isdigit() else None
+    return None
+
+
+async def _answer(send: Send, path: str, status: int) -> int:
+    body, kind = error_body(path, status)
+    headers = [
+        (b"content-type", kind),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+    return len(body)
+
+
+class EdgeASGI:
+    """Wrap the whole ASGI application (HTTP and websockets)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope.get("type")
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.monotonic()
+        client = scope_client(scope)
+        method, path = str(scope.get("method", "GET")), str(scope.get("path", "/"))
+        refused = _oversized(scope)
+        if refused is not None:
+            size = await _answer(send, path, refused)
+            log_access(client, method, _target(scope), refused, size, started)
+            return
+        status: int | str = "-"
+        size = 0
+
+        async def observed(message: Message) -> None:
+            nonlocal status, size
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            elif message["type"] == "http.response.body":
+                size += len(message.get("body", b""))
+            await send(message)
+
+        deadline = time.monotonic() + body_deadline(_declared_length(scope))
+        body_done = False
+        timed_out = False
+
+        async def timed() -> Message:
+            # Only the body has a deadline; later waits (Django listening for a disconnect) have none.
+            nonlocal body_done, timed_out
+            if timed_out:
+                return {"type": "http.disconnect"}
+            if body_done:
+                return await receive()
+            try:
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    message = await receive()
+            except TimeoutError:
+                timed_out = True
+                return {"type": "http.disconnect"}
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_done = True
+            return message
+
+        try:
+            await self.app(scope, timed, observed)
+            if timed_out and status == "-":
+                status, size = 408, await _answer(send, path, 408)
+        finally:
+            log_access(client, method, _target(scope), status, size, started)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.monotonic()
+        client = scope_client(scope)
+        if _oversized(scope) is not None:
+            # No HTTP answer can be given to a socket handshake from here; refusing it is a 403.
+            await send({"type": "websocket.close", "code": 1009})
+            log_access(client, "WS", _target(scope), "refused", 0, started)
+            return
+        outcome = "closed"
+
+        async def observed(message: Message) -> None:
+            nonlocal outcome
+            if message["type"] == "websocket.accept":
+                outcome = "accepted"
+                log_access(client, "WS", _target(scope), "accepted", 0, started)
+            elif message["type"] == "websocket.close" and outcome != "accepted":
+                outcome = f"refused {message.get('code', 1000)}"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observed)
+        finally:
+            if outcome != "accepted":
+                log_access(client, "WS", _target(scope), outcome, 0, started)
