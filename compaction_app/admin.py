@@ -45,11 +45,24 @@ class LLMProviderAdmin(admin.ModelAdmin):
     list_display = ["name", "provider", "model_id", "api", "context_window", "is_summarizer_default", "key"]
     list_filter = ["api", "is_summarizer_default"]
     search_fields = ["name", "provider", "model_id"]
-    readonly_fields = ["key"]
+    readonly_fields = ["key", "compat_in_force"]
 
     @admin.display(description="API key")
     def key(self, obj: LLMProvider) -> str:
         return obj.masked_key or "—"
+
+    @admin.display(description="Compat in force (OpenAI-compatible)")
+    def compat_in_force(self, obj: LLMProvider) -> str:
+        if not obj.pk or obj.api != LLMProvider.Api.OPENAI:
+            return "—"
+        c = obj.resolved_compat()
+        return (
+            f"maxTokensField={c.max_tokens_field}, supportsStore={c.supports_store}, "
+            f"supportsDeveloperRole={c.supports_developer_role}, "
+            f"supportsReasoningEffort={c.supports_reasoning_effort}, "
+            f"supportsUsageInStreaming={c.supports_usage_in_streaming}, "
+            f"supportsMidConvoSystemMessages={c.supports_mid_convo_system_messages}"
+        )
 
 
 def _url(name: str, *args: Any) -> str | None:

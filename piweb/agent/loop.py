@@ -20,10 +20,21 @@ from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
 from piweb.audit import omissions
-from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
+from piweb.llm import (
+    ProviderConfig,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    fit_max_tokens,
+    stream_completion,
+)
+from piweb.llm.compat import resolve_compat
+from piweb.llm.estimate import estimate_request_tokens
 from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript
 from sessions_app import model_request, realtime
+from sessions_app.domain.messages import convert_to_llm
 from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import append_entries
 
@@ -181,6 +192,9 @@ class RunLoop:
         """Send the context, stream the answer to viewers and append it whole at message end."""
         view = self.context()
         transcript = request_transcript(self.config, view.projection.messages)
+        max_tokens = output_cap(self.config, view.projection.messages)
+        level = view.projection.thinking_level
+        thinking_level = self.run.thinking_level or (level if isinstance(level, str) and level else "off")
         if not connection.in_atomic_block:
             # The reply takes seconds and needs no database until it ends: a runs worker with dozens of
             # runs in flight holds a connection only for the moments it writes.
@@ -191,7 +205,8 @@ class RunLoop:
             messages=transcript.messages,
             tools=transcript.tools,
             on_event=self._on_stream_event,
-            max_tokens=self.config.max_output_tokens,
+            max_tokens=max_tokens,
+            thinking_level=thinking_level,
             session_id=str(self.session.pi_id),
             abort=self.abort,
             # A provider that stalls ends the turn as a (retryable) timeout error after this many seconds.
@@ -394,8 +409,17 @@ class RunLoop:
 def request_transcript(config: ProviderConfig, messages: list[dict[str, Any]]) -> Transcript:
     """What a provider receives for a projected context: Pi's prompt (content and sections), the
     conversation, and the tools in force. piweb runs no tools: a ``toolUse`` stop ends the run."""
-    in_place = config.api == "openai-completions" and config.mid_conversation_system
+    in_place = config.api == "openai-completions" and (
+        config.mid_conversation_system
+        or resolve_compat(config.provider, config.base_url, config.compat).supports_mid_convo_system_messages
+    )
     return model_request.request_transcript(messages, in_place=in_place)
+
+
+def output_cap(config: ProviderConfig, messages: list[dict[str, Any]]) -> int:
+    """The model's output limit fitted into the window after Pi's estimate of the context, as Pi sends it."""
+    tokens = estimate_request_tokens(convert_to_llm(messages))
+    return fit_max_tokens(config.context_window, tokens, config.max_output_tokens)
 
 
 def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:

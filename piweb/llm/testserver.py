@@ -277,7 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner.enqueue(*body)
             self._send_json(200, {"queued": len(body)})
             return
-        if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+        route = self.path.split("?", 1)[0]  # Pi's Anthropic client adds ``?beta=true``
+        if route not in (OPENAI_PATH, ANTHROPIC_PATH):
             self._send_json(404, {"error": {"message": f"unknown path {self.path}"}})
             return
         owner.record(
@@ -286,7 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
         spec = owner.next_response()
         # The client may have given up (timeout or abort); then there is no one left to answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._play(spec, body if isinstance(body, dict) else {}, anthropic=self.path == ANTHROPIC_PATH)
+            self._play(spec, body if isinstance(body, dict) else {}, anthropic=route == ANTHROPIC_PATH)
         self.close_connection = True
 
     def _play(self, spec: Spec | None, body: Mapping[str, Any], *, anthropic: bool) -> None:
