@@ -13,6 +13,7 @@ from piweb.llm.stream import AssistantBuilder, StreamError
 from piweb.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "OpenAI"
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH: dict[str, StopReason] = {
     "stop": "stop",
     "length": "length",
@@ -101,7 +102,13 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
     if role == "assistant":
         blocks = message["content"]
         empty = "" if compat.requires_non_null_assistant_content else None
-        out: dict[str, Any] = {"role": "assistant", "content": text_of(blocks) or empty}
+        # Text parts are joined as they are, blank ones dropped; reasoning goes back in its own field.
+        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and b["text"].strip())
+        out: dict[str, Any] = {"role": "assistant", "content": text or empty}
+        thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking", "")).strip()]
+        signature = thinking[0].get("thinkingSignature") if thinking else None
+        if signature in _REASONING_FIELDS:
+            out[signature] = "\n".join(b["thinking"] for b in thinking)
         calls = [b for b in blocks if b.get("type") == "toolCall"]
         if calls:
             out["tool_calls"] = [
@@ -158,10 +165,13 @@ class Decoder:
 
     def _delta(self, delta: Mapping[str, Any]) -> None:
         b = self._builder
-        # Compatible servers name the reasoning stream differently.
-        thinking = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(thinking, str) and thinking:
-            b.add_thinking(b.trailing("thinking"), thinking)
+        # Compatible servers name the reasoning stream differently; the first field with text wins,
+        # and its name is kept as the block's signature so a replay sends the reasoning back in it.
+        field = next((f for f in _REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
+        if field is not None:
+            index = b.trailing("thinking")
+            b.message["content"][index].setdefault("thinkingSignature", field)
+            b.add_thinking(index, delta[field])
         if isinstance(delta.get("content"), str) and delta["content"]:
             b.add_text(b.trailing("text"), delta["content"])
         for call in delta.get("tool_calls") or []:
