@@ -1,15 +1,19 @@
-"""Pi and piweb answer the same prompt from the same session against the same scripted provider.
+"""Pi and piweb answer the same prompts from the same session against the same scripted provider.
 
 Pi 1.6.0's CLI writes the starting session (a tool call answered by Pi's own ``read`` tool, then a
-reply), piweb imports that file, and then both continue it with the same prompts and the same scripted
-answers: a transient 500 that is retried, and a context overflow that is compacted (the summary
-written by the run's own model) and retried. The entries each wrote and every request each sent are
-compared field by field.
+reply), piweb imports that file, and both continue it with the same prompts and the same scripted
+answers: a transient 500 that is retried, a context overflow that is compacted (summaries written by the
+run's own model, answered from a side queue so their number is compared too) and retried, a thinking
+answer past the compaction threshold, and an answer cut off at the output limit. The entries each wrote
+and every request each sent are compared field by field. No compat settings are configured on either
+side: both detect them from the host.
 
 Differences allowed, and why:
-- entry ``id``/``parentId`` (random on both sides; compared as the shape of the tree instead), entry and
-  message ``timestamp`` and ``durationMs`` (clocks);
-- nothing else: a new difference fails the test.
+- entry ``id``/``parentId``/``targetId``/``firstKeptEntryId`` are random on both sides: they are compared
+  as positions, which checks the shape of the tree;
+- entry, message and ``systemMessage`` ``timestamp`` and message ``durationMs``: clocks;
+- the wording of the summarization prompt and instructions: piweb words them itself. The serialized
+  conversation inside a summary request, and every other request field, must be equal.
 """
 
 from __future__ import annotations
@@ -37,13 +41,14 @@ pytestmark = [
 
 WINDOW = 16000
 MAX_TOKENS = 2000
-COMPACTION = {"enabled": True, "reserveTokens": 2000, "keepRecentTokens": 1200}
+COMPACTION = {"enabled": True, "reserveTokens": 2000, "keepRecentTokens": 300}
 RETRY = {"enabled": True, "maxRetries": 2, "baseDelayMs": 1}
 LONG = " ".join(f"Step {i}: the parser reads one more token and checks the grammar." for i in range(60))
 # How each side's summary request opens and where its instructions start (Pi's prompt is recognised by
 # its first words only).
 PI_SUMMARY_SYSTEM_START = "You are a context summarization assistant."
 INSTRUCTIONS = "\n\n# Instructions\n"
+CONVERSATION_END = "</conversation>"
 SUMMARY = "## Goal\n- Fix the parser\n\n## Progress\n### Done\n- Read calc.py"
 
 
@@ -91,7 +96,9 @@ def _wording_aside(body: dict[str, Any]) -> dict[str, Any]:
     else:
         messages[0]["content"] = "<summarization prompt>"
     for block in messages[-1]["content"]:
-        block["text"] = block["text"].split(INSTRUCTIONS)[0]
+        text = block["text"]
+        end = text.find(CONVERSATION_END)
+        block["text"] = text[: end + len(CONVERSATION_END)] if end >= 0 else text.split(INSTRUCTIONS)[0]
     return body
 
 
@@ -104,11 +111,7 @@ def _scenario() -> list[tuple[str, list[script.Spec]]]:
         ("Now explain the parser in detail.", [script.server_error(), script.reply(LONG)]),
         (
             "And the tokenizer?",
-            [
-                script.overflow(tokens=20000, window=WINDOW),
-                script.reply(SUMMARY),
-                script.reply("Tokenizer: fine."),
-            ],
+            [script.overflow(tokens=20000, window=WINDOW), script.reply("Tokenizer: fine.")],
         ),
         # A thinking answer whose usage passes the threshold: auto-compaction after the turn.
         (
@@ -127,7 +130,14 @@ def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, 
     settings.PIWEB_AGENT_RETRY = RETRY
     settings.PIWEB_COMPACTION = COMPACTION
     settings.PIWEB_RUN_SUMMARIZER = "run"
-    with ProviderServer() as pi_server, ProviderServer() as web_server:
+    # Summary requests are answered from their own queue: how many a compaction makes is compared too.
+    summaries = (PI_SUMMARY_SYSTEM_START, SUMMARIZATION_SYSTEM_PROMPT)
+    with (
+        ProviderServer(side_prompts=summaries) as pi_server,
+        ProviderServer(side_prompts=summaries) as web_server,
+    ):
+        pi_server.enqueue_side(*[script.reply(SUMMARY)] * 10)
+        web_server.enqueue_side(*[script.reply(SUMMARY)] * 10)
         pi = PiCli(
             tmp_path,
             provider_url=pi_server.url,
@@ -183,8 +193,6 @@ def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, 
     kinds = [(e["type"], e.get("message", {}).get("stopReason")) for e in web_written]
     for wanted in [("message", "error"), ("context_edit", None), ("compaction", None), ("message", "length")]:
         assert wanted in kinds  # the script reached every case
-    Path("/tmp/runs-exp/pi.json").write_text(json.dumps(pi_written, indent=1))
-    Path("/tmp/runs-exp/req.json").write_text(json.dumps([web_requests, pi_requests], indent=1))
     assert web_written == pi_written
     assert len(web_requests) == len(pi_requests)
     for index, (ours, theirs) in enumerate(zip(web_requests, pi_requests, strict=True)):
