@@ -163,4 +163,17 @@ class RunAbortView(_RunAPIView):
         )
 
 
-__all__ = ["LLMProvider", "RunAbortView", "RunDetailView", "SessionRunsView"]
+class SessionStopView(_RunAPIView):
+    """POST: stop the session's active run; what streamed so far is kept as an aborted answer."""
+
+    @extend_schema(request=None, responses={202: RUN_SCHEMA, 403: ERROR, 404: ERROR, 409: ERROR})
+    def post(self, request: Request, pk: int) -> Response:
+        grant = access.require_read(request, pk, links=False)
+        try:
+            run = services.abort_active_run(session=grant.session, actor=request.user)
+        except services.NoActiveRun as exc:
+            return error_response(str(exc), status.HTTP_409_CONFLICT)
+        return Response(run_payload(run), status=status.HTTP_202_ACCEPTED)
+
+
+__all__ = ["LLMProvider", "RunAbortView", "RunDetailView", "SessionRunsView", "SessionStopView"]

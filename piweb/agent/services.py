@@ -25,7 +25,16 @@ from .policy import RetrySettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NoProvider", "RunConflict", "abort_run", "execute_run", "resolve_provider", "start_run"]
+__all__ = [
+    "NoActiveRun",
+    "NoProvider",
+    "RunConflict",
+    "abort_active_run",
+    "abort_run",
+    "execute_run",
+    "resolve_provider",
+    "start_run",
+]
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -137,6 +146,18 @@ def abort_run(*, run: AgentRun, actor: Any = None) -> AgentRun:
             )
         locked.save(update_fields=["abort_requested", "status", "finished_at"])
     return locked
+
+
+class NoActiveRun(Exception):
+    """Stop was asked for a session that has no queued or running run."""
+
+
+def abort_active_run(*, session: ChatSession, actor: Any = None) -> AgentRun:
+    """Stop the session's active run (what the Stop button does): see ``abort_run``."""
+    active = AgentRun.objects.filter(session=session).active().first()
+    if active is None:
+        raise NoActiveRun("No run is active for this session")
+    return abort_run(run=active, actor=actor)
 
 
 def _claim(run_pk: int) -> tuple[AgentRun | None, bool]:

@@ -104,6 +104,42 @@ def test_abort_stops_a_streaming_run_and_keeps_the_aborted_message(
     assert len(server.requests) == 1
 
 
+def test_stop_ends_the_active_run_and_keeps_what_streamed(api_client, make_provider, server) -> None:
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    # Two words stream, then the provider stalls: Stop must end the run with those words kept.
+    server.enqueue(script.hang(30, after=5, text="Once upon a time"))
+    run = AgentRun.objects.create(
+        session=session, provider=make_provider(), prompt="Tell a story", requested_by=api_client.user
+    )
+    worker = threading.Thread(target=lambda: (services.execute_run(run.pk), connection.close()))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # let the first deltas arrive
+
+    response = api_client.post(f"/api/sessions/{session.pk}/runs/stop/")
+    worker.join(10)
+
+    assert response.status_code == 202 and response.json()["runId"] == str(run.public_id)
+    assert not worker.is_alive()
+    run.refresh_from_db()
+    assert run.status == "aborted" and not run.error
+    last = entries(session)[-1]["message"]
+    assert last["stopReason"] == "aborted" and last["errorMessage"] == "Request was aborted"
+    assert last["content"] == [{"type": "text", "text": "Once upon"}]
+    # The session is free again: a new prompt is accepted.
+    server.enqueue(script.reply("The end."))
+    again = api_client.post(f"/api/sessions/{session.pk}/runs/", {"prompt": "Go on"}, format="json")
+    assert again.status_code == 202
+
+
+def test_stop_without_an_active_run_is_a_conflict(api_client) -> None:
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    response = api_client.post(f"/api/sessions/{session.pk}/runs/stop/")
+    assert response.status_code == 409 and response.json()["error"] == "No run is active for this session"
+
+
 def test_redelivered_task_of_a_finished_run_does_nothing(user, make_provider, server) -> None:
     owner = user()
     session = session_services.create_session(owner=owner, cwd="/repo")
