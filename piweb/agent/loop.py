@@ -35,6 +35,7 @@ from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript
 from sessions_app import model_request, realtime
 from sessions_app.domain.messages import convert_to_llm
+from sessions_app.models import Entry
 from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import append_entries
 
@@ -122,14 +123,31 @@ class RunLoop:
         )
         with AbortWatch(self.run.pk, self.abort):
             try:
+                regenerating = self._regenerate_start()
                 self._record_settings()
-                self._pre_prompt_check()
-                self._append_user_message()
+                if not regenerating:
+                    self._pre_prompt_check()
+                    self._append_user_message()
                 self._turns()
             except Exception as exc:
                 log.exception("agent run %s failed", self.run.public_id)
                 self.error = self.error or f"The run failed: {type(exc).__name__}: {exc}"
         self._finish()
+
+    def _regenerate_start(self) -> bool:
+        """For a regenerate, start at the parent of the answer given again: the new answer is its sibling."""
+        if not self.run.regenerate_from:
+            return False
+        row = (
+            Entry.objects.filter(session=self.session, entry_id=self.run.regenerate_from)
+            .values_list("parent_id", flat=True)
+            .first()
+        )
+        if row is None:
+            raise ValueError(f"The entry to answer again is gone: {self.run.regenerate_from}")
+        self.leaf = row
+        self.fuse = False  # a new attempt at the turn opens a new recovery window, as a prompt does
+        return True
 
     def _record_settings(self) -> None:
         """Write model and thinking-level changes when the run uses other ones than the session."""

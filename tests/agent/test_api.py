@@ -140,6 +140,53 @@ def test_stop_without_an_active_run_is_a_conflict(api_client) -> None:
     assert response.status_code == 409 and response.json()["error"] == "No run is active for this session"
 
 
+def test_regenerate_answers_the_turn_again_as_a_sibling_branch(api_client, make_provider, server) -> None:
+    provider = make_provider()
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    server.enqueue(script.reply("First answer."), script.reply("Second answer."))
+    api_client.post(
+        f"/api/sessions/{session.pk}/runs/",
+        {"prompt": "Name a colour", "providerId": provider.pk},
+        format="json",
+    )
+    *_, asked, first = entries(session)
+
+    response = api_client.post(
+        f"/api/sessions/{session.pk}/runs/regenerate/", {"entryId": first["id"]}, format="json"
+    )
+
+    assert response.status_code == 202
+    detail = api_client.get(f"/api/runs/{response.json()['runId']}/").json()
+    assert detail["status"] == "succeeded" and detail["regenerateFrom"] == first["id"]
+    assert detail["prompt"] == "Name a colour" and detail["userEntryId"] is None
+    again = entries(session)[-1]
+    assert again["parentId"] == asked["id"] == first["parentId"]  # a sibling of the first answer
+    assert again["message"]["content"] == [{"type": "text", "text": "Second answer."}]
+    session.refresh_from_db()
+    assert session.leaf_entry_id == again["id"]
+    # The same context went out again: no second copy of the question.
+    assert server.requests[1].body["messages"] == server.requests[0].body["messages"]
+
+
+def test_regenerate_needs_an_assistant_entry_of_the_session(api_client, make_provider) -> None:
+    make_provider()
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    (question,) = session_services.append_entries(
+        session=session,
+        entries=[{"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}],
+    )
+    url = f"/api/sessions/{session.pk}/runs/regenerate/"
+
+    not_assistant = api_client.post(url, {"entryId": question.entry_id}, format="json")
+    missing = api_client.post(url, {"entryId": "nope"}, format="json")
+    blank = api_client.post(url, {}, format="json")
+
+    assert not_assistant.status_code == 400 and "is not an assistant message" in not_assistant.json()["error"]
+    assert missing.status_code == 400 and "entry not found: nope" in missing.json()["error"]
+    assert blank.status_code == 400 and "entryId" in str(blank.json())
+    assert not AgentRun.objects.filter(session=session).exists()
+
+
 def test_redelivered_task_of_a_finished_run_does_nothing(user, make_provider, server) -> None:
     owner = user()
     session = session_services.create_session(owner=owner, cwd="/repo")
