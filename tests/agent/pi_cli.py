@@ -75,7 +75,7 @@ class PiCli:
             "PI_TELEMETRY": "0",
         }
 
-    def prompt(self, text: str, *, session: Path | None = None) -> Path:
+    def prompt(self, text: str, *, session: Path | None = None, check: bool = True) -> Path:
         """Run one prompt (continuing ``session`` when given); return the session file Pi wrote."""
         command = [str(NODE), str(PI_CLI), "--tools", "read", "--no-extensions", "--no-skills"]
         command += ["--no-prompt-templates", "--no-context-files"]
@@ -85,7 +85,7 @@ class PiCli:
         done = subprocess.run(
             command, cwd=self.work, env=self.env, capture_output=True, text=True, timeout=120, check=False
         )
-        assert done.returncode == 0, f"pi failed: {done.stderr[-2000:]}"
+        assert done.returncode == 0 or not check, f"pi failed: {done.stderr[-2000:]}"
         if session is not None:
             return session
         (written,) = sorted(self.sessions.glob("*.jsonl"))

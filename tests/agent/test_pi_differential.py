@@ -19,6 +19,9 @@ Differences allowed, and why:
 from __future__ import annotations
 
 import json
+import os
+import random
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,21 +128,27 @@ def _scenario() -> list[tuple[str, list[script.Spec]]]:
     ]
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
-def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, user, settings) -> None:
-    settings.PIWEB_AGENT_RETRY = RETRY
-    settings.PIWEB_COMPACTION = COMPACTION
-    settings.PIWEB_RUN_SUMMARIZER = "run"
+@dataclass
+class Outcome:
+    pi_written: list[dict[str, Any]]
+    web_written: list[dict[str, Any]]
+    pi_requests: list[Any]
+    web_requests: list[Any]
+    runs: list[tuple[str, str]]  # each piweb run's status and error
+
+
+def _run_both(api: str, root: Path, owner: Any, scenario: list[tuple[str, list[script.Spec]]]) -> Outcome:
+    """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb."""
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
     summaries = (PI_SUMMARY_SYSTEM_START, SUMMARIZATION_SYSTEM_PROMPT)
     with (
         ProviderServer(side_prompts=summaries) as pi_server,
         ProviderServer(side_prompts=summaries) as web_server,
     ):
-        pi_server.enqueue_side(*[script.reply(SUMMARY)] * 10)
-        web_server.enqueue_side(*[script.reply(SUMMARY)] * 10)
+        pi_server.enqueue_side(*[script.reply(SUMMARY)] * 40)
+        web_server.enqueue_side(*[script.reply(SUMMARY)] * 40)
         pi = PiCli(
-            tmp_path,
+            root,
             provider_url=pi_server.url,
             api=api,
             context_window=WINDOW,
@@ -153,14 +162,12 @@ def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, 
             script.tool_call("read", {"path": "calc.py"}, text="Let me look."), script.reply(LONG)
         )
         file = pi.prompt("Look at calc.py and fix the parser.")
-        start = file.read_text()
         started = len(pi_server.requests)
 
-        owner = user()
-        session = session_services.import_jsonl(owner=owner, data=start.encode()).session
+        session = session_services.import_jsonl(owner=owner, data=file.read_bytes()).session
         base_url = f"{web_server.url}/v1" if api == "openai-completions" else web_server.url
         provider = LLMProvider.objects.create(
-            name="fake",
+            name=f"fake-{api}",
             api=api,
             base_url=base_url,
             model_id=MODEL,
@@ -173,27 +180,88 @@ def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, 
             cost_cache_read=0.3,
             cost_cache_write=3.75,
         )
-        outcomes: list[tuple[str, str]] = []
-        for prompt, answers in _scenario():
+        runs: list[tuple[str, str]] = []
+        for prompt, answers in scenario:
             pi_server.enqueue(*answers)
-            pi.prompt(prompt, session=file)
+            # Pi's print mode exits non-zero when its turn ends in an error; the entries are what count.
+            pi.prompt(prompt, session=file, check=False)
             web_server.enqueue(*answers)
             run = services.start_run(session=session, user=owner, prompt=prompt, provider=provider)
             run.refresh_from_db()
-            outcomes.append((run.status, run.error))
+            runs.append((run.status, run.error))
+        return Outcome(
+            pi_written=_normalize(_pi_lines(file)),
+            web_written=_normalize(entries(session)),
+            pi_requests=[r.body for r in pi_server.requests[started:]],
+            web_requests=[r.body for r in web_server.requests],
+            runs=runs,
+        )
 
-        pi_requests = [r.body for r in pi_server.requests[started:]]
-        web_requests = [r.body for r in web_server.requests]
-        pi_written = _normalize(_pi_lines(file))
-        web_written = _normalize(entries(session))
+
+def _assert_same(outcome: Outcome) -> None:
+    assert outcome.web_written == outcome.pi_written
+    assert len(outcome.web_requests) == len(outcome.pi_requests)
+    pairs = zip(outcome.web_requests, outcome.pi_requests, strict=True)
+    for index, (ours, theirs) in enumerate(pairs):
+        assert _wording_aside(ours) == _wording_aside(theirs), f"request {index} differs"
+
+
+@pytest.fixture
+def run_settings(settings: Any) -> Any:
+    settings.PIWEB_AGENT_RETRY = RETRY
+    settings.PIWEB_COMPACTION = COMPACTION
+    settings.PIWEB_RUN_SUMMARIZER = "run"
+    return settings
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, user, run_settings) -> None:
+    outcome = _run_both(api, tmp_path, user(), _scenario())
 
     # The failed length recovery ends the last run as an error, as Pi ends its turn.
-    assert [status for status, _ in outcomes] == ["succeeded", "succeeded", "succeeded", "failed"], outcomes
-    assert "Nothing to compact" in outcomes[-1][1]
-    kinds = [(e["type"], e.get("message", {}).get("stopReason")) for e in web_written]
+    statuses = [status for status, _ in outcome.runs]
+    assert statuses == ["succeeded", "succeeded", "succeeded", "failed"], outcome.runs
+    assert "Nothing to compact" in outcome.runs[-1][1]
+    kinds = [(e["type"], e.get("message", {}).get("stopReason")) for e in outcome.web_written]
     for wanted in [("message", "error"), ("context_edit", None), ("compaction", None), ("message", "length")]:
         assert wanted in kinds  # the script reached every case
-    assert web_written == pi_written
-    assert len(web_requests) == len(pi_requests)
-    for index, (ours, theirs) in enumerate(zip(web_requests, pi_requests, strict=True)):
-        assert _wording_aside(ours) == _wording_aside(theirs), f"request {index} differs"
+    _assert_same(outcome)
+
+
+# -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
+
+FUZZ_N = int(os.environ.get("PIWEB_FUZZ_RUNS_N") or 1)
+FUZZ_SEED = int(os.environ.get("PIWEB_FUZZ_RUNS_SEED") or 1)
+
+
+def _random_answer(rng: random.Random, turn: int) -> list[script.Spec]:
+    kind = rng.choice(["text", "text", "thinking", "transient", "overflow", "length", "big"])
+    words = " ".join(
+        rng.choice(["parse", "token", "grammar", "fix", "test", "é", "→"]) for _ in range(rng.randint(1, 80))
+    )
+    if kind == "thinking":
+        return [script.reply(words, thinking=f"Consider {turn}.")]
+    if kind == "transient":
+        failure = rng.choice([script.server_error(), script.overloaded(), script.rate_limited()])
+        return [failure] * rng.randint(1, 3) + [script.reply(words)]
+    if kind == "overflow":
+        return [script.overflow(tokens=WINDOW + 1000, window=WINDOW), script.reply(words)]
+    if kind == "length":
+        return [script.reply(words, stop="length"), script.reply(words)]
+    if kind == "big":  # usage past the compaction threshold
+        return [script.reply(words, usage={"input": WINDOW - rng.randint(100, 1500)})]
+    return [script.reply(words)]
+
+
+def _random_scenario(seed: int) -> list[tuple[str, list[script.Spec]]]:
+    rng = random.Random(seed)
+    return [
+        (f"Prompt {turn}: {LONG[: rng.randint(10, 400)]}", _random_answer(rng, turn))
+        for turn in range(rng.randint(2, 5))
+    ]
+
+
+@pytest.mark.parametrize("seed", range(FUZZ_SEED, FUZZ_SEED + FUZZ_N))
+def test_random_scripts_write_and_send_what_pi_does(seed: int, tmp_path: Path, user, run_settings) -> None:
+    api = ("openai-completions", "anthropic-messages")[seed % 2]
+    _assert_same(_run_both(api, tmp_path, user(), _random_scenario(seed)))
