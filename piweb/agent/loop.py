@@ -29,6 +29,7 @@ from piweb.llm import (
     fit_max_tokens,
     stream_completion,
 )
+from piweb.llm.client import fit_thinking
 from piweb.llm.compat import resolve_compat
 from piweb.llm.estimate import estimate_request_tokens
 from piweb.llm.stream import zero_usage
@@ -210,9 +211,9 @@ class RunLoop:
         """Send the context, stream the answer to viewers and append it whole at message end."""
         view = self.context()
         transcript = request_transcript(self.config, view.projection.messages)
-        max_tokens = output_cap(self.config, view.projection.messages)
         level = view.projection.thinking_level
         thinking_level = self.run.thinking_level or (level if isinstance(level, str) and level else "off")
+        max_tokens, budget = output_cap(self.config, view.projection.messages, thinking_level)
         if not connection.in_atomic_block:
             # The reply takes seconds and needs no database until it ends: a runs worker with dozens of
             # runs in flight holds a connection only for the moments it writes.
@@ -225,6 +226,7 @@ class RunLoop:
             on_event=self._on_stream_event,
             max_tokens=max_tokens,
             thinking_level=thinking_level,
+            thinking_budget=budget,
             session_id=str(self.session.pi_id),
             abort=self.abort,
             # A provider that stalls ends the turn as a (retryable) timeout error after this many seconds.
@@ -434,10 +436,16 @@ def request_transcript(config: ProviderConfig, messages: list[dict[str, Any]]) -
     return model_request.request_transcript(messages, in_place=in_place)
 
 
-def output_cap(config: ProviderConfig, messages: list[dict[str, Any]]) -> int:
-    """The model's output limit fitted into the window after Pi's estimate of the context, as Pi sends it."""
+def output_cap(
+    config: ProviderConfig, messages: list[dict[str, Any]], thinking_level: str = "off"
+) -> tuple[int, int | None]:
+    """The output cap and thinking budget Pi sends: the model's limit fitted into the window after Pi's
+    estimate of the context; an Anthropic reasoning model thinking at a level gets its budget on top."""
     tokens = estimate_request_tokens(convert_to_llm(messages))
-    return fit_max_tokens(config.context_window, tokens, config.max_output_tokens)
+    cap = fit_max_tokens(config.context_window, tokens, config.max_output_tokens)
+    if config.api != "anthropic-messages" or not config.reasoning or thinking_level in ("", "off"):
+        return cap, None
+    return fit_thinking(config.context_window, tokens, cap, config.max_output_tokens, thinking_level)
 
 
 def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:

@@ -32,11 +32,14 @@ def build_request(
     max_tokens: int | None,
     session_id: str,
     cache: bool = True,
+    thinking_level: str | None = None,
+    thinking_budget: int | None = None,
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
     """Return url, headers and JSON body as Pi sends them.
 
     With ``cache`` (Pi's default) the prompt, the last tool and the last message, when it is the user's,
-    carry a cache breakpoint. ``session_id`` is not sent: Pi sends no user id.
+    carry a cache breakpoint. ``session_id`` is not sent: Pi sends no user id. A reasoning model thinks
+    with ``thinking_budget`` tokens at a thinking level, and is told not to think at ``off``.
     """
     wire: list[dict[str, Any]] = []
     for message in prepare_messages(messages):
@@ -68,6 +71,15 @@ def build_request(
         ]
         if cache:
             body["tools"][-1]["cache_control"] = _CACHE
+    if config.reasoning:
+        if not thinking_level or thinking_level == "off":
+            body["thinking"] = {"type": "disabled"}
+        else:
+            body["thinking"] = {
+                "type": "enabled",
+                "budget_tokens": thinking_budget or 1024,
+                "display": "summarized",
+            }
     if cache and wire and wire[-1]["role"] == "user":
         last = wire[-1]
         if isinstance(last["content"], str):

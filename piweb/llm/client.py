@@ -37,6 +37,28 @@ def fit_max_tokens(context_window: int, input_tokens: int, max_tokens: int) -> i
     return min(max_tokens, max(1, room))
 
 
+# Pi's default thinking budgets per level (the top level thinks as much as "high"), and the answer
+# room always left beside a budget.
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
+MIN_ANSWER_TOKENS = 1024
+
+
+def fit_thinking(
+    context_window: int, input_tokens: int, base_max_tokens: int, model_max_tokens: int, level: str
+) -> tuple[int, int]:
+    """Return (max_tokens, budget_tokens) for a budget-thinking request, sized as Pi sizes it.
+
+    The budget is added on top of the answer's cap (up to the model's limit), then the whole is fitted
+    into the window, and the budget always leaves 1,024 tokens for the answer.
+    """
+    budget = THINKING_BUDGETS.get(level, THINKING_BUDGETS["high"])
+    wanted = min(base_max_tokens + budget, model_max_tokens)
+    if wanted <= budget:
+        budget = min(budget, max(0, wanted - MIN_ANSWER_TOKENS))
+    max_tokens = fit_max_tokens(context_window, input_tokens, wanted)
+    return max_tokens, min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+
+
 def stream_completion(
     config: ProviderConfig,
     *,
@@ -50,6 +72,7 @@ def stream_completion(
     timeout: float = DEFAULT_TIMEOUT,
     abort: threading.Event | None = None,
     thinking_level: str | None = None,
+    thinking_budget: int | None = None,
 ) -> Message:
     """Stream one assistant turn and return it as a Pi assistant message.
 
@@ -58,7 +81,7 @@ def stream_completion(
     ``session_id`` gets a fresh random one so consecutive calls are not pinned to one backend. ``cache``
     (on by default, as in Pi) adds Anthropic cache breakpoints; OpenAI-compatible servers cache on their
     own. ``thinking_level`` is the run's level: it is recorded on the message as Pi records it, and sent
-    to a reasoning model where the server takes one.
+    to a reasoning model where the server takes one (``thinking_budget`` sizes Anthropic's thinking).
     """
     session_id = session_id or uuid.uuid4().hex
     builder = AssistantBuilder(config, on_event, thinking_level=thinking_level)
@@ -83,6 +106,8 @@ def stream_completion(
             max_tokens=max_tokens,
             session_id=session_id,
             cache=cache,
+            thinking_level=thinking_level,
+            thinking_budget=thinking_budget,
         )
         decoder, label = anthropic.Decoder(builder), anthropic.LABEL
     else:

@@ -34,6 +34,8 @@ class PiCli:
         max_tokens: int,
         compaction: Mapping[str, Any],
         retry: Mapping[str, Any],
+        reasoning: bool = False,
+        thinking: str = "off",
     ) -> None:
         self.agent = root / "agent"
         self.work = root / "work"
@@ -45,7 +47,7 @@ class PiCli:
         model = {
             "id": MODEL,
             "name": "Fake",
-            "reasoning": False,
+            "reasoning": reasoning,
             "input": ["text"],
             "contextWindow": context_window,
             "maxTokens": max_tokens,
@@ -57,7 +59,7 @@ class PiCli:
         settings = {
             "defaultProvider": PROVIDER,
             "defaultModel": MODEL,
-            "defaultThinkingLevel": "off",
+            "defaultThinkingLevel": thinking,
             "compaction": dict(compaction),
             "retry": dict(retry),
             "quietStartup": True,

@@ -137,7 +137,15 @@ class Outcome:
     runs: list[tuple[str, str]]  # each piweb run's status and error
 
 
-def _run_both(api: str, root: Path, owner: Any, scenario: list[tuple[str, list[script.Spec]]]) -> Outcome:
+def _run_both(
+    api: str,
+    root: Path,
+    owner: Any,
+    scenario: list[tuple[str, list[script.Spec]]],
+    *,
+    reasoning: bool = False,
+    thinking: str = "off",
+) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb."""
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
     summaries = (PI_SUMMARY_SYSTEM_START, SUMMARIZATION_SYSTEM_PROMPT)
@@ -155,6 +163,8 @@ def _run_both(api: str, root: Path, owner: Any, scenario: list[tuple[str, list[s
             max_tokens=MAX_TOKENS,
             compaction=COMPACTION,
             retry=RETRY,
+            reasoning=reasoning,
+            thinking=thinking,
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
@@ -175,6 +185,7 @@ def _run_both(api: str, root: Path, owner: Any, scenario: list[tuple[str, list[s
             context_window=WINDOW,
             max_output_tokens=MAX_TOKENS,
             api_key="k",
+            reasoning=reasoning,
             cost_input=3,
             cost_output=15,
             cost_cache_read=0.3,
@@ -226,6 +237,21 @@ def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, 
     for wanted in [("message", "error"), ("context_edit", None), ("compaction", None), ("message", "length")]:
         assert wanted in kinds  # the script reached every case
     _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("thinking", ["off", "medium"])
+def test_reasoning_models_are_asked_to_think_as_pi_asks(
+    api: str, thinking: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("Think about it.", [script.reply("Done.", thinking="Hmm.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking=thinking)
+    _assert_same(outcome)
+    last = outcome.web_requests[-1]
+    if api == "anthropic-messages":
+        assert last["thinking"]["type"] == ("disabled" if thinking == "off" else "enabled")
+    else:
+        assert last.get("reasoning_effort") == (None if thinking == "off" else "medium")
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
