@@ -34,6 +34,23 @@ class LLMProviderForm(forms.ModelForm):
         model = LLMProvider
         fields = "__all__"
 
+    # Left empty, these keep their defaults: no compat overrides (detect from the host), no prices.
+    OPTIONAL = {"compat": dict, "cost_input": float, "cost_output": float, "cost_cache_read": float,
+                "cost_cache_write": float}  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in self.OPTIONAL:
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for name, empty in self.OPTIONAL.items():
+            if name in cleaned and cleaned[name] in (None, ""):
+                cleaned[name] = empty()
+        return cleaned
+
     def clean_api_key(self) -> str:
         key = self.cleaned_data.get("api_key") or ""
         return key or (self.instance.api_key if self.instance.pk else "")
