@@ -128,6 +128,7 @@ def regenerate_run(
     The run records the user message it answers as its prompt; nothing new is appended for the user.
     Raise ValueError when ``entry_id`` is not an assistant message of the session.
     """
+    access.authorize(user, session, access.WRITE, grant=grant)  # before anything about the entries
     target = Entry.objects.filter(session=session, entry_id=entry_id).first()
     if target is None:
         raise ValueError(f"entryId: entry not found: {entry_id}")
