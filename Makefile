@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
 .PHONY: venv browser pi services services-down run worker test test-fresh pytest lint format bench conformance \
-	fuzz-pi clean
+	fuzz-pi fuzz-runs clean
 
 venv: $(STAMP)
 
@@ -140,6 +140,12 @@ conformance: venv
 	else \
 		echo "$(SHARED)/conformance not found; skipping the conformance run"; \
 	fi
+
+# Random agent-run scripts through Pi's CLI and piweb's run loop: `make fuzz-runs N=50 SEED=7`.
+fuzz-runs: venv pi
+	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
+	PIWEB_FUZZ_RUNS_N=$(N) PIWEB_FUZZ_RUNS_SEED=$(SEED) \
+		$(PY) -m pytest tests/agent/test_pi_differential.py -q -p no:cacheprovider -k random
 
 # A long differential campaign against Pi: `make fuzz-pi N=20000 SEED=7`; failing files go to
 # .data/fuzz-pi/ and `make fuzz-pi REPLAY=.data/fuzz-pi` runs them again.

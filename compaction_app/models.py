@@ -6,12 +6,21 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from piweb.llm import ProviderConfig
+from piweb.llm.compat import OpenAICompat, resolve_compat, validate_compat
 from piweb.secret_box import EncryptedTextField
 from sessions_app.models import ChatSession
+
+
+def _validate_compat(value: Any) -> None:
+    try:
+        validate_compat(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
 
 
 class LLMProvider(models.Model):
@@ -33,6 +42,20 @@ class LLMProvider(models.Model):
     api_key = EncryptedTextField(blank=True, default="", help_text="Encrypted at rest (PIWEB_SECRETS_KEY)")
     is_summarizer_default = models.BooleanField(default=False)
     reasoning = models.BooleanField(default=False)
+    compat = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[_validate_compat],
+        help_text=(
+            "OpenAI-compatible servers only: Pi's compat settings, "
+            'e.g. {"maxTokensField": "max_tokens"}. Settings left out are detected from the provider '
+            "and the base URL, as Pi detects them."
+        ),
+    )
+    cost_input = models.FloatField(default=0, help_text="Dollars per million input tokens")
+    cost_output = models.FloatField(default=0, help_text="Dollars per million output tokens")
+    cost_cache_read = models.FloatField(default=0, help_text="Dollars per million cache-read tokens")
+    cost_cache_write = models.FloatField(default=0, help_text="Dollars per million cache-write tokens")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -66,7 +89,19 @@ class LLMProvider(models.Model):
             api_key=self.api_key,
             context_window=self.context_window,
             max_output_tokens=self.max_output_tokens,
+            reasoning=self.reasoning,
+            compat=dict(self.compat or {}),
+            cost={
+                "input": self.cost_input,
+                "output": self.cost_output,
+                "cacheRead": self.cost_cache_read,
+                "cacheWrite": self.cost_cache_write,
+            },
         )
+
+    def resolved_compat(self) -> OpenAICompat:
+        """The compat settings in force: the configured ones over those detected from the host."""
+        return resolve_compat(self.provider, self.base_url, self.compat)
 
 
 class CompactionRunQuerySet(models.QuerySet["CompactionRun"]):

@@ -30,7 +30,8 @@ from compaction_app.domain.summary import (
     SummaryRequest,
     SummaryResponse,
 )
-from piweb.llm import ProviderConfig, complete, retry_transient
+from piweb.llm import ProviderConfig, complete, fit_max_tokens, retry_transient
+from piweb.llm.estimate import estimate_request_tokens
 from sessions_app.domain.jsjson import utf16_len
 from sessions_app.domain.messages import BRANCH_SUMMARY_PREFIX, COMPACTION_SUMMARY_PREFIX
 
@@ -385,14 +386,22 @@ class LLMSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         """Return the model's answer; provider failures come back as stopReason "error"."""
-        cap = request.max_output_tokens or self.config.max_output_tokens
-        # A fresh routing id per summary: a summary must not be pinned to the chat's backend or cache.
-        session_id = str(uuid.uuid4())
         message = {
             "role": "user",
             "content": [{"type": "text", "text": request.prompt}],
             "timestamp": self.clock(),
         }
+        # The model's output limit fitted into its window after the prompt, as Pi sends it.
+        prompt_tokens = estimate_request_tokens(
+            [{"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT}, message]
+        )
+        cap = fit_max_tokens(
+            self.config.context_window,
+            prompt_tokens,
+            request.max_output_tokens or self.config.max_output_tokens,
+        )
+        # A fresh routing id per summary: a summary must not be pinned to the chat's backend or cache.
+        session_id = str(uuid.uuid4())
 
         def call() -> SummaryResponse:
             return complete(

@@ -261,6 +261,9 @@ PIWEB_SUMMARIZER = ENV.get("PIWEB_SUMMARIZER") or None
 PIWEB_COMPACTION_QUEUE = ENV.get("PIWEB_COMPACTION_QUEUE") or None
 # Agent runs: Pi's retry block as JSON ({"enabled", "maxRetries", "baseDelayMs"}) and the model timeout.
 PIWEB_AGENT_RETRY = config.env_json(ENV, "PIWEB_AGENT_RETRY")
+# Who writes the summaries of compactions inside runs: the run's own model (Pi's way), or "default":
+# the same summarizer as compactions outside runs.
+PIWEB_RUN_SUMMARIZER = ENV.get("PIWEB_RUN_SUMMARIZER", "run")
 PIWEB_LLM_TIMEOUT = float(ENV.get("PIWEB_LLM_TIMEOUT", "120"))
 # The context window assumed for the context meter when the request names none (API and page alike).
 PIWEB_DEFAULT_CONTEXT_WINDOW = int(ENV.get("PIWEB_DEFAULT_CONTEXT_WINDOW", "200000"))

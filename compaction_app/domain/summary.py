@@ -146,23 +146,39 @@ def validated_summary(response: SummaryResponse, label: str, *, check_aborted: b
     return response_text(response)
 
 
+def _num(value: Any) -> float:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _add_usage(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """Two calls' usage added as Pi adds them: optional counters only when either has them, and a
+    total that counts as the provider's only when both were."""
+    out: dict[str, Any] = {k: _num(first.get(k)) + _num(second.get(k)) for k in ("input", "output")}
+    out["cacheRead"] = _num(first.get("cacheRead")) + _num(second.get("cacheRead"))
+    out["cacheWrite"] = _num(first.get("cacheWrite")) + _num(second.get("cacheWrite"))
+    for optional in ("cacheWrite1h", "reasoning"):
+        if optional in first or optional in second:
+            out[optional] = _num(first.get(optional)) + _num(second.get(optional))
+    out["totalTokens"] = _num(first.get("totalTokens")) + _num(second.get("totalTokens"))
+    one = first.get("cost") if isinstance(first.get("cost"), Mapping) else {}
+    two = second.get("cost") if isinstance(second.get("cost"), Mapping) else {}
+    cost: dict[str, Any] = {
+        k: _num(one.get(k)) + _num(two.get(k))
+        for k in ("input", "output", "cacheRead", "cacheWrite", "total")
+    }
+    cost["totalFromProvider"] = one.get("totalFromProvider") is True and two.get("totalFromProvider") is True
+    out["cost"] = cost
+    return out
+
+
 def combine_usage(usages: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
-    """Return the counters of several calls added together (costs included), or None without any."""
+    """Return the usage of several calls added together (costs included), or None without any."""
     present = [u for u in usages if isinstance(u, Mapping)]
     if not present:
         return None
-    if len(present) == 1:
-        return dict(present[0])
-    total: dict[str, Any] = {}
-    for usage in present:
-        for key, value in usage.items():
-            if isinstance(value, Mapping):
-                inner = total.setdefault(key, {})
-                for k, v in value.items():
-                    if isinstance(v, int | float) and not isinstance(v, bool):
-                        inner[k] = inner.get(k, 0) + v
-            elif isinstance(value, int | float) and not isinstance(value, bool):
-                total[key] = total.get(key, 0) + value
+    total = dict(present[0])
+    for usage in present[1:]:
+        total = _add_usage(total, usage)
     return total
 
 

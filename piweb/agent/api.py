@@ -30,6 +30,14 @@ class StartRunSerializer(serializers.Serializer[Any]):
     )
 
 
+class RegenerateSerializer(serializers.Serializer[Any]):
+    entryId = Text(max_length=200)
+    providerId = serializers.IntegerField(required=False, allow_null=True)
+    thinkingLevel = serializers.ChoiceField(
+        choices=services.THINKING_LEVELS, required=False, allow_blank=True
+    )
+
+
 RUN_SCHEMA = inline_serializer(
     "AgentRun",
     {
@@ -42,6 +50,7 @@ RUN_SCHEMA = inline_serializer(
         "error": serializers.CharField(allow_null=True),
         "abortRequested": serializers.BooleanField(),
         "userEntryId": serializers.CharField(allow_null=True),
+        "regenerateFrom": serializers.CharField(allow_null=True),
         "finalEntryId": serializers.CharField(allow_null=True),
         "stopReason": serializers.CharField(allow_null=True),
         "retryAttempts": serializers.IntegerField(),
@@ -69,6 +78,7 @@ def run_payload(run: AgentRun) -> dict[str, Any]:
         "error": run.error or None,
         "abortRequested": run.abort_requested,
         "userEntryId": run.user_entry_id,
+        "regenerateFrom": run.regenerate_from,
         "finalEntryId": run.final_entry_id,
         "stopReason": run.stop_reason or None,
         "retryAttempts": run.retry_attempts,
@@ -163,4 +173,62 @@ class RunAbortView(_RunAPIView):
         )
 
 
-__all__ = ["LLMProvider", "RunAbortView", "RunDetailView", "SessionRunsView"]
+class SessionRegenerateView(_RunAPIView):
+    """POST an assistant entry id: a run answers its turn again, as a new branch beside it."""
+
+    def get_throttles(self) -> list[Any]:
+        return [LLMThrottle()]
+
+    @extend_schema(
+        request=RegenerateSerializer,
+        responses={
+            202: inline_serializer("RunRegenerated", {"runId": serializers.UUIDField()}),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+            409: ERROR,
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        grant = access.require_read(request, pk)
+        serializer = RegenerateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = services.regenerate_run(
+                session=grant.session,
+                user=request.user,
+                entry_id=data["entryId"],
+                provider_id=data.get("providerId"),
+                thinking_level=data.get("thinkingLevel") or "",
+                grant=grant,
+            )
+        except services.RunConflict as exc:
+            active = str(exc.active.public_id) if exc.active is not None else None
+            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
+        except (services.NoProvider, ValueError) as exc:
+            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+
+
+class SessionStopView(_RunAPIView):
+    """POST: stop the session's active run; what streamed so far is kept as an aborted answer."""
+
+    @extend_schema(request=None, responses={202: RUN_SCHEMA, 403: ERROR, 404: ERROR, 409: ERROR})
+    def post(self, request: Request, pk: int) -> Response:
+        grant = access.require_read(request, pk, links=False)
+        try:
+            run = services.abort_active_run(session=grant.session, actor=request.user)
+        except services.NoActiveRun as exc:
+            return error_response(str(exc), status.HTTP_409_CONFLICT)
+        return Response(run_payload(run), status=status.HTTP_202_ACCEPTED)
+
+
+__all__ = [
+    "LLMProvider",
+    "RunAbortView",
+    "RunDetailView",
+    "SessionRegenerateView",
+    "SessionRunsView",
+    "SessionStopView",
+]

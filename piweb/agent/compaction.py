@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings as django_settings
+
 from compaction_app.domain.settings import CompactionSettings
 from compaction_app.services import compact_session, compaction_settings
+from compaction_app.summarizers import LLMSummarizer, Summarizer
 
 if TYPE_CHECKING:
     from .loop import RunLoop
@@ -29,6 +32,25 @@ def settings_for(provider: str, model_id: str, session: Any = None) -> Compactio
     return settings
 
 
+def run_summarizer(loop: RunLoop) -> Summarizer | None:
+    """The run's own model writes the summaries inside a run, as in Pi.
+
+    ``None`` hands the choice to the compaction service (its ``PIWEB_SUMMARIZER`` hook, the default
+    summarizer provider, else the offline one): when a deployment set that hook, or when
+    ``PIWEB_RUN_SUMMARIZER`` is ``default``.
+    """
+    if django_settings.PIWEB_SUMMARIZER or django_settings.PIWEB_RUN_SUMMARIZER == "default":
+        return None
+    retry = loop.retry
+    return LLMSummarizer(
+        config=loop.config,
+        timeout=float(django_settings.PIWEB_LLM_TIMEOUT),
+        attempts=(retry.max_retries + 1) if retry.enabled else 1,
+        base_delay=retry.base_delay_ms / 1000,
+        sleep=loop.sleep,
+    )
+
+
 def compact(loop: RunLoop, *, reason: str, will_retry: bool) -> Compacted:
     """Compact the run's branch now; the service announces compaction_start/compaction_end itself."""
     session = loop.session
@@ -37,7 +59,11 @@ def compact(loop: RunLoop, *, reason: str, will_retry: bool) -> Compacted:
         # The service compacts the session's leaf; another branch must not be compacted for this run.
         return Compacted(False, None, MOVED)
     outcome: Any = compact_session(
-        session=session, reason=reason, will_retry=will_retry, requested_by=loop.run.requested_by
+        session=session,
+        reason=reason,
+        will_retry=will_retry,
+        requested_by=loop.run.requested_by,
+        summarizer=run_summarizer(loop),
     )
     if outcome.status == "succeeded" and outcome.entry_id:
         loop.leaf = outcome.entry_id

@@ -20,10 +20,23 @@ from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
 from piweb.audit import omissions
-from piweb.llm import ProviderConfig, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta, stream_completion
+from piweb.llm import (
+    ProviderConfig,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    fit_max_tokens,
+    stream_completion,
+)
+from piweb.llm.client import fit_thinking
+from piweb.llm.compat import resolve_compat
+from piweb.llm.estimate import estimate_request_tokens
 from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript
 from sessions_app import model_request, realtime
+from sessions_app.domain.messages import convert_to_llm
+from sessions_app.models import Entry
 from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import append_entries
 
@@ -111,14 +124,31 @@ class RunLoop:
         )
         with AbortWatch(self.run.pk, self.abort):
             try:
+                regenerating = self._regenerate_start()
                 self._record_settings()
-                self._pre_prompt_check()
-                self._append_user_message()
+                if not regenerating:
+                    self._pre_prompt_check()
+                    self._append_user_message()
                 self._turns()
             except Exception as exc:
                 log.exception("agent run %s failed", self.run.public_id)
                 self.error = self.error or f"The run failed: {type(exc).__name__}: {exc}"
         self._finish()
+
+    def _regenerate_start(self) -> bool:
+        """For a regenerate, start at the parent of the answer given again: the new answer is its sibling."""
+        if not self.run.regenerate_from:
+            return False
+        row = (
+            Entry.objects.filter(session=self.session, entry_id=self.run.regenerate_from)
+            .values_list("parent_id", flat=True)
+            .first()
+        )
+        if row is None:
+            raise ValueError(f"The entry to answer again is gone: {self.run.regenerate_from}")
+        self.leaf = row
+        self.fuse = False  # a new attempt at the turn opens a new recovery window, as a prompt does
+        return True
 
     def _record_settings(self) -> None:
         """Write model and thinking-level changes when the run uses other ones than the session."""
@@ -181,6 +211,9 @@ class RunLoop:
         """Send the context, stream the answer to viewers and append it whole at message end."""
         view = self.context()
         transcript = request_transcript(self.config, view.projection.messages)
+        level = view.projection.thinking_level
+        thinking_level = self.run.thinking_level or (level if isinstance(level, str) and level else "off")
+        max_tokens, budget = output_cap(self.config, view.projection.messages, thinking_level)
         if not connection.in_atomic_block:
             # The reply takes seconds and needs no database until it ends: a runs worker with dozens of
             # runs in flight holds a connection only for the moments it writes.
@@ -191,7 +224,9 @@ class RunLoop:
             messages=transcript.messages,
             tools=transcript.tools,
             on_event=self._on_stream_event,
-            max_tokens=self.config.max_output_tokens,
+            max_tokens=max_tokens,
+            thinking_level=thinking_level,
+            thinking_budget=budget,
             session_id=str(self.session.pi_id),
             abort=self.abort,
             # A provider that stalls ends the turn as a (retryable) timeout error after this many seconds.
@@ -394,8 +429,23 @@ class RunLoop:
 def request_transcript(config: ProviderConfig, messages: list[dict[str, Any]]) -> Transcript:
     """What a provider receives for a projected context: Pi's prompt (content and sections), the
     conversation, and the tools in force. piweb runs no tools: a ``toolUse`` stop ends the run."""
-    in_place = config.api == "openai-completions" and config.mid_conversation_system
+    in_place = config.api == "openai-completions" and (
+        config.mid_conversation_system
+        or resolve_compat(config.provider, config.base_url, config.compat).supports_mid_convo_system_messages
+    )
     return model_request.request_transcript(messages, in_place=in_place)
+
+
+def output_cap(
+    config: ProviderConfig, messages: list[dict[str, Any]], thinking_level: str = "off"
+) -> tuple[int, int | None]:
+    """The output cap and thinking budget Pi sends: the model's limit fitted into the window after Pi's
+    estimate of the context; an Anthropic reasoning model thinking at a level gets its budget on top."""
+    tokens = estimate_request_tokens(convert_to_llm(messages))
+    cap = fit_max_tokens(config.context_window, tokens, config.max_output_tokens)
+    if config.api != "anthropic-messages" or not config.reasoning or thinking_level in ("", "off"):
+        return cap, None
+    return fit_thinking(config.context_window, tokens, cap, config.max_output_tokens, thinking_level)
 
 
 def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:

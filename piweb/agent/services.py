@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from compaction_app.models import LLMProvider
 from sessions_app import access, realtime
+from sessions_app.domain.messages import content_text
 from sessions_app.domain.storable import check_text
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import context_for_leaf
 from sessions_app.services import Action, append_entries, record_action
 
@@ -25,7 +26,17 @@ from .policy import RetrySettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NoProvider", "RunConflict", "abort_run", "execute_run", "resolve_provider", "start_run"]
+__all__ = [
+    "NoActiveRun",
+    "NoProvider",
+    "RunConflict",
+    "abort_active_run",
+    "abort_run",
+    "execute_run",
+    "regenerate_run",
+    "resolve_provider",
+    "start_run",
+]
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -102,6 +113,48 @@ def start_run(
     return run
 
 
+def regenerate_run(
+    *,
+    session: ChatSession,
+    user: Any,
+    entry_id: str,
+    provider: LLMProvider | None = None,
+    thinking_level: str = "",
+    provider_id: int | None = None,
+    grant: access.Access | None = None,
+) -> AgentRun:
+    """Answer an assistant message again: a run from its parent, whose answer becomes a sibling branch.
+
+    The run records the user message it answers as its prompt; nothing new is appended for the user.
+    Raise ValueError when ``entry_id`` is not an assistant message of the session.
+    """
+    access.authorize(user, session, access.WRITE, grant=grant)  # before anything about the entries
+    target = Entry.objects.filter(session=session, entry_id=entry_id).first()
+    if target is None:
+        raise ValueError(f"entryId: entry not found: {entry_id}")
+    if target.type != "message" or target.role != "assistant":
+        raise ValueError(f"entryId: {entry_id} is not an assistant message")
+    if target.parent_id is None:
+        raise ValueError(f"entryId: {entry_id} has no parent to answer again")
+    path = context_for_leaf(session, target.parent_id).path
+    asked = next((e.message for e in reversed(path) if e.type == "message" and e.role == "user"), None)
+    prompt = content_text(asked.get("content"), " ") if isinstance(asked, dict) else ""
+    with transaction.atomic():
+        run = start_run(
+            session=session,
+            user=user,
+            prompt=prompt if prompt.strip() else "(answer again)",
+            provider=provider,
+            thinking_level=thinking_level,
+            provider_id=provider_id,
+            grant=grant,
+        )
+        # Still inside the transaction: the task is queued on commit and sees where to start.
+        run.regenerate_from = entry_id
+        run.save(update_fields=["regenerate_from"])
+    return run
+
+
 def _enqueue(run_pk: int) -> None:
     from .tasks import run_agent
 
@@ -137,6 +190,18 @@ def abort_run(*, run: AgentRun, actor: Any = None) -> AgentRun:
             )
         locked.save(update_fields=["abort_requested", "status", "finished_at"])
     return locked
+
+
+class NoActiveRun(Exception):
+    """Stop was asked for a session that has no queued or running run."""
+
+
+def abort_active_run(*, session: ChatSession, actor: Any = None) -> AgentRun:
+    """Stop the session's active run (what the Stop button does): see ``abort_run``."""
+    active = AgentRun.objects.filter(session=session).active().first()
+    if active is None:
+        raise NoActiveRun("No run is active for this session")
+    return abort_run(run=active, actor=actor)
 
 
 def _claim(run_pk: int) -> tuple[AgentRun | None, bool]:

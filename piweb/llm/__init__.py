@@ -1,6 +1,6 @@
 """LLM provider clients: OpenAI-compatible and Anthropic over httpx, streaming Pi-shaped messages."""
 
-from piweb.llm.client import complete, retry_transient, stream_completion
+from piweb.llm.client import complete, fit_max_tokens, retry_transient, stream_completion
 from piweb.llm.errors import is_transient_error
 from piweb.llm.types import (
     Done,
@@ -23,6 +23,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolSpec",
     "complete",
+    "fit_max_tokens",
     "is_transient_error",
     "retry_transient",
     "stream_completion",

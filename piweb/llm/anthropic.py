@@ -31,9 +31,16 @@ def build_request(
     tools: Sequence[ToolSpec] | None,
     max_tokens: int | None,
     session_id: str,
-    cache: bool,
+    cache: bool = True,
+    thinking_level: str | None = None,
+    thinking_budget: int | None = None,
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """Return url, headers and JSON body; cache breakpoints are set only when ``cache`` is true."""
+    """Return url, headers and JSON body as Pi sends them.
+
+    With ``cache`` (Pi's default) the prompt, the last tool and the last message, when it is the user's,
+    carry a cache breakpoint. ``session_id`` is not sent: Pi sends no user id. A reasoning model thinks
+    with ``thinking_budget`` tokens at a thinking level, and is told not to think at ``off``.
+    """
     wire: list[dict[str, Any]] = []
     for message in prepare_messages(messages):
         block = _to_wire(message)
@@ -49,25 +56,40 @@ def build_request(
         "messages": wire,
         "max_tokens": max_tokens or config.max_output_tokens,
         "stream": True,
-        "metadata": {"user_id": session_id},
     }
     if system:
-        body["system"] = [{"type": "text", "text": system}]
+        body["system"] = [{"type": "text", "text": system, **({"cache_control": _CACHE} if cache else {})}]
     if tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": _input_schema(t.parameters)}
+            {
+                "name": t.name,
+                "description": t.description,
+                "eager_input_streaming": True,
+                "input_schema": _input_schema(t.parameters),
+            }
             for t in tools
         ]
-    if cache:
-        if system:
-            body["system"][-1]["cache_control"] = _CACHE
-        last_user = next((m for m in reversed(wire) if m["role"] == "user"), None)
-        if last_user is not None and last_user["content"]:
-            last_user["content"][-1]["cache_control"] = _CACHE
-    headers = {"anthropic-version": API_VERSION, "accept": "text/event-stream", "x-session-id": session_id}
+        if cache:
+            body["tools"][-1]["cache_control"] = _CACHE
+    if config.reasoning:
+        if not thinking_level or thinking_level == "off":
+            body["thinking"] = {"type": "disabled"}
+        else:
+            body["thinking"] = {
+                "type": "enabled",
+                "budget_tokens": thinking_budget or 1024,
+                "display": "summarized",
+            }
+    if cache and wire and wire[-1]["role"] == "user":
+        last = wire[-1]
+        if isinstance(last["content"], str):
+            last["content"] = [{"type": "text", "text": last["content"], "cache_control": _CACHE}]
+        elif last["content"] and last["content"][-1].get("type") in ("text", "image", "tool_result"):
+            last["content"][-1]["cache_control"] = _CACHE
+    headers = {"anthropic-version": API_VERSION, "accept": "text/event-stream"}
     if config.api_key:
         headers["x-api-key"] = config.api_key
-    return f"{config.base_url.rstrip('/')}/v1/messages", headers, body
+    return f"{config.base_url.rstrip('/')}/v1/messages?beta=true", headers, body
 
 
 def _input_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,7 +107,19 @@ def _input_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
 
 def _is_results(message: Mapping[str, Any]) -> bool:
     content = message["content"]
-    return bool(content) and all(b["type"] == "tool_result" for b in content)
+    return isinstance(content, list) and bool(content) and all(b["type"] == "tool_result" for b in content)
+
+
+def _result_content(content: str | Sequence[Mapping[str, Any]]) -> str | list[dict[str, Any]]:
+    """A tool result's content: its text joined by newlines, or blocks when it holds images."""
+    if isinstance(content, str):
+        return content
+    if not any(b.get("type") == "image" for b in content):
+        return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    blocks = _blocks(content)
+    if not any(b["type"] == "text" for b in blocks):
+        blocks.insert(0, {"type": "text", "text": "(see attached image)"})
+    return blocks
 
 
 def _blocks(content: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -104,7 +138,10 @@ def _blocks(content: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def _to_wire(message: Mapping[str, Any]) -> dict[str, Any] | None:
     role = message["role"]
     if role == "user":
-        blocks = _blocks(message["content"])
+        content = message["content"]
+        if isinstance(content, str):
+            return {"role": "user", "content": content} if content.strip() else None
+        blocks = _blocks(content)
         return {"role": "user", "content": blocks} if blocks else None
     if role == "assistant":
         out: list[dict[str, Any]] = []
@@ -130,10 +167,9 @@ def _to_wire(message: Mapping[str, Any]) -> dict[str, Any] | None:
         result: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": message["toolCallId"],
-            "content": _blocks(message["content"]) or [{"type": "text", "text": "(no output)"}],
+            "content": _result_content(message["content"]),
+            "is_error": bool(message.get("isError")),
         }
-        if message.get("isError"):
-            result["is_error"] = True
         return {"role": "user", "content": [result]}
     return None
 
@@ -174,6 +210,7 @@ class Decoder:
             self._usage(data.get("usage") or {})
             reason = (data.get("delta") or {}).get("stop_reason")
             if reason:
+                b.message["rawStopReason"] = reason
                 self.stop_reason = _STOP.get(reason, "error")
                 if self.stop_reason == "error":
                     self.error = f"{LABEL} stop_reason: {reason}"
@@ -231,3 +268,10 @@ class Decoder:
         ):
             if raw.get(wire) is not None:
                 usage[ours] = raw[wire]
+        long_write = (raw.get("cache_creation") or {}).get("ephemeral_1h_input_tokens")
+        if long_write is not None or "cacheWrite1h" not in usage:
+            usage["cacheWrite1h"] = long_write or 0
+        thinking = (raw.get("output_tokens_details") or {}).get("thinking_tokens")
+        if thinking is not None:
+            usage["reasoning"] = thinking
+        self._builder.price()

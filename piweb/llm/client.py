@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -15,6 +16,48 @@ from piweb.llm.types import EventSink, Message, ProviderConfig, ToolSpec
 
 DEFAULT_TIMEOUT = 120.0
 
+# Room Pi leaves between the estimated input and the window (pi-ai simple-options).
+CONTEXT_SAFETY_TOKENS = 4096
+CONTEXT_SAFETY_RATIO = 0.15
+MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
+
+
+def fit_max_tokens(context_window: int, input_tokens: int, max_tokens: int) -> int:
+    """The output cap Pi sends: ``max_tokens`` fitted into the window after the estimated input.
+
+    The margin is 15% of the input (at least 4,096 tokens) while that leaves 32,768 tokens of output;
+    otherwise only the fixed margin, with output capped at 32,768. Never below 1.
+    """
+    if context_window <= 0:
+        return max(1, max_tokens)
+    margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(input_tokens * CONTEXT_SAFETY_RATIO))
+    room = context_window - input_tokens - margin
+    if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
+        room = min(MIN_OUTPUT_WITH_RATIO_MARGIN, context_window - input_tokens - CONTEXT_SAFETY_TOKENS)
+    return min(max_tokens, max(1, room))
+
+
+# Pi's default thinking budgets per level (the top level thinks as much as "high"), and the answer
+# room always left beside a budget.
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
+MIN_ANSWER_TOKENS = 1024
+
+
+def fit_thinking(
+    context_window: int, input_tokens: int, base_max_tokens: int, model_max_tokens: int, level: str
+) -> tuple[int, int]:
+    """Return (max_tokens, budget_tokens) for a budget-thinking request, sized as Pi sizes it.
+
+    The budget is added on top of the answer's cap (up to the model's limit), then the whole is fitted
+    into the window, and the budget always leaves 1,024 tokens for the answer.
+    """
+    budget = THINKING_BUDGETS.get(level, THINKING_BUDGETS["high"])
+    wanted = min(base_max_tokens + budget, model_max_tokens)
+    if wanted <= budget:
+        budget = min(budget, max(0, wanted - MIN_ANSWER_TOKENS))
+    max_tokens = fit_max_tokens(context_window, input_tokens, wanted)
+    return max_tokens, min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+
 
 def stream_completion(
     config: ProviderConfig,
@@ -25,19 +68,23 @@ def stream_completion(
     tools: Sequence[ToolSpec] | None = None,
     max_tokens: int | None = None,
     session_id: str | None = None,
-    cache: bool = False,
+    cache: bool = True,
     timeout: float = DEFAULT_TIMEOUT,
     abort: threading.Event | None = None,
+    thinking_level: str | None = None,
+    thinking_budget: int | None = None,
 ) -> Message:
     """Stream one assistant turn and return it as a Pi assistant message.
 
     Never raises for provider or network failures: they come back with stopReason "error" and the
     provider's text in errorMessage. ``timeout`` bounds connecting and each wait for data. A missing
     ``session_id`` gets a fresh random one so consecutive calls are not pinned to one backend. ``cache``
-    only adds Anthropic cache breakpoints; OpenAI-compatible servers cache on their own.
+    (on by default, as in Pi) adds Anthropic cache breakpoints; OpenAI-compatible servers cache on their
+    own. ``thinking_level`` is the run's level: it is recorded on the message as Pi records it, and sent
+    to a reasoning model where the server takes one (``thinking_budget`` sizes Anthropic's thinking).
     """
     session_id = session_id or uuid.uuid4().hex
-    builder = AssistantBuilder(config, on_event)
+    builder = AssistantBuilder(config, on_event, thinking_level=thinking_level)
     if config.api == "openai-completions":
         url, headers, body = openai.build_request(
             config,
@@ -46,6 +93,7 @@ def stream_completion(
             tools=tools,
             max_tokens=max_tokens,
             session_id=session_id,
+            thinking_level=thinking_level,
         )
         decoder: openai.Decoder | anthropic.Decoder = openai.Decoder(builder)
         label = openai.LABEL
@@ -58,6 +106,8 @@ def stream_completion(
             max_tokens=max_tokens,
             session_id=session_id,
             cache=cache,
+            thinking_level=thinking_level,
+            thinking_budget=thinking_budget,
         )
         decoder, label = anthropic.Decoder(builder), anthropic.LABEL
     else:

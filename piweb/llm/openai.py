@@ -6,12 +6,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from piweb.llm.compat import OpenAICompat, resolve_compat
 from piweb.llm.messages import images_of, prepare_messages, text_of
 from piweb.llm.sse import SseEvent
 from piweb.llm.stream import AssistantBuilder, StreamError
 from piweb.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "OpenAI"
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH: dict[str, StopReason] = {
     "stop": "stop",
     "length": "length",
@@ -28,20 +30,26 @@ def build_request(
     tools: Sequence[ToolSpec] | None,
     max_tokens: int | None,
     session_id: str,
+    thinking_level: str | None = None,
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """Return url, headers and JSON body. ``session_id`` goes in ``user`` and a header for routing."""
-    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    """Return url, headers and JSON body, shaped by the provider's compat settings as Pi shapes them.
+
+    ``session_id`` only becomes OpenAI's own ``prompt_cache_key``; other servers get no routing field.
+    """
+    compat = resolve_compat(config.provider, config.base_url, config.compat)
+    role = "developer" if config.reasoning and compat.supports_developer_role else "system"
+    wire: list[dict[str, Any]] = [{"role": role, "content": system}] if system else []
     for message in prepare_messages(messages):
-        wire.extend(_to_wire(message))
-    body: dict[str, Any] = {
-        "model": config.model_id,
-        "messages": wire,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "user": session_id,
-    }
+        wire.extend(_to_wire(message, compat))
+    body: dict[str, Any] = {"model": config.model_id, "messages": wire, "stream": True}
+    if session_id and "api.openai.com" in config.base_url:
+        body["prompt_cache_key"] = session_id[:64]
+    if compat.supports_usage_in_streaming:
+        body["stream_options"] = {"include_usage": True}
+    if compat.supports_store:
+        body["store"] = False
     if max_tokens:
-        body["max_completion_tokens"] = max_tokens
+        body[compat.max_tokens_field] = max_tokens
     if tools:
         body["tools"] = [
             {
@@ -50,10 +58,25 @@ def build_request(
             }
             for t in tools
         ]
-    headers = {"accept": "text/event-stream", "x-session-id": session_id}
+    effort = _reasoning_effort(thinking_level)
+    if effort and config.reasoning and compat.supports_reasoning_effort:
+        body["reasoning_effort"] = effort
+    headers = {"accept": "text/event-stream"}
     if config.api_key:  # keyless local servers reject a bare "Bearer "
         headers["authorization"] = f"Bearer {config.api_key}"
     return f"{config.base_url.rstrip('/')}/chat/completions", headers, body
+
+
+def _reasoning_effort(level: str | None) -> str | None:
+    """OpenAI's effort for a thinking level; ``off`` sends none, and the top level maps to ``high``."""
+    if not level or level == "off":
+        return None
+    return "high" if level == "xhigh" else level
+
+
+def compact_json(value: Any) -> str:
+    """JSON as JavaScript's JSON.stringify writes it (how Pi sends tool-call arguments)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _image_part(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,7 +93,7 @@ def _user_content(content: str | Sequence[Mapping[str, Any]]) -> str | list[dict
     ]
 
 
-def _to_wire(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str, Any]]:
     role = message["role"]
     if role == "system":  # an update in place (see piweb.llm.transcript)
         return [{"role": "system", "content": text_of(message["content"])}] if message["content"] else []
@@ -78,14 +101,21 @@ def _to_wire(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [{"role": "user", "content": _user_content(message["content"])}]
     if role == "assistant":
         blocks = message["content"]
-        out: dict[str, Any] = {"role": "assistant", "content": text_of(blocks) or None}
+        empty = "" if compat.requires_non_null_assistant_content else None
+        # Text parts are joined as they are, blank ones dropped; reasoning goes back in its own field.
+        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and b["text"].strip())
+        out: dict[str, Any] = {"role": "assistant", "content": text or empty}
+        thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking", "")).strip()]
+        signature = thinking[0].get("thinkingSignature") if thinking else None
+        if signature in _REASONING_FIELDS:
+            out[signature] = "\n".join(b["thinking"] for b in thinking)
         calls = [b for b in blocks if b.get("type") == "toolCall"]
         if calls:
             out["tool_calls"] = [
                 {
                     "id": b["id"],
                     "type": "function",
-                    "function": {"name": b["name"], "arguments": json.dumps(b.get("arguments") or {})},
+                    "function": {"name": b["name"], "arguments": compact_json(b.get("arguments") or {})},
                 }
                 for b in calls
             ]
@@ -135,10 +165,13 @@ class Decoder:
 
     def _delta(self, delta: Mapping[str, Any]) -> None:
         b = self._builder
-        # Compatible servers name the reasoning stream differently.
-        thinking = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(thinking, str) and thinking:
-            b.add_thinking(b.trailing("thinking"), thinking)
+        # Compatible servers name the reasoning stream differently; the first field with text wins,
+        # and its name is kept as the block's signature so a replay sends the reasoning back in it.
+        field = next((f for f in _REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
+        if field is not None:
+            index = b.trailing("thinking")
+            b.message["content"][index].setdefault("thinkingSignature", field)
+            b.add_thinking(index, delta[field])
         if isinstance(delta.get("content"), str) and delta["content"]:
             b.add_text(b.trailing("text"), delta["content"])
         for call in delta.get("tool_calls") or []:
@@ -157,16 +190,29 @@ class Decoder:
                 b.add_arguments(index, function["arguments"])
 
     def _finish(self, reason: str) -> None:
+        self._builder.message["rawStopReason"] = reason
         for index in self._tools.values():
             self._builder.end_tool_call(index)
         self.stop_reason = _FINISH.get(reason, "error")
         if self.stop_reason == "error":
-            self.error = f"{LABEL} finish_reason: {reason}"
+            self.error = f"Provider finish_reason: {reason}"
 
     def _usage(self, raw: Mapping[str, Any]) -> None:
-        cached = (raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-        usage = self._builder.usage
-        usage["input"] = (raw.get("prompt_tokens") or 0) - cached
-        usage["output"] = raw.get("completion_tokens") or 0
-        usage["cacheRead"] = cached
-        usage["cacheWrite"] = 0
+        details = raw.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens")
+        if cached is None:
+            cached = raw.get("prompt_cache_hit_tokens", raw.get("cached_tokens"))
+        cache_read = cached or 0
+        cache_write = details.get("cache_write_tokens") or 0
+        output_details = raw.get("completion_tokens_details") or {}
+        self._builder.set_usage(
+            {
+                "input": max(0, (raw.get("prompt_tokens") or 0) - cache_read - cache_write),
+                "output": raw.get("completion_tokens") or 0,
+                "cacheRead": cache_read,
+                "cacheWrite": cache_write,
+                "reasoning": output_details.get("reasoning_tokens") or raw.get("reasoning_tokens") or 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            }
+        )

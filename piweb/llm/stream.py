@@ -48,9 +48,14 @@ class StreamError(Exception):
 class AssistantBuilder:
     """Grow a Pi assistant message block by block and report each change to the sink."""
 
-    def __init__(self, config: ProviderConfig, on_event: EventSink | None) -> None:
+    def __init__(
+        self, config: ProviderConfig, on_event: EventSink | None, *, thinking_level: str | None = None
+    ) -> None:
         self._on_event = on_event or (lambda _event: None)
         self._arguments: dict[int, str] = {}
+        self._cost = config.cost
+        self._thinking_level = thinking_level
+        self._started = time.monotonic()  # durationMs counts from the request, as Pi's does
         self.message: Message = {
             "role": "assistant",
             "content": [],
@@ -65,6 +70,31 @@ class AssistantBuilder:
     @property
     def usage(self) -> dict[str, Any]:
         return self.message["usage"]
+
+    def set_usage(self, usage: dict[str, Any]) -> None:
+        self.message["usage"] = usage
+        self.price()
+
+    def price(self) -> None:
+        """Total the counters and price them at the model's rates (dollars per million tokens).
+
+        Only usage the provider reported is priced: an answer that reported none keeps the zero record
+        without ``totalFromProvider``, as Pi's does.
+        """
+        usage, rates = self.usage, self._cost
+        usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+        long_write = usage.get("cacheWrite1h") or 0
+        cost = usage["cost"]
+        cost["input"] = (rates.get("input", 0) / 1000000) * usage["input"]
+        cost["output"] = (rates.get("output", 0) / 1000000) * usage["output"]
+        cost["cacheRead"] = (rates.get("cacheRead", 0) / 1000000) * usage["cacheRead"]
+        short_write = usage["cacheWrite"] - long_write
+        # A one-hour cache write costs twice the input rate.
+        cost["cacheWrite"] = (
+            rates.get("cacheWrite", 0) * short_write + rates.get("input", 0) * 2 * long_write
+        ) / 1000000
+        cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+        cost["totalFromProvider"] = False
 
     def open_block(self, block: dict[str, Any]) -> int:
         """Append a block and return its index."""
@@ -122,6 +152,9 @@ class AssistantBuilder:
         self.message["stopReason"] = stop_reason
         if error is not None:
             self.message["errorMessage"] = error
+        self.message["durationMs"] = max(0, round((time.monotonic() - self._started) * 1000))
+        if self._thinking_level is not None:
+            self.message["thinkingLevel"] = self._thinking_level
         self._on_event(Done(self.message))
         return self.message
 

@@ -245,6 +245,22 @@ def error_body(spec: Spec, anthropic: bool) -> tuple[int, dict[str, Any]]:
 # --- server ------------------------------------------------------------------------------------------
 
 
+def _system_prompt(body: Any) -> str:
+    """The system prompt of a request in either wire format ("" when there is none)."""
+    if not isinstance(body, Mapping):
+        return ""
+    system = body.get("system")
+    if isinstance(system, list) and system and isinstance(system[0], Mapping):
+        return str(system[0].get("text") or "")
+    if isinstance(system, str):
+        return system
+    messages = body.get("messages") or []
+    first = messages[0] if messages and isinstance(messages[0], Mapping) else {}
+    if first.get("role") in ("system", "developer") and isinstance(first.get("content"), str):
+        return first["content"]
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
     method: str
@@ -277,16 +293,17 @@ class _Handler(BaseHTTPRequestHandler):
             owner.enqueue(*body)
             self._send_json(200, {"queued": len(body)})
             return
-        if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+        route = self.path.split("?", 1)[0]  # Pi's Anthropic client adds ``?beta=true``
+        if route not in (OPENAI_PATH, ANTHROPIC_PATH):
             self._send_json(404, {"error": {"message": f"unknown path {self.path}"}})
             return
         owner.record(
             RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
-        spec = owner.next_response()
+        spec = owner.next_response(body)
         # The client may have given up (timeout or abort); then there is no one left to answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._play(spec, body if isinstance(body, dict) else {}, anthropic=self.path == ANTHROPIC_PATH)
+            self._play(spec, body if isinstance(body, dict) else {}, anthropic=route == ANTHROPIC_PATH)
         self.close_connection = True
 
     def _play(self, spec: Spec | None, body: Mapping[str, Any], *, anthropic: bool) -> None:
@@ -362,8 +379,19 @@ class _HTTPServer(ThreadingHTTPServer):
 class ProviderServer:
     """The scripted server; use as a context manager or call start()/stop()."""
 
-    def __init__(self, script: Iterable[Spec] = (), *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        script: Iterable[Spec] = (),
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        side_prompts: Sequence[str] = (),
+    ) -> None:
+        """``side_prompts``: requests whose system prompt starts with one of these take their answers
+        from a second queue (``enqueue_side``), so summaries need not be counted into the main script."""
         self._queue: deque[Spec] = deque(script)
+        self._side: deque[Spec] = deque()
+        self._side_prompts = tuple(side_prompts)
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self.stopping = threading.Event()  # wakes stalled handlers on stop
@@ -384,9 +412,18 @@ class ProviderServer:
         with self._lock:
             self._queue.extend(responses)
 
-    def next_response(self) -> Spec | None:
+    def enqueue_side(self, *responses: Spec) -> None:
         with self._lock:
-            return self._queue.popleft() if self._queue else None
+            self._side.extend(responses)
+
+    def next_response(self, body: Any = None) -> Spec | None:
+        with self._lock:
+            queue = (
+                self._side
+                if self._side_prompts and _system_prompt(body).startswith(self._side_prompts)
+                else self._queue
+            )
+            return queue.popleft() if queue else None
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:

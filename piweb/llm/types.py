@@ -29,6 +29,13 @@ class ProviderConfig:
     # The server accepts system messages mid-conversation (OpenAI-compatible only): later system
     # messages then go out in place as updates instead of being replayed into the leading prompt.
     mid_conversation_system: bool = False
+    # The model thinks: a thinking level is sent (where the server takes one) and an OpenAI prompt
+    # may go out as the developer role.
+    reasoning: bool = False
+    # Pi's OpenAI-compatible ``compat`` settings; what is left out is detected from the host.
+    compat: Mapping[str, Any] = field(default_factory=dict)
+    # Prices in dollars per million tokens (input, output, cacheRead, cacheWrite), as Pi's model cost.
+    cost: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

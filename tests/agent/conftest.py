@@ -47,6 +47,8 @@ def _agent_settings(settings: Any) -> Iterator[None]:
     """Run tasks in-process, keep retry waits short, and give events an in-process layer with room."""
     settings.PIWEB_AGENT_RETRY = {"enabled": True, "maxRetries": 3, "baseDelayMs": 1}
     settings.PIWEB_SUMMARIZER = None
+    # Most scripts answer only the run's turns; the tests of run-model summaries turn this back on.
+    settings.PIWEB_RUN_SUMMARIZER = "default"
     settings.CHANNEL_LAYERS = {
         "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 10000}}
     }

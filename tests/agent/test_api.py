@@ -104,6 +104,89 @@ def test_abort_stops_a_streaming_run_and_keeps_the_aborted_message(
     assert len(server.requests) == 1
 
 
+def test_stop_ends_the_active_run_and_keeps_what_streamed(api_client, make_provider, server) -> None:
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    # Two words stream, then the provider stalls: Stop must end the run with those words kept.
+    server.enqueue(script.hang(30, after=5, text="Once upon a time"))
+    run = AgentRun.objects.create(
+        session=session, provider=make_provider(), prompt="Tell a story", requested_by=api_client.user
+    )
+    worker = threading.Thread(target=lambda: (services.execute_run(run.pk), connection.close()))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # let the first deltas arrive
+
+    response = api_client.post(f"/api/sessions/{session.pk}/runs/stop/")
+    worker.join(10)
+
+    assert response.status_code == 202 and response.json()["runId"] == str(run.public_id)
+    assert not worker.is_alive()
+    run.refresh_from_db()
+    assert run.status == "aborted" and not run.error
+    last = entries(session)[-1]["message"]
+    assert last["stopReason"] == "aborted" and last["errorMessage"] == "Request was aborted"
+    assert last["content"] == [{"type": "text", "text": "Once upon"}]
+    # The session is free again: a new prompt is accepted.
+    server.enqueue(script.reply("The end."))
+    again = api_client.post(f"/api/sessions/{session.pk}/runs/", {"prompt": "Go on"}, format="json")
+    assert again.status_code == 202
+
+
+def test_stop_without_an_active_run_is_a_conflict(api_client) -> None:
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    response = api_client.post(f"/api/sessions/{session.pk}/runs/stop/")
+    assert response.status_code == 409 and response.json()["error"] == "No run is active for this session"
+
+
+def test_regenerate_answers_the_turn_again_as_a_sibling_branch(api_client, make_provider, server) -> None:
+    provider = make_provider()
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    server.enqueue(script.reply("First answer."), script.reply("Second answer."))
+    api_client.post(
+        f"/api/sessions/{session.pk}/runs/",
+        {"prompt": "Name a colour", "providerId": provider.pk},
+        format="json",
+    )
+    *_, asked, first = entries(session)
+
+    response = api_client.post(
+        f"/api/sessions/{session.pk}/runs/regenerate/", {"entryId": first["id"]}, format="json"
+    )
+
+    assert response.status_code == 202
+    detail = api_client.get(f"/api/runs/{response.json()['runId']}/").json()
+    assert detail["status"] == "succeeded" and detail["regenerateFrom"] == first["id"]
+    assert detail["prompt"] == "Name a colour" and detail["userEntryId"] is None
+    again = entries(session)[-1]
+    assert again["parentId"] == asked["id"] == first["parentId"]  # a sibling of the first answer
+    assert again["message"]["content"] == [{"type": "text", "text": "Second answer."}]
+    session.refresh_from_db()
+    assert session.leaf_entry_id == again["id"]
+    # The same context went out again: no second copy of the question.
+    assert server.requests[1].body["messages"] == server.requests[0].body["messages"]
+
+
+def test_regenerate_needs_an_assistant_entry_of_the_session(api_client, make_provider) -> None:
+    make_provider()
+    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    (question,) = session_services.append_entries(
+        session=session,
+        entries=[{"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}],
+    )
+    url = f"/api/sessions/{session.pk}/runs/regenerate/"
+
+    not_assistant = api_client.post(url, {"entryId": question.entry_id}, format="json")
+    missing = api_client.post(url, {"entryId": "nope"}, format="json")
+    blank = api_client.post(url, {}, format="json")
+
+    assert not_assistant.status_code == 400 and "is not an assistant message" in not_assistant.json()["error"]
+    assert missing.status_code == 400 and "entry not found: nope" in missing.json()["error"]
+    assert blank.status_code == 400 and "entryId" in str(blank.json())
+    assert not AgentRun.objects.filter(session=session).exists()
+
+
 def test_redelivered_task_of_a_finished_run_does_nothing(user, make_provider, server) -> None:
     owner = user()
     session = session_services.create_session(owner=owner, cwd="/repo")

@@ -55,6 +55,9 @@ def test_normal_reply_streams_deltas_and_appends_whole_messages(user, make_provi
     assert answer["content"] == [{"type": "text", "text": "The answer is forty two."}]
     assert (answer["provider"], answer["model"], answer["stopReason"]) == ("anthropic", "claude-test", "stop")
     assert answer["usage"]["input"] == 120 and answer["usage"]["output"] == 9
+    # The fields Pi writes on every answer.
+    assert answer["rawStopReason"] == "end_turn" and answer["thinkingLevel"] == "off"
+    assert isinstance(answer["durationMs"], int) and answer["usage"]["cost"]["totalFromProvider"] is False
     assert [e["parentId"] for e in written] == [None, written[0]["id"], written[1]["id"]]
     session.refresh_from_db()
     assert session.leaf_entry_id == written[2]["id"]
@@ -68,7 +71,10 @@ def test_normal_reply_streams_deltas_and_appends_whole_messages(user, make_provi
     assert "compaction_start" not in names
     assert roles(session) == ["user", "assistant"]
     sent = server.requests[0].body["messages"]
-    assert sent == [{"role": "user", "content": [{"type": "text", "text": "What is the answer?"}]}]
+    cache = {"type": "ephemeral"}
+    assert sent == [
+        {"role": "user", "content": [{"type": "text", "text": "What is the answer?", "cache_control": cache}]}
+    ]
 
 
 def test_tool_call_ends_the_run_without_executing_it(user, make_provider, server) -> None:
@@ -151,7 +157,11 @@ def test_overflow_is_omitted_compacted_and_retried_once(
     assert len(server.requests) == 2
     # The retry sends the summary and the kept turns, never the failed attempt.
     retried = server.requests[1].body["messages"]
-    assert retried[-1] == {"role": "user", "content": [{"type": "text", "text": "Please continue."}]}
+    cache = {"type": "ephemeral"}  # the last user turn carries Pi's cache breakpoint
+    assert retried[-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Please continue.", "cache_control": cache}],
+    }
     assert "too long" not in str(retried) and "compacted into the following summary" in str(retried[0])
     session.refresh_from_db()
     context = context_for_leaf(session).projection
@@ -287,7 +297,13 @@ def test_runs_send_pis_system_prompt_and_tools(user, make_provider, server, list
     body = server.requests[0].body
     assert body["system"][0]["text"] == "You are a coding assistant.\n\n<cwd>\n/repo\n</cwd>"
     assert body["tools"] == [
-        {"name": "read", "description": "Read a file", "input_schema": tool["parameters"]}
+        {
+            "name": "read",
+            "description": "Read a file",
+            "eager_input_streaming": True,
+            "input_schema": tool["parameters"],
+            "cache_control": {"type": "ephemeral"},
+        }
     ]
     # piweb runs no tools: the toolUse stop ends the run, and viewers are told so they can offer Pi.
     assert run.status == "succeeded" and run.stop_reason == "toolUse"

@@ -107,6 +107,14 @@ ROWS = [
     Row("api/sessions/<int:pk>/runs/", "GET", s("runs/"), "200 200 200 403 404 403"),
     Row("api/sessions/<int:pk>/runs/", "POST", s("runs/"), "409 409 403 403 404 403", {"prompt": "go"}),
     Row(
+        "api/sessions/<int:pk>/runs/regenerate/",
+        "POST",
+        s("runs/regenerate/"),
+        "409 409 403 403 404 403",
+        {"entryId": "a2"},
+    ),
+    Row("api/sessions/<int:pk>/runs/stop/", "POST", s("runs/stop/"), "202 202 403 403 404 403"),
+    Row(
         "api/operations/<uuid:operation_id>/",
         "GET",
         lambda w: f"/api/operations/{w.operation.operation_id}/",

@@ -187,6 +187,34 @@ def test_a_blank_key_in_the_admin_form_keeps_the_stored_key(staff_client: Any) -
     assert (provider.name, provider.api_key) == ("renamed", "sk-keep")
 
 
+def test_compat_settings_are_checked_and_the_settings_in_force_shown(staff_client: Any) -> None:
+    provider = LLMProvider.objects.create(
+        name="deepseek", base_url="https://api.deepseek.com/v1", model_id="m", provider="deepseek"
+    )
+    url = f"/admin/compaction_app/llmprovider/{provider.pk}/change/"
+    data = {
+        "name": "deepseek",
+        "api": "openai-completions",
+        "base_url": provider.base_url,
+        "model_id": "m",
+        "provider": "deepseek",
+        "context_window": 128000,
+        "max_output_tokens": 4096,
+        "api_key": "",
+    }
+    # Detected from the host, as Pi detects it: this host takes max_tokens and no store flag.
+    page = staff_client.get(url).content.decode()
+    assert "maxTokensField=max_tokens" in page and "supportsStore=False" in page
+
+    refused = staff_client.post(url, {**data, "compat": '{"bogus": true}'})
+    assert refused.status_code == 200 and "Unknown compat setting" in refused.content.decode()
+    saved = staff_client.post(url, {**data, "compat": '{"maxTokensField": "max_completion_tokens"}'})
+    assert saved.status_code == 302
+    provider.refresh_from_db()
+    assert provider.compat == {"maxTokensField": "max_completion_tokens"}
+    assert provider.resolved_compat().max_tokens_field == "max_completion_tokens"
+
+
 def test_the_history_page_shows_the_summary_beside_the_entries_it_replaced(
     staff_client: Any, owner: Any, eager_tasks: None
 ) -> None:

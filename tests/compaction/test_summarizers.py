@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -141,15 +142,16 @@ def test_llm_summarizer_sends_one_user_message_with_the_prompt(server: ProviderS
     assert body.get("max_tokens", body.get("max_completion_tokens")) == 1000
 
 
-def test_llm_summarizer_uses_a_fresh_routing_id_per_summary(server: ProviderServer) -> None:
-    server.enqueue(reply("a"), reply("b"))
-    summarizer = LLMSummarizer(_config(server), sleep=lambda _: None)
-    request = SummaryRequest(kind=SummaryKind.HISTORY, conversation="[User]: hi")
-    summarizer.summarize(request)
-    summarizer.summarize(request)
-    first, second = server.requests
-    assert first.headers["x-session-id"] != second.headers["x-session-id"]
-    assert first.body["user"] == first.headers["x-session-id"]
+def test_llm_summarizer_sends_no_routing_fields_and_fits_the_output_cap(server: ProviderServer) -> None:
+    server.enqueue(reply("a"))
+    small = replace(_config(server), context_window=8000, max_output_tokens=8192)
+    LLMSummarizer(small, sleep=lambda _: None).summarize(
+        SummaryRequest(kind=SummaryKind.HISTORY, conversation="[User]: hi")
+    )
+    (sent,) = server.requests
+    assert "user" not in sent.body and "x-session-id" not in sent.headers
+    # 8,000 tokens less the prompt and Pi's 4,096-token margin, not the model's 8,192.
+    assert 0 < sent.body["max_completion_tokens"] < 8000 - 4096
 
 
 def test_compaction_with_offline_summarizer_end_to_end() -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from piweb.llm import ProviderConfig, ToolSpec, complete
+import pytest
+
+from piweb.llm import ProviderConfig, ToolSpec, anthropic, complete, fit_max_tokens, openai, stream_completion
 from piweb.llm import testserver as ts
+from piweb.llm.compat import validate_compat
 from tests.llm.conftest import user
 
 SYSTEM = "You are a context summarization assistant."
@@ -64,7 +67,9 @@ def test_openai_request(server: ts.ProviderServer, openai_config: ProviderConfig
     assert body["model"] == "gpt-test"
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
+    assert body["store"] is False  # detected for a host that is none of the non-standard ones
     assert body["max_completion_tokens"] == 2048
+    assert "user" not in body and "x-session-id" not in request.headers
     assert body["tools"][0]["function"]["name"] == "read"
     image_url = {"url": "data:image/png;base64,iVBORw0KGgo="}
     assert body["messages"] == [
@@ -83,7 +88,7 @@ def test_openai_request(server: ts.ProviderServer, openai_config: ProviderConfig
                 {
                     "id": "call_7",
                     "type": "function",
-                    "function": {"name": "read", "arguments": '{"path": "a.png"}'},
+                    "function": {"name": "read", "arguments": '{"path":"a.png"}'},
                 }
             ],
         },
@@ -104,7 +109,7 @@ def test_anthropic_request_without_cache(server: ts.ProviderServer, anthropic_co
     complete(anthropic_config, system=SYSTEM, messages=conversation(), cache=False)
 
     (request,) = server.requests
-    assert request.path == "/v1/messages"
+    assert request.path == "/v1/messages?beta=true"
     assert request.headers["x-api-key"] == "sk-ant-test-secret"
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in request.headers
@@ -112,6 +117,7 @@ def test_anthropic_request_without_cache(server: ts.ProviderServer, anthropic_co
     assert body["system"] == [{"type": "text", "text": SYSTEM}]
     assert body["max_tokens"] == anthropic_config.max_output_tokens
     assert body["stream"] is True
+    assert "metadata" not in body
     assert "cache_control" not in json.dumps(body)
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     assert body["messages"] == [
@@ -131,23 +137,37 @@ def test_anthropic_request_without_cache(server: ts.ProviderServer, anthropic_co
                     "type": "tool_result",
                     "tool_use_id": "call_7",
                     "content": [{"type": "text", "text": "binary image"}, image],
+                    "is_error": False,
                 }
             ],
         },
-        {"role": "user", "content": [{"type": "text", "text": "And now?"}]},
+        {"role": "user", "content": "And now?"},
     ]
 
 
-def test_anthropic_cache_marks_system_and_last_user_turn(
+def test_anthropic_cache_marks_system_last_tool_and_last_user_turn(
     server: ts.ProviderServer, anthropic_config: ProviderConfig
 ) -> None:
     server.enqueue(ts.reply())
-    complete(anthropic_config, system=SYSTEM, messages=[user("one"), user("two")], max_tokens=100, cache=True)
+    tools = [*TOOLS, ToolSpec(name="ls", description="List", parameters={"type": "object"})]
+    stream_completion(
+        anthropic_config, system=SYSTEM, messages=[user("one"), user("two")], max_tokens=100, tools=tools
+    )
     body = server.requests[0].body
     assert body["max_tokens"] == 100
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in body["messages"][0]["content"][-1]
+    assert [t.get("cache_control") for t in body["tools"]] == [None, {"type": "ephemeral"}]
+    assert all(t["eager_input_streaming"] is True for t in body["tools"])
+
+
+def test_anthropic_cache_skips_a_last_turn_that_is_not_the_users(anthropic_config: ProviderConfig) -> None:
+    done = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop"}
+    _, _, body = anthropic.build_request(
+        anthropic_config, system=None, messages=[user("one"), done], tools=None, max_tokens=1, session_id="s"
+    )
+    assert "cache_control" not in json.dumps(body)
 
 
 def test_tool_call_round_trip(server: ts.ProviderServer, config: ProviderConfig) -> None:
@@ -190,18 +210,80 @@ def test_unanswered_tool_calls_get_an_error_result(server: ts.ProviderServer, co
         assert sent[2]["content"][0]["is_error"] is True
 
 
-def test_each_call_gets_a_fresh_routing_id_unless_given(
+def test_no_routing_fields_are_sent_unless_the_host_takes_them(
     server: ts.ProviderServer, config: ProviderConfig
 ) -> None:
-    server.enqueue(ts.reply(), ts.reply(), ts.reply())
-    complete(config, system=None, messages=[user("a")])
-    complete(config, system=None, messages=[user("b")])
+    server.enqueue(ts.reply())
     complete(config, system=None, messages=[user("c")], session_id="sess-1")
-    ids = [r.headers["x-session-id"] for r in server.requests]
-    assert ids[0] != ids[1]
-    assert ids[2] == "sess-1"
-    body = server.requests[2].body
-    assert (body.get("user") or body.get("metadata", {}).get("user_id")) == "sess-1"
+    (request,) = server.requests
+    assert "sess-1" not in json.dumps(request.body) and "sess-1" not in json.dumps(dict(request.headers))
+
+
+def _openai(base_url: str, provider: str = "custom", **kwargs: Any) -> dict[str, Any]:
+    config = ProviderConfig(
+        api="openai-completions",
+        provider=provider,
+        base_url=base_url,
+        model_id="m",
+        api_key="k",
+        context_window=1000,
+        max_output_tokens=100,
+        **kwargs,
+    )
+    _, _, body = openai.build_request(
+        config,
+        system="S",
+        messages=[user("hi")],
+        tools=None,
+        max_tokens=100,
+        session_id="sess-1",
+        thinking_level="medium",
+    )
+    return body
+
+
+def test_openai_compat_is_detected_from_the_host_as_pi_detects_it() -> None:
+    official = _openai("https://api.openai.com/v1", reasoning=True)
+    assert official["messages"][0]["role"] == "developer"
+    assert official["store"] is False and official["max_completion_tokens"] == 100
+    assert official["prompt_cache_key"] == "sess-1"
+    assert official["reasoning_effort"] == "medium"
+    deepseek = _openai("https://api.deepseek.com/v1", reasoning=True)
+    assert deepseek["messages"][0]["role"] == "system"
+    assert "store" not in deepseek and deepseek["max_tokens"] == 100
+    assert "max_completion_tokens" not in deepseek and "prompt_cache_key" not in deepseek
+    grok = _openai("https://api.x.ai/v1", reasoning=True)
+    assert "reasoning_effort" not in grok and "store" not in grok
+    local = _openai("http://127.0.0.1:8080/v1")
+    assert local["store"] is False and "reasoning_effort" not in local and "prompt_cache_key" not in local
+
+
+def test_configured_compat_wins_over_detection() -> None:
+    compat = {"maxTokensField": "max_tokens", "supportsStore": False, "supportsUsageInStreaming": False}
+    body = _openai("http://127.0.0.1:8080/v1", compat=compat)
+    assert body["max_tokens"] == 100 and "store" not in body and "stream_options" not in body
+
+
+def test_unknown_or_mistyped_compat_settings_are_refused() -> None:
+    assert validate_compat({"maxTokensField": "max_tokens"}) == {"maxTokensField": "max_tokens"}
+    with pytest.raises(ValueError, match="Unknown compat setting 'bogus'"):
+        validate_compat({"bogus": True})
+    with pytest.raises(ValueError, match="'supportsStore' must be true or false"):
+        validate_compat({"supportsStore": "no"})
+    with pytest.raises(ValueError, match="'maxTokensField' must be one of"):
+        validate_compat({"maxTokensField": "tokens"})
+
+
+@pytest.mark.parametrize(
+    ("window", "estimate", "cap", "sent"),
+    [
+        (200000, 1000, 32000, 32000),  # plenty of room: the model's own limit
+        (128000, 100000, 32000, 23904),  # the fixed 4,096 margin once the 15% one leaves too little
+        (4000, 900, 500, 1),  # a window smaller than the margin: one token, as Pi sends
+    ],
+)
+def test_output_cap_fits_the_window_as_pi_fits_it(window: int, estimate: int, cap: int, sent: int) -> None:
+    assert fit_max_tokens(window, estimate, cap) == sent
 
 
 def test_api_key_is_hidden_from_repr(config: ProviderConfig) -> None:

@@ -32,7 +32,7 @@ def test_retry_succeeds_after_rate_limit_and_overload(
     assert message["content"] == [{"type": "text", "text": "## Goal\nShip it."}]
     assert waits == [0.5, 1.0]
     assert [(a, d) for a, d, _ in retries] == [(1, 0.5), (2, 1.0)]
-    assert "(429)" in retries[0][2] and "(529)" in retries[1][2]
+    assert retries[0][2].startswith("429") and retries[1][2].startswith("529")
     assert len(server.requests) == 3
 
 
@@ -41,7 +41,7 @@ def test_retry_gives_up_after_the_attempt_limit(server: ts.ProviderServer, confi
     waits: list[float] = []
     message = retry_transient(lambda: call(config), attempts=3, base_delay=1, sleep=waits.append)
     assert message["stopReason"] == "error"
-    assert "API error (500)" in message["errorMessage"]
+    assert message["errorMessage"].startswith("500")
     assert waits == [1, 2]
     assert len(server.requests) == 3
 
@@ -73,5 +73,5 @@ def test_abort_during_the_wait_stops_retrying(server: ts.ProviderServer, config:
     abort = threading.Event()
     threading.Timer(0.1, abort.set).start()
     message = retry_transient(lambda: call(config), base_delay=30, abort=abort)
-    assert "(429)" in message["errorMessage"]
+    assert message["errorMessage"].startswith("429")
     assert len(server.requests) == 1

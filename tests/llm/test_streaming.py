@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from piweb.llm import (
@@ -102,7 +104,28 @@ def test_openai_usage_separates_cached_prompt_tokens(
         "cacheWrite": 0,
         "totalTokens": 1350,
     }
-    assert usage["cost"] == {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    assert usage["reasoning"] == 0
+    # Priced at the model's rates, which are zero here; the total is the client's own, as in Pi.
+    assert usage["cost"] == {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "total": 0,
+        "totalFromProvider": False,
+    }
+
+
+def test_usage_is_priced_at_the_models_rates(server: ts.ProviderServer, config: ProviderConfig) -> None:
+    priced = replace(config, cost={"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75})
+    server.enqueue(ts.reply(usage={"input": 1000, "cacheRead": 2000, "output": 100}))
+    message = complete(priced, system=None, messages=[user("hi")])
+    cost = message["usage"]["cost"]
+    assert cost["input"] == pytest.approx(0.003) and cost["output"] == pytest.approx(0.0015)
+    assert cost["cacheRead"] == pytest.approx(0.0006)
+    assert cost["total"] == pytest.approx(0.0051)
+    assert message["rawStopReason"] == ("stop" if config.api == "openai-completions" else "end_turn")
+    assert isinstance(message["durationMs"], int) and message["durationMs"] >= 0
 
 
 def test_anthropic_usage_counts_cache_reads_and_writes(

@@ -41,7 +41,7 @@ def test_standalone_server_plays_a_script_file(tmp_path: Path) -> None:
         httpx.post(f"{url}/_script", json=[ts.reply("added later")]).raise_for_status()
         assert complete(config, system=None, messages=[user("hi")])["content"][0]["text"] == "added later"
         recorded = httpx.get(f"{url}/_requests").json()
-        assert [r["path"] for r in recorded] == ["/v1/messages"] * 3
+        assert [r["path"] for r in recorded] == ["/v1/messages?beta=true"] * 3
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0

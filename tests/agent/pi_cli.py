@@ -1,0 +1,94 @@
+"""The real Pi 1.6.0 CLI in print mode against a loopback provider, isolated in a temporary folder.
+
+The differential tests run Pi and piweb's run loop against the same scripted provider, from the same
+session file, and compare what each wrote and what each sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.pi import NODE, PI_CLI, pi_installed
+
+__all__ = ["MODEL", "PROVIDER", "PiCli", "pi_installed"]
+
+PROVIDER = "fake"
+MODEL = "fake-model"
+
+
+class PiCli:
+    """One agent folder and one working directory; ``prompt`` runs Pi once and returns its session file."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        provider_url: str,
+        api: str,
+        context_window: int,
+        max_tokens: int,
+        compaction: Mapping[str, Any],
+        retry: Mapping[str, Any],
+        reasoning: bool = False,
+        thinking: str = "off",
+    ) -> None:
+        self.agent = root / "agent"
+        self.work = root / "work"
+        self.sessions = root / "sessions"
+        for folder in (self.agent, self.work, self.sessions):
+            folder.mkdir(parents=True, exist_ok=True)
+        # No compat block: Pi detects the settings from the host, as piweb must.
+        base_url = f"{provider_url}/v1" if api == "openai-completions" else provider_url
+        model = {
+            "id": MODEL,
+            "name": "Fake",
+            "reasoning": reasoning,
+            "input": ["text"],
+            "contextWindow": context_window,
+            "maxTokens": max_tokens,
+            "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+        }
+        models = {
+            "providers": {PROVIDER: {"baseUrl": base_url, "api": api, "apiKey": "k", "models": [model]}}
+        }
+        settings = {
+            "defaultProvider": PROVIDER,
+            "defaultModel": MODEL,
+            "defaultThinkingLevel": thinking,
+            "compaction": dict(compaction),
+            "retry": dict(retry),
+            "quietStartup": True,
+        }
+        (self.agent / "models.json").write_text(json.dumps(models))
+        (self.agent / "settings.json").write_text(json.dumps(settings))
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIWEB_"))}
+        self.env = {
+            **base,
+            "TZ": "UTC",
+            "PI_CODING_AGENT_DIR": str(self.agent),
+            "PI_CODING_AGENT_SESSION_DIR": str(self.sessions),
+            "PI_OFFLINE": "1",
+            "PI_SKIP_VERSION_CHECK": "1",
+            "PI_TELEMETRY": "0",
+        }
+
+    def prompt(self, text: str, *, session: Path | None = None, check: bool = True) -> Path:
+        """Run one prompt (continuing ``session`` when given); return the session file Pi wrote."""
+        command = [str(NODE), str(PI_CLI), "--tools", "read", "--no-extensions", "--no-skills"]
+        command += ["--no-prompt-templates", "--no-context-files"]
+        if session is not None:
+            command += ["--session", str(session)]
+        command += ["-p", text]
+        done = subprocess.run(
+            command, cwd=self.work, env=self.env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0 or not check, f"pi failed: {done.stderr[-2000:]}"
+        if session is not None:
+            return session
+        (written,) = sorted(self.sessions.glob("*.jsonl"))
+        return written

@@ -1,0 +1,293 @@
+"""Pi and piweb answer the same prompts from the same session against the same scripted provider.
+
+Pi 1.6.0's CLI writes the starting session (a tool call answered by Pi's own ``read`` tool, then a
+reply), piweb imports that file, and both continue it with the same prompts and the same scripted
+answers: a transient 500 that is retried, a context overflow that is compacted (summaries written by the
+run's own model, answered from a side queue so their number is compared too) and retried, a thinking
+answer past the compaction threshold, and an answer cut off at the output limit. The entries each wrote
+and every request each sent are compared field by field. No compat settings are configured on either
+side: both detect them from the host.
+
+Differences allowed, and why:
+- entry ``id``/``parentId``/``targetId``/``firstKeptEntryId`` are random on both sides: they are compared
+  as positions, which checks the shape of the tree;
+- entry, message and ``systemMessage`` ``timestamp`` and message ``durationMs``: clocks;
+- the wording of the summarization prompt and instructions: piweb words them itself. The serialized
+  conversation inside a summary request, and every other request field, must be equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
+from compaction_app.models import LLMProvider
+from piweb.agent import services
+from piweb.llm import testserver as script
+from piweb.llm.testserver import ProviderServer
+from sessions_app import services as session_services
+from tests.factories import entries
+
+from .pi_cli import MODEL, PROVIDER, PiCli, pi_installed
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not pi_installed(), reason="Pi 1.6.0 is not installed in bench/node_modules"),
+]
+
+WINDOW = 16000
+MAX_TOKENS = 2000
+COMPACTION = {"enabled": True, "reserveTokens": 2000, "keepRecentTokens": 300}
+RETRY = {"enabled": True, "maxRetries": 2, "baseDelayMs": 1}
+LONG = " ".join(f"Step {i}: the parser reads one more token and checks the grammar." for i in range(60))
+# How each side's summary request opens and where its instructions start (Pi's prompt is recognised by
+# its first words only).
+PI_SUMMARY_SYSTEM_START = "You are a context summarization assistant."
+INSTRUCTIONS = "\n\n# Instructions\n"
+CONVERSATION_END = "</conversation>"
+SUMMARY = "## Goal\n- Fix the parser\n\n## Progress\n### Done\n- Read calc.py"
+
+
+def _normalize(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop clocks and replace ids by positions, so two runs of the same events compare equal."""
+    position = {e["id"]: i for i, e in enumerate(lines) if isinstance(e.get("id"), str)}
+
+    def ref(value: Any) -> Any:
+        return f"@{position[value]}" if isinstance(value, str) and value in position else value
+
+    out = []
+    for entry in lines:
+        entry = json.loads(json.dumps(entry))
+        entry.pop("timestamp", None)
+        for key in ("id", "parentId", "targetId", "firstKeptEntryId", "fromId"):
+            if key in entry:
+                entry[key] = ref(entry[key])
+        message = entry.get("message")
+        if isinstance(message, dict):
+            message.pop("timestamp", None)
+            message.pop("durationMs", None)
+        if isinstance(entry.get("systemMessage"), dict):
+            entry["systemMessage"].pop("timestamp", None)
+        out.append(entry)
+    return out
+
+
+def _wording_aside(body: dict[str, Any]) -> dict[str, Any]:
+    """A request with the summarization prompts' own wording set aside, the transcript kept.
+
+    piweb words its summarization instructions itself (Pi's text is not copied), so a summary request
+    is compared on everything else: model, limits, flags and the serialized conversation.
+    """
+    body = json.loads(json.dumps(body))
+    system = body.get("system")
+    messages = body["messages"]
+    head = messages[0] if messages and messages[0].get("role") == "system" else None
+    prompt = (system or [{}])[0].get("text") if isinstance(system, list) else (head or {}).get("content")
+    if prompt not in (SUMMARIZATION_SYSTEM_PROMPT, PI_SUMMARY_SYSTEM_START) and not str(prompt).startswith(
+        PI_SUMMARY_SYSTEM_START
+    ):
+        return body
+    if isinstance(system, list):
+        system[0]["text"] = "<summarization prompt>"
+    else:
+        messages[0]["content"] = "<summarization prompt>"
+    for block in messages[-1]["content"]:
+        text = block["text"]
+        end = text.find(CONVERSATION_END)
+        block["text"] = text[: end + len(CONVERSATION_END)] if end >= 0 else text.split(INSTRUCTIONS)[0]
+    return body
+
+
+def _pi_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+
+
+def _scenario() -> list[tuple[str, list[script.Spec]]]:
+    return [
+        ("Now explain the parser in detail.", [script.server_error(), script.reply(LONG)]),
+        (
+            "And the tokenizer?",
+            [script.overflow(tokens=20000, window=WINDOW), script.reply("Tokenizer: fine.")],
+        ),
+        # A thinking answer whose usage passes the threshold: auto-compaction after the turn.
+        (
+            "Think it over.",
+            [
+                script.reply("Thought it over.", thinking="Weigh the options.", usage={"input": 14500}),
+            ],
+        ),
+        # An answer cut off at the output limit.
+        ("Write it all out.", [script.reply("Part one", stop="length"), script.reply("Part two")]),
+    ]
+
+
+@dataclass
+class Outcome:
+    pi_written: list[dict[str, Any]]
+    web_written: list[dict[str, Any]]
+    pi_requests: list[Any]
+    web_requests: list[Any]
+    runs: list[tuple[str, str]]  # each piweb run's status and error
+
+
+def _run_both(
+    api: str,
+    root: Path,
+    owner: Any,
+    scenario: list[tuple[str, list[script.Spec]]],
+    *,
+    reasoning: bool = False,
+    thinking: str = "off",
+) -> Outcome:
+    """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb."""
+    # Summary requests are answered from their own queue: how many a compaction makes is compared too.
+    summaries = (PI_SUMMARY_SYSTEM_START, SUMMARIZATION_SYSTEM_PROMPT)
+    with (
+        ProviderServer(side_prompts=summaries) as pi_server,
+        ProviderServer(side_prompts=summaries) as web_server,
+    ):
+        pi_server.enqueue_side(*[script.reply(SUMMARY)] * 40)
+        web_server.enqueue_side(*[script.reply(SUMMARY)] * 40)
+        pi = PiCli(
+            root,
+            provider_url=pi_server.url,
+            api=api,
+            context_window=WINDOW,
+            max_tokens=MAX_TOKENS,
+            compaction=COMPACTION,
+            retry=RETRY,
+            reasoning=reasoning,
+            thinking=thinking,
+        )
+        (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+        # The starting session, written by Pi itself.
+        pi_server.enqueue(
+            script.tool_call("read", {"path": "calc.py"}, text="Let me look."), script.reply(LONG)
+        )
+        file = pi.prompt("Look at calc.py and fix the parser.")
+        started = len(pi_server.requests)
+
+        session = session_services.import_jsonl(owner=owner, data=file.read_bytes()).session
+        base_url = f"{web_server.url}/v1" if api == "openai-completions" else web_server.url
+        provider = LLMProvider.objects.create(
+            name=f"fake-{api}",
+            api=api,
+            base_url=base_url,
+            model_id=MODEL,
+            provider=PROVIDER,
+            context_window=WINDOW,
+            max_output_tokens=MAX_TOKENS,
+            api_key="k",
+            reasoning=reasoning,
+            cost_input=3,
+            cost_output=15,
+            cost_cache_read=0.3,
+            cost_cache_write=3.75,
+        )
+        runs: list[tuple[str, str]] = []
+        for prompt, answers in scenario:
+            pi_server.enqueue(*answers)
+            # Pi's print mode exits non-zero when its turn ends in an error; the entries are what count.
+            pi.prompt(prompt, session=file, check=False)
+            web_server.enqueue(*answers)
+            run = services.start_run(session=session, user=owner, prompt=prompt, provider=provider)
+            run.refresh_from_db()
+            runs.append((run.status, run.error))
+        return Outcome(
+            pi_written=_normalize(_pi_lines(file)),
+            web_written=_normalize(entries(session)),
+            pi_requests=[r.body for r in pi_server.requests[started:]],
+            web_requests=[r.body for r in web_server.requests],
+            runs=runs,
+        )
+
+
+def _assert_same(outcome: Outcome) -> None:
+    assert outcome.web_written == outcome.pi_written
+    assert len(outcome.web_requests) == len(outcome.pi_requests)
+    pairs = zip(outcome.web_requests, outcome.pi_requests, strict=True)
+    for index, (ours, theirs) in enumerate(pairs):
+        assert _wording_aside(ours) == _wording_aside(theirs), f"request {index} differs"
+
+
+@pytest.fixture
+def run_settings(settings: Any) -> Any:
+    settings.PIWEB_AGENT_RETRY = RETRY
+    settings.PIWEB_COMPACTION = COMPACTION
+    settings.PIWEB_RUN_SUMMARIZER = "run"
+    return settings
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, user, run_settings) -> None:
+    outcome = _run_both(api, tmp_path, user(), _scenario())
+
+    # The failed length recovery ends the last run as an error, as Pi ends its turn.
+    statuses = [status for status, _ in outcome.runs]
+    assert statuses == ["succeeded", "succeeded", "succeeded", "failed"], outcome.runs
+    assert "Nothing to compact" in outcome.runs[-1][1]
+    kinds = [(e["type"], e.get("message", {}).get("stopReason")) for e in outcome.web_written]
+    for wanted in [("message", "error"), ("context_edit", None), ("compaction", None), ("message", "length")]:
+        assert wanted in kinds  # the script reached every case
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("thinking", ["off", "medium"])
+def test_reasoning_models_are_asked_to_think_as_pi_asks(
+    api: str, thinking: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("Think about it.", [script.reply("Done.", thinking="Hmm.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking=thinking)
+    _assert_same(outcome)
+    last = outcome.web_requests[-1]
+    if api == "anthropic-messages":
+        assert last["thinking"]["type"] == ("disabled" if thinking == "off" else "enabled")
+    else:
+        assert last.get("reasoning_effort") == (None if thinking == "off" else "medium")
+
+
+# -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
+
+FUZZ_N = int(os.environ.get("PIWEB_FUZZ_RUNS_N") or 1)
+FUZZ_SEED = int(os.environ.get("PIWEB_FUZZ_RUNS_SEED") or 1)
+
+
+def _random_answer(rng: random.Random, turn: int) -> list[script.Spec]:
+    kind = rng.choice(["text", "text", "thinking", "transient", "overflow", "length", "big"])
+    words = " ".join(
+        rng.choice(["parse", "token", "grammar", "fix", "test", "é", "→"]) for _ in range(rng.randint(1, 80))
+    )
+    if kind == "thinking":
+        return [script.reply(words, thinking=f"Consider {turn}.")]
+    if kind == "transient":
+        failure = rng.choice([script.server_error(), script.overloaded(), script.rate_limited()])
+        return [failure] * rng.randint(1, 3) + [script.reply(words)]
+    if kind == "overflow":
+        return [script.overflow(tokens=WINDOW + 1000, window=WINDOW), script.reply(words)]
+    if kind == "length":
+        return [script.reply(words, stop="length"), script.reply(words)]
+    if kind == "big":  # usage past the compaction threshold
+        return [script.reply(words, usage={"input": WINDOW - rng.randint(100, 1500)})]
+    return [script.reply(words)]
+
+
+def _random_scenario(seed: int) -> list[tuple[str, list[script.Spec]]]:
+    rng = random.Random(seed)
+    return [
+        (f"Prompt {turn}: {LONG[: rng.randint(10, 400)]}", _random_answer(rng, turn))
+        for turn in range(rng.randint(2, 5))
+    ]
+
+
+@pytest.mark.parametrize("seed", range(FUZZ_SEED, FUZZ_SEED + FUZZ_N))
+def test_random_scripts_write_and_send_what_pi_does(seed: int, tmp_path: Path, user, run_settings) -> None:
+    api = ("openai-completions", "anthropic-messages")[seed % 2]
+    _assert_same(_run_both(api, tmp_path, user(), _random_scenario(seed)))
