@@ -266,3 +266,26 @@ def test_usage_tables_fit_at_1400_pixels_and_group_their_digits(
     expect(table).to_contain_text("1,234,567")
     expect(table).to_contain_text("45,678")
     screenshot(page, "frontend-usage-1400")
+
+
+def test_question_mark_lists_the_shortcuts_and_a_message_can_be_copied_whole(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    text = "Line one of the answer.\n\nLine two, with `code`."
+    session = store(account("kim"), [user_msg("u1", None, "go"), assistant_msg("a1", "u1", text)])
+    context = open_browser()
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = sign_in(context, "kim")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    page.locator("#tree-scroll").focus()
+    page.keyboard.press("?")
+    dialog = page.locator("#shortcuts-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Search the tree")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    copy = page.locator('#branch .branch-item[data-id="a1"] .copy-message')
+    copy.click()
+    expect(copy).to_have_text("Copied ✓")
+    assert page.evaluate("navigator.clipboard.readText()") == text

@@ -1,6 +1,8 @@
 // The branch panel: the selected entry's path, newest first, older pages as it is scrolled up, the
 // sibling switchers, and the message being streamed. `select` keeps the three panels in step.
 import { api, clear, el, query } from "../api.js";
+import { copyText } from "../dialogs.js";
+import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
 import { loadContext } from "./context.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, hooks, showError, state } from "./page.js";
@@ -121,11 +123,30 @@ function olderNotice() {
 }
 
 // One entry of the path: its card, and the sibling switcher on a line of its own when it has no header.
+// The whole text of a message (or summary), for its Copy button.
+function messageText(record) {
+  const e = record.entry || {};
+  if (e.type === "branch_summary" || e.type === "compaction") return e.summary || "";
+  if (e.type === "custom_message") return textOf(e.content);
+  if (e.type !== "message" || !e.message) return "";
+  return textOf(e.message.content);
+}
+
 function branchCard(record, selectedId) {
   const node = renderEntry(record, (id) => state.entries.get(id));
   node.dataset.id = record.id;
   node.classList.add("branch-item");
   if (record.id === selectedId) node.classList.add("selected");
+  const text = messageText(record);
+  const head = node.querySelector(":scope > header");
+  if (text && head) {
+    const copy = el("button", { type: "button", class: "icon small copy-message", text: "Copy", "aria-label": "Copy this message", title: "Copy this message's text" });
+    copy.addEventListener("click", (event) => {
+      event.stopPropagation();
+      copyText(text, copy);
+    });
+    head.appendChild(copy);
+  }
   const info = state.nodes.get(record.id);
   if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
   if (info && info.omitted) node.classList.add("omitted");

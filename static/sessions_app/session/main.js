@@ -10,6 +10,7 @@ import { initContext } from "./context.js";
 import { catchUp, initLive } from "./live.js";
 import { base, cfg, hooks, showError, state } from "./page.js";
 import { initSearch, openSearch } from "./search.js";
+import { initShortcuts } from "./shortcuts.js";
 import { initTree, loadEntriesSince, loadTree, tree } from "./tree_panel.js";
 
 setShareToken(cfg.shareToken);
@@ -21,6 +22,7 @@ initContext();
 initActions();
 initComposer();
 initLive();
+initShortcuts();
 initContinueInPi({ sessionId: cfg.session, onError: showError });
 initSharing(cfg.session);
 
