@@ -171,3 +171,6 @@ zone.addEventListener("drop", async (event) => {
   zone.classList.remove("over");
   uploadAll(await droppedFiles(event.dataTransfer));
 });
+
+// Handlers are attached: tests (and anything waiting on the page) can act.
+document.body.dataset.ready = "true";

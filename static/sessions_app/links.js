@@ -21,3 +21,6 @@ document.querySelectorAll(".revoke-link").forEach((button) => {
     }
   });
 });
+
+// Handlers are attached: tests (and anything waiting on the page) can act.
+document.body.dataset.ready = "true";

@@ -13,3 +13,6 @@ document.getElementById("new-session-button").addEventListener("click", async ()
     alert(error.message);
   }
 });
+
+// Handlers are attached: tests (and anything waiting on the page) can act.
+document.body.dataset.ready = "true";

@@ -59,6 +59,7 @@ def test_import_a_session_and_see_its_tree(
     upload.write_text(broken)
 
     page.click("text=Import")
+    page.wait_for_selector("body[data-ready=true]")  # the page's module has attached its handlers
     page.set_input_files("#file-input", str(upload))
     page.wait_for_selector(".import-item[data-state=done] .open-imported")
     assert "Imported 6 entries" in page.inner_text(".import-item .import-result")

@@ -92,6 +92,7 @@ def test_files_import_one_after_another_and_an_empty_one_fails_plainly(
     empty.write_bytes(b"")
     page = sign_in(open_browser(), "ida")
     page.goto(f"{server_url}/import/")
+    page.wait_for_selector("body[data-ready=true]")  # the page's module has attached its handlers
     page.set_input_files("#file-input", [str(good), str(empty)])
     items = page.locator(".import-item")
     expect(items).to_have_count(2)

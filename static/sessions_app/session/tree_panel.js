@@ -4,6 +4,7 @@ import { api, query } from "../api.js";
 import { TreeView } from "../tree.js";
 import { $, PAGE, base, hooks, remember, showError, state } from "./page.js";
 
+// Small sessions are read whole, a page at a time after the last entry read (search and previews everywhere).
 export async function loadEntriesSince() {
   for (;;) {
     const { body } = await api("GET", `${base}/entries/${query({ since: state.cursorId, limit: PAGE })}`);
