@@ -13,8 +13,8 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # `make test` ends with `make test-fresh` in CI; FRESH=0 skips it there, FRESH=1 runs it locally too.
 FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
-.PHONY: venv browser pi services services-down run worker test test-fresh pytest lint format bench conformance \
-	fuzz-pi fuzz-runs clean
+.PHONY: venv browser pi js-tools js-test js-lint services services-down run worker test test-fresh pytest lint format \
+	bench conformance fuzz-pi fuzz-runs clean
 
 venv: $(STAMP)
 
@@ -59,7 +59,7 @@ run: venv
 worker: venv
 	$(PY) -m piweb.workers
 
-test: services lint pytest $(if $(filter 1,$(FRESH)),test-fresh)
+test: services lint js-test pytest $(if $(filter 1,$(FRESH)),test-fresh)
 
 # PostgreSQL and Redis at the test URLs: started, installed or run privately under .data/services/ when
 # they do not answer, and the database created (tools/services.py says how). `services-down` stops the
@@ -123,9 +123,26 @@ pytest: venv browser pi services
 	fi; \
 	exit $$rc
 
-lint: venv
+lint: venv js-lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --cache-dir .data/import-linter
+
+# The browser modules under static/ have no build step. ESLint comes from the lockfile at the root
+# (package-lock.json), and both it and the unit tests in tests/js run on the Node 22 that `pi` installs.
+NODE := bench/node_modules/.bin/node
+JS_STAMP := node_modules/.piweb-installed
+js-tools: $(JS_STAMP)
+
+$(JS_STAMP): package.json package-lock.json $(PI_STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "npm is needed to install ESLint for the JavaScript lint" >&2; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+js-lint: js-tools
+	$(NODE) node_modules/eslint/bin/eslint.js static tests/js eslint.config.js
+
+js-test: pi
+	$(NODE) --test tests/js/*.test.js
 
 format: venv
 	$(VENV)/bin/ruff format .

@@ -112,9 +112,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         # Hashed names need collectstatic first; development serves files straight from the finders.
+        # In production the modules' relative imports are rewritten to the hashed names too.
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        else "piweb.static_storage.ModuleManifestStaticFilesStorage"
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG

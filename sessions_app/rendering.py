@@ -10,11 +10,14 @@ from __future__ import annotations
 import difflib
 import html
 import json
+import re
 from functools import lru_cache
 from typing import Any
 
 import nh3
+from linkify_it import LinkifyIt
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
@@ -44,9 +47,36 @@ _ATTRIBUTES = {
 }
 _FORMATTER = HtmlFormatter(nowrap=True)
 _BASH = BashLexer()
+
+
+class _RealLinks(LinkifyIt):  # type: ignore[misc]
+    """Link only what is surely an address: a URL with a scheme (``https://``, ``mailto:``) or one that
+    starts with ``www.``. File names are not links, though ``.py`` or ``.md`` are top-level domains:
+    ``images.py`` would otherwise link to an outside site."""
+
+    def match(self, text: str) -> list[Any] | None:
+        found = [m for m in super().match(text) or [] if _real(m)]
+        return found or None
+
+    def test(self, text: str) -> bool:
+        return bool(super().test(text) and self.match(text))
+
+    def match_at_start(self, text: str) -> Any:
+        found = super().match_at_start(text)
+        return found if found is not None and _real(found) else None
+
+
+def _real(match: Any) -> bool:
+    schema = (match.schema or "").lower()
+    if schema in ("http:", "https:", "ftp:", "mailto:"):
+        return True
+    return not schema and match.raw.lower().startswith("www.")
+
+
 _md = MarkdownIt("commonmark", {"html": False, "linkify": True, "typographer": False}).enable(
     ["table", "strikethrough", "linkify"]
 )
+_md.linkify = _RealLinks().set({"fuzzy_email": False})
 
 
 def _code_block(code: str, lexer: Lexer | None, lang: str = "") -> str:
@@ -91,6 +121,56 @@ def _lexer_for_path(path: str) -> Lexer | None:
     extension = name.rsplit(".", 1)[-1] if "." in name else name
     alias = _EXTENSIONS.get(extension)
     return _lexer_for_lang(alias) if alias else None
+
+
+# File names and paths in prose are shown as code, as a reader of a coding session expects: a name with
+# a known extension (``images.py``, ``src/app/feeds.py``) or a path from ``/``, ``./``, ``../`` or ``~/``.
+# "Node.js"-style product names (a capitalized word and .js) stay text, and one-letter extensions (.c,
+# .h) are too like abbreviations to be told apart in prose.
+_NOT_IN_PROSE = {"dockerfile", "makefile"}
+_FILE_NAME = re.compile(
+    r"(?<![\w/.@:~-])("
+    r"(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)+/?"
+    r"|(?:\.{1,2}/)?(?:[\w-][\w.-]*/)*[\w-][\w.-]*\.(?:"
+    + "|".join(
+        sorted((e for e in _EXTENSIONS if len(e) > 1 and e not in _NOT_IN_PROSE), key=len, reverse=True)
+    )
+    + r"|lock|log|csv|env|vue|svelte|scala|dart|ex|exs|hs|ml|gradle|tf))(?![\w/-]|\.\w)"
+)
+_PRODUCT = re.compile(r"[A-Z][a-z]+\.js")
+
+
+def _file_names(state: Any) -> None:
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children: list[Token] = []
+        in_link = 0
+        for token in block.children:
+            in_link += token.type == "link_open"
+            in_link -= token.type == "link_close"
+            if token.type != "text" or in_link or not _FILE_NAME.search(token.content):
+                children.append(token)
+                continue
+            end = 0
+            for found in _FILE_NAME.finditer(token.content):
+                if _PRODUCT.fullmatch(found.group(1)):
+                    continue
+                if found.start() > end:
+                    children.append(_text_token(token.content[end : found.start()], token.level))
+                code = Token("code_inline", "code", 0, markup="`", content=found.group(1), level=token.level)
+                children.append(code)
+                end = found.end()
+            if end < len(token.content):
+                children.append(_text_token(token.content[end:], token.level))
+        block.children = children
+
+
+def _text_token(content: str, level: int) -> Token:
+    return Token("text", "", 0, content=content, level=level)
+
+
+_md.core.ruler.after("linkify", "file_names", _file_names)
 
 
 def _fence(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:

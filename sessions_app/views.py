@@ -153,6 +153,8 @@ def render_session(
         "leafId": grant.leaf_id(),
         "models": available_models() if share_token is None else [],
         "isStaff": bool(getattr(request.user, "is_staff", False)),
+        # The compact dialog says before the click when a path is too small to compact.
+        "compactKeepRecentTokens": settings.PIWEB_COMPACTION_KEEP_RECENT_TOKENS,
     }
     teams = Team.objects.filter(memberships__user=request.user).order_by("name") if is_owner else []
     # The source of a fork or clone is named only to someone who may read it.

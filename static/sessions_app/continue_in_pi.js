@@ -2,89 +2,90 @@
 // the file to save by hand). Self-contained: it adds its own button to the node actions, reads the selected
 // node from the page address (#entry=…), and opens after a run that stopped to call a tool, which piweb
 // does not run ("piweb:tool-use" event from the page).
-"use strict";
+import { api, append, clear, el, query } from "./api.js";
+import { ask, copyText } from "./dialogs.js";
 
-(function (Pi) {
-  const config = document.getElementById("session-config");
+let session = null;
+let showError = () => {};
+
+function selectedEntry() {
+  const match = /(?:^#|&)entry=([^&]+)/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+function commandRow(label, text) {
+  const status = el("span", { class: "muted small", role: "status" });
+  const copy = el("button", { type: "button", text: "Copy" });
+  copy.addEventListener("click", () => copyText(text, copy, status));
+  return el(
+    "div",
+    { class: "stack" },
+    el("span", { class: "small", text: label }),
+    el("div", { class: "buttons" }, el("code", { class: "mono small", text }), copy, status),
+  );
+}
+
+let dialog = null;
+function ensureDialog() {
+  if (dialog) return dialog;
+  dialog = el(
+    "dialog",
+    { id: "continue-in-pi-dialog", "aria-labelledby": "continue-in-pi-title" },
+    el(
+      "form",
+      { method: "dialog", class: "stack" },
+      el("h3", { id: "continue-in-pi-title", text: "Continue in Pi" }),
+      el("p", { class: "muted small", id: "continue-in-pi-intro" }),
+      el("div", { class: "stack", id: "continue-in-pi-body" }),
+      el("div", { class: "buttons" }, el("button", { type: "submit", value: "ok", class: "primary", text: "Done" })),
+    ),
+  );
+  document.body.appendChild(dialog);
+  return dialog;
+}
+
+export async function openContinueInPi(entry, intro) {
+  let answer;
+  try {
+    answer = (await api("GET", `/api/sessions/${session}/continue-in-pi/${query({ entry })}`)).body;
+  } catch (error) {
+    showError(error.message);
+    return;
+  }
+  const box = ensureDialog();
+  document.getElementById("continue-in-pi-intro").textContent =
+    intro ||
+    (answer.entryId
+      ? `Pi will resume at entry ${answer.entryId}, with this branch's context.`
+      : "Pi will resume at this session's current leaf.");
+  const body = clear(document.getElementById("continue-in-pi-body"));
+  append(body, [
+    commandRow("1. Write the session into Pi's folder:", answer.command),
+    commandRow("2. Continue it in Pi (piweb-sync push sends what Pi adds):", answer.resume),
+    el(
+      "p",
+      { class: "small" },
+      "Or ",
+      el("a", { href: answer.download, download: answer.fileName, text: "download the file" }),
+      ` and save it in ${answer.folder}/.`,
+    ),
+    el("p", { class: "muted small" }, "First time on this machine: ", el("code", { class: "mono", text: answer.setup })),
+  ]);
+  ask(box);
+}
+
+// Add the button to the node actions of the session page; errors go to the page's banner.
+export function initContinueInPi({ sessionId, onError }) {
   const actions = document.getElementById("node-actions");
-  if (!config || !actions || !Pi || !Pi.api) return;
-  const session = JSON.parse(config.textContent).session;
-  const el = Pi.el;
-
-  function selectedEntry() {
-    const match = /(?:^#|&)entry=([^&]+)/.exec(location.hash);
-    return match ? decodeURIComponent(match[1]) : null;
-  }
-
-  function commandRow(label, text) {
-    const status = el("span", { class: "muted small", role: "status" });
-    const copy = el("button", { type: "button", text: "Copy" });
-    copy.addEventListener("click", () => Pi.copyText(text, copy, status));
-    return el(
-      "div",
-      { class: "stack" },
-      el("span", { class: "small", text: label }),
-      el("div", { class: "buttons" }, el("code", { class: "mono small", text }), copy, status),
-    );
-  }
-
-  let dialog = null;
-  function ensureDialog() {
-    if (dialog) return dialog;
-    dialog = el(
-      "dialog",
-      { id: "continue-in-pi-dialog", "aria-labelledby": "continue-in-pi-title" },
-      el(
-        "form",
-        { method: "dialog", class: "stack" },
-        el("h3", { id: "continue-in-pi-title", text: "Continue in Pi" }),
-        el("p", { class: "muted small", id: "continue-in-pi-intro" }),
-        el("div", { class: "stack", id: "continue-in-pi-body" }),
-        el("div", { class: "buttons" }, el("button", { type: "submit", value: "ok", class: "primary", text: "Done" })),
-      ),
-    );
-    document.body.appendChild(dialog);
-    return dialog;
-  }
-
-  async function open(entry, intro) {
-    let answer;
-    try {
-      answer = (await Pi.api("GET", `/api/sessions/${session}/continue-in-pi/${Pi.query({ entry })}`)).body;
-    } catch (error) {
-      if (Pi.showError) Pi.showError(error.message);
-      return;
-    }
-    const box = ensureDialog();
-    document.getElementById("continue-in-pi-intro").textContent =
-      intro ||
-      (answer.entryId
-        ? `Pi will resume at entry ${answer.entryId}, with this branch's context.`
-        : "Pi will resume at this session's current leaf.");
-    const body = Pi.clear(document.getElementById("continue-in-pi-body"));
-    Pi.append(body, [
-      commandRow("1. Write the session into Pi's folder:", answer.command),
-      commandRow("2. Continue it in Pi (piweb-sync push sends what Pi adds):", answer.resume),
-      el(
-        "p",
-        { class: "small" },
-        "Or ",
-        el("a", { href: answer.download, download: answer.fileName, text: "download the file" }),
-        ` and save it in ${answer.folder}/.`,
-      ),
-      el("p", { class: "muted small" }, "First time on this machine: ", el("code", { class: "mono", text: answer.setup })),
-    ]);
-    Pi.ask(box);
-  }
-
+  if (!actions) return;
+  session = sessionId;
+  showError = onError;
   const button = el("button", { type: "button", "data-continue-in-pi": true, text: "Continue in Pi" });
-  button.addEventListener("click", () => open(selectedEntry()));
+  button.addEventListener("click", () => openContinueInPi(selectedEntry()));
   actions.appendChild(button);
 
   document.addEventListener("piweb:tool-use", (event) => {
     const entry = (event.detail && event.detail.entryId) || null;
-    open(entry, "The model asked to run a tool. piweb runs no tools: continue this branch in Pi, which does.");
+    openContinueInPi(entry, "The model asked to run a tool. piweb runs no tools: continue this branch in Pi, which does.");
   });
-
-  Pi.continueInPi = open;
-})(window.Pi);
+}

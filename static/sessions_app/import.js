@@ -1,123 +1,176 @@
-// The import page: drop or choose a .jsonl file, upload it with a progress bar, show what was skipped.
-"use strict";
+// Bringing session files in: drop or choose .jsonl files (or a folder of them); each is uploaded in turn
+// with a progress bar of its own, and ends as done (what was stored, what was skipped) or failed (why).
+import { clear, csrfToken, el } from "./api.js";
+import { humanBytes } from "./format.js";
 
-(function (Pi) {
-  const zone = document.getElementById("dropzone");
-  const input = document.getElementById("file-input");
-  const block = document.getElementById("import-progress");
-  const bar = document.getElementById("progress-bar");
-  const phase = document.getElementById("progress-phase");
-  const fileLabel = document.getElementById("progress-file");
-  const progressText = document.getElementById("progress-text");
-  const result = document.getElementById("import-result");
-  const el = Pi.el;
+const zone = document.getElementById("dropzone");
+const input = document.getElementById("file-input");
+const folderInput = document.getElementById("folder-input");
+const list = document.getElementById("import-list");
 
-  function humanBytes(n) {
-    if (n < 1024) return `${n} B`;
-    if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-    return `${(n / 1024 / 1024).toFixed(1)} MB`;
+// One file's progress block: phase, name, bytes, bar and result.
+function itemFor(file) {
+  const phase = el("span", { class: "progress-phase", text: "Waiting" });
+  const text = el("span", { class: "progress-text", text: humanBytes(file.size) });
+  const bar = el("progress", { class: "progress-bar", max: "100", value: "0" });
+  const result = el("div", { class: "import-result", hidden: true });
+  const node = el(
+    "li",
+    { class: "import-item", dataset: { state: "waiting", file: file.name } },
+    el("div", { class: "progress-label" }, phase, " ", el("span", { class: "progress-file mono", text: file.webkitRelativePath || file.name }), " ", text),
+    bar,
+    result,
+  );
+  return { node, phase, text, bar, result };
+}
+
+function finish(item, state, phaseText, nodes) {
+  item.node.dataset.state = state;
+  item.phase.textContent = phaseText;
+  item.text.textContent = "";
+  // A failed file shows no bar at all: a full bar beside "Failed" reads as a success.
+  if (state === "failed") item.bar.hidden = true;
+  else item.bar.value = 100;
+  clear(item.result).append(...nodes);
+  item.result.hidden = false;
+}
+
+function report(body) {
+  const s = body.session;
+  const title = s.name || s.piId;
+  const summary = body.created
+    ? `Imported ${s.entryCount} entries.`
+    : body.appended > 0
+      ? `Appended ${body.appended} new entries to the existing session.`
+      : "This session is already stored; nothing changed.";
+  const nodes = [el("p", {}, el("strong", { text: summary }), " ", el("a", { href: `/sessions/${s.id}/`, class: "open-imported", text: `Open “${title}”` }))];
+  if (body.migrated) nodes.push(el("p", { class: "muted", text: "The file was migrated from an older session format." }));
+  // The server lists the first skipped lines and counts them all.
+  const skipped = body.skippedLines || [];
+  const total = body.skippedCount ?? skipped.length;
+  if (total) {
+    nodes.push(el("h3", { text: `${total} line${total === 1 ? "" : "s"} skipped` }));
+    const rows = skipped.map((line) => el("tr", {}, el("td", { class: "num", text: line.line }), el("td", { text: line.reason })));
+    nodes.push(el("table", { class: "skipped" }, el("thead", {}, el("tr", {}, el("th", { text: "Line" }), el("th", { text: "Reason" }))), el("tbody", {}, rows)));
+    if (total > skipped.length) nodes.push(el("p", { class: "muted", text: `…and ${total - skipped.length} more.` }));
+  } else {
+    nodes.push(el("p", { class: "muted", text: "No lines were skipped." }));
   }
+  return nodes;
+}
 
-  function showResult(nodes, kind) {
-    Pi.clear(result);
-    result.className = "import-result " + kind;
-    Pi.append(result, nodes);
-    result.hidden = false;
-  }
+const failure = (message) => [el("p", { class: "error", role: "alert", text: message })];
 
-  function report(body) {
-    const s = body.session;
-    const title = s.name || s.piId;
-    const summary = body.created
-      ? `Imported ${s.entryCount} entries.`
-      : body.appended > 0
-        ? `Appended ${body.appended} new entries to the existing session.`
-        : "This session is already stored; nothing changed.";
-    const nodes = [
-      el("p", {}, el("strong", { text: summary }), " ", el("a", { href: `/sessions/${s.id}/`, id: "open-imported", text: `Open “${title}”` })),
-    ];
-    if (body.migrated) nodes.push(el("p", { class: "muted", text: "The file was migrated from an older session format." }));
-    // The server lists the first skipped lines and counts them all.
-    const skipped = body.skippedLines || [];
-    const total = body.skippedCount ?? skipped.length;
-    if (total) {
-      nodes.push(el("h3", { text: `${total} line${total === 1 ? "" : "s"} skipped` }));
-      const rows = skipped.map((s) => el("tr", {}, el("td", { class: "num", text: s.line }), el("td", { text: s.reason })));
-      nodes.push(el("table", { class: "skipped" }, el("thead", {}, el("tr", {}, el("th", { text: "Line" }), el("th", { text: "Reason" }))), el("tbody", {}, rows)));
-      if (total > skipped.length) nodes.push(el("p", { class: "muted", text: `…and ${total - skipped.length} more.` }));
-    } else {
-      nodes.push(el("p", { class: "muted", text: "No lines were skipped." }));
+// Upload one file; resolves when it is done or failed (never rejects: the next file goes on).
+function upload(file, item) {
+  return new Promise((resolve) => {
+    if (!file.size) {
+      finish(item, "failed", "Failed", failure("The file is empty: a Pi session file has at least its header line."));
+      resolve();
+      return;
     }
-    showResult(nodes, "ok");
-  }
-
-  function upload(file) {
-    if (!file) return;
-    block.hidden = false;
-    result.hidden = true;
-    bar.value = 0;
-    bar.max = 100;
-    phase.textContent = "Uploading";
-    fileLabel.textContent = file.name;
-    progressText.textContent = `0 of ${humanBytes(file.size)}`;
+    item.node.dataset.state = "uploading";
+    item.phase.textContent = "Uploading";
+    item.text.textContent = `0 of ${humanBytes(file.size)}`;
     const form = new FormData();
     form.append("file", file, file.name);
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api/sessions/import/");
-    xhr.setRequestHeader("X-CSRFToken", Pi.csrfToken());
+    xhr.setRequestHeader("X-CSRFToken", csrfToken());
     xhr.setRequestHeader("Accept", "application/json");
     xhr.upload.addEventListener("progress", (event) => {
       if (!event.lengthComputable) return;
       // The upload is the first half of the bar; storing the entries is the second.
-      bar.value = (event.loaded / event.total) * 50;
-      progressText.textContent = `${humanBytes(event.loaded)} of ${humanBytes(event.total)}`;
+      item.bar.value = (event.loaded / event.total) * 50;
+      item.text.textContent = `${humanBytes(event.loaded)} of ${humanBytes(event.total)}`;
     });
     xhr.upload.addEventListener("load", () => {
-      phase.textContent = "Storing entries";
-      progressText.textContent = "";
-      bar.removeAttribute("value"); // indeterminate while the server parses and stores
+      item.node.dataset.state = "storing";
+      item.phase.textContent = "Storing entries";
+      item.text.textContent = "";
+      item.bar.removeAttribute("value"); // indeterminate while the server parses and stores
     });
     xhr.addEventListener("load", () => {
-      bar.max = 100;
-      bar.value = 100;
       let body = null;
       try {
         body = JSON.parse(xhr.responseText);
       } catch (_) {
         body = null;
       }
-      if (xhr.status >= 200 && xhr.status < 300 && body) {
-        phase.textContent = "Done";
-        report(body);
-      } else {
-        phase.textContent = "Failed";
-        const message = (body && body.error) || `The server answered ${xhr.status}.`;
-        showResult([el("p", { class: "error", role: "alert", text: message })], "failed");
-      }
+      if (xhr.status >= 200 && xhr.status < 300 && body) finish(item, "done", "Done", report(body));
+      else finish(item, "failed", "Failed", failure((body && body.error) || `The server answered ${xhr.status}.`));
+      resolve();
     });
     xhr.addEventListener("error", () => {
-      phase.textContent = "Failed";
-      showResult([el("p", { class: "error", role: "alert", text: "The upload was interrupted." })], "failed");
+      finish(item, "failed", "Failed", failure("The upload was interrupted."));
+      resolve();
     });
     xhr.send(form);
-  }
+  });
+}
 
-  input.addEventListener("change", () => upload(input.files[0]));
-  zone.addEventListener("click", (event) => {
-    if (event.target === input || event.target.closest("label")) return;
-    input.click();
+let queue = Promise.resolve();
+// Files are uploaded one after another, in the order given; each shows its own state at once.
+function uploadAll(files) {
+  const chosen = [...files].filter((f) => f && (!f.webkitRelativePath || /\.jsonl$/i.test(f.name)));
+  if (!chosen.length) return;
+  list.hidden = false;
+  for (const file of chosen) {
+    const item = itemFor(file);
+    list.appendChild(item.node);
+    queue = queue.then(() => upload(file, item));
+  }
+  queue.then(() => (document.body.dataset.importsDone = String(list.querySelectorAll(".import-item").length)));
+}
+
+// Files dropped with folders among them: walk the folders for their .jsonl files.
+async function droppedFiles(transfer) {
+  const entries = [...(transfer.items || [])].map((i) => (i.webkitGetAsEntry ? i.webkitGetAsEntry() : null));
+  if (!entries.length || entries.some((e) => !e)) return [...transfer.files];
+  const files = [];
+  const walk = async (entry) => {
+    if (entry.isFile) {
+      if (entries.includes(entry) || /\.jsonl$/i.test(entry.name)) files.push(await new Promise((ok, fail) => entry.file(ok, fail)));
+      return;
+    }
+    const reader = entry.createReader();
+    for (;;) {
+      const batch = await new Promise((ok, fail) => reader.readEntries(ok, fail));
+      if (!batch.length) break;
+      for (const child of batch) await walk(child);
+    }
+  };
+  for (const entry of entries) await walk(entry);
+  return files;
+}
+
+input.addEventListener("change", () => {
+  uploadAll(input.files);
+  input.value = "";
+});
+if (folderInput) {
+  folderInput.addEventListener("change", () => {
+    uploadAll(folderInput.files);
+    folderInput.value = "";
   });
-  zone.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" || event.key === " ") input.click();
-  });
-  zone.addEventListener("dragover", (event) => {
-    event.preventDefault();
-    zone.classList.add("over");
-  });
-  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", (event) => {
-    event.preventDefault();
-    zone.classList.remove("over");
-    upload(event.dataTransfer.files[0]);
-  });
-})(window.Pi);
+}
+zone.addEventListener("click", (event) => {
+  if (event.target === input || event.target === folderInput || event.target.closest("label")) return;
+  input.click();
+});
+zone.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" || event.key === " ") input.click();
+});
+zone.addEventListener("dragover", (event) => {
+  event.preventDefault();
+  zone.classList.add("over");
+});
+zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+zone.addEventListener("drop", async (event) => {
+  event.preventDefault();
+  zone.classList.remove("over");
+  uploadAll(await droppedFiles(event.dataTransfer));
+});
+
+// Handlers are attached: tests (and anything waiting on the page) can act.
+document.body.dataset.ready = "true";

@@ -1,24 +1,26 @@
 // The "My links" page: revoke after a confirmation (addresses are shown only when a link is created).
-"use strict";
+import { api } from "./api.js";
+import { confirmAction } from "./dialogs.js";
 
-(function (Pi) {
-  document.querySelectorAll(".revoke-link").forEach((button) => {
-    button.addEventListener("click", async () => {
-      const ok = await Pi.confirmAction({
-        title: "Revoke this link?",
-        text: "Everyone who has it loses access at once, including pages already open.",
-        confirm: "Revoke",
-      });
-      if (!ok) return;
-      const row = button.closest("tr");
-      try {
-        await Pi.api("DELETE", `/api/links/${button.dataset.linkId}/`);
-        row.dataset.state = "revoked";
-        row.querySelector(".state").textContent = "revoked";
-        button.closest("td").textContent = "revoked just now";
-      } catch (error) {
-        button.closest("td").append(` ${error.message}`);
-      }
+document.querySelectorAll(".revoke-link").forEach((button) => {
+  button.addEventListener("click", async () => {
+    const ok = await confirmAction({
+      title: "Revoke this link?",
+      text: "Everyone who has it loses access at once, including pages already open.",
+      confirm: "Revoke",
     });
+    if (!ok) return;
+    const row = button.closest("tr");
+    try {
+      await api("DELETE", `/api/links/${button.dataset.linkId}/`);
+      row.dataset.state = "revoked";
+      row.querySelector(".state").textContent = "revoked";
+      button.closest("td").textContent = "revoked just now";
+    } catch (error) {
+      button.closest("td").append(` ${error.message}`);
+    }
   });
-})(window.Pi);
+});
+
+// Handlers are attached: tests (and anything waiting on the page) can act.
+document.body.dataset.ready = "true";

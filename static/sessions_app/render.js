@@ -1,259 +1,181 @@
 // Rendering of Pi entries and messages into DOM nodes. Markdown, code highlighting and tool-call bodies
 // come from the server as sanitized HTML (`rendered` on each record); everything else from a session is
 // set as text. Without `rendered` (a message still streaming) the text is shown plain.
-"use strict";
 
-window.Pi = window.Pi || {};
+import { el } from "./api.js";
+import { copyText } from "./dialogs.js";
+import { CONTEXT_EDIT_HELP, ROLE_NAMES, clip, isOffline, preview, textOf, tokens } from "./format.js";
 
-(function (Pi) {
-  const el = Pi.el;
-  const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
-  const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
-  const ROLE_NAMES = { user: "User", assistant: "Assistant", toolResult: "Tool result", bashExecution: "Bash", custom: "Custom" };
+const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 
-  function textOf(content) {
-    if (typeof content === "string") return content;
-    if (!Array.isArray(content)) return "";
-    return content
-      .filter((b) => b && b.type === "text" && typeof b.text === "string")
-      .map((b) => b.text)
-      .join("\n");
-  }
-  Pi.textOf = textOf;
-
-  function clip(text, n) {
-    const flat = String(text ?? "").replace(/\s+/g, " ").trim();
-    return flat.length > n ? flat.slice(0, n - 1) + "…" : flat;
-  }
-  Pi.clip = clip;
-
-  Pi.tokens = function (n) {
-    if (n >= 10000) return `${Math.round(n / 1000)}k`;
-    if (n >= 1000) return `${(n / 1000).toFixed(1)}k`;
-    return String(n);
-  };
-
-  // What a tree row says before its entry is loaded, or when the entry has no text.
-  Pi.placeholder = function (row, loaded) {
-    if (row.type === "message") return `${ROLE_NAMES[row.role] || row.role || "message"}${loaded ? " (no text)" : " …"}`;
-    return (row.type || "entry").replace(/_/g, " ");
-  };
-
-  // One line describing an entry, for tree rows and search.
-  Pi.preview = function (record) {
-    const e = record && record.entry;
-    if (!e) return "";
-    const m = e.message || {};
-    switch (e.type) {
-      case "message":
-        if (m.role === "user") {
-          const text = textOf(m.content);
-          if (text.trim()) return text;
-          return Array.isArray(m.content) && m.content.some((b) => b && b.type === "image") ? "[image]" : "";
-        }
-        if (m.role === "assistant") {
-          const text = textOf(m.content);
-          if (text.trim()) return text;
-          const calls = (Array.isArray(m.content) ? m.content : []).filter((b) => b && b.type === "toolCall").map((b) => b.name);
-          if (calls.length) return `[${calls.join(", ")}]`;
-          if (m.errorMessage) return `error: ${m.errorMessage}`;
-          return `(${m.stopReason || "empty"})`;
-        }
-        if (m.role === "toolResult") return `${m.toolName || "tool"}: ${textOf(m.content)}`;
-        if (m.role === "bashExecution") return `$ ${m.command || ""}`;
-        return textOf(m.content) || m.role || "message";
-      case "branch_summary":
-        return `Branch summary: ${e.summary || ""}`;
-      case "compaction":
-        return `Compaction: ${e.summary || ""}`;
-      case "label":
-        return e.label ? `label “${e.label}”` : "label cleared";
-      case "model_change":
-        return `model → ${[e.provider, e.modelId].filter(Boolean).join("/") || "unknown"}`;
-      case "thinking_level_change":
-        return `thinking → ${e.thinkingLevel || ""}`;
-      case "session_info":
-        return `name → ${e.name || ""}`;
-      case "custom_message":
-        return `${e.customType || "custom"}: ${textOf(e.content)}`;
-      case "custom":
-        return `${e.customType || "custom"}`;
-      case "context_edit":
-        return e.replacement === null ? `omit ${e.targetId}` : `edit ${e.targetId}`;
-      default:
-        return e.type || "";
-    }
-  };
-
-  // Role of a tree row: what kind of glyph and colour it gets.
-  Pi.kindOf = function (type, role) {
-    if (type === "message") return role || "message";
-    return type || "entry";
-  };
-
-  // Offline summaries are marked in the entry's details (and, before that marker, by their model).
-  Pi.isOffline = function (details) {
-    if (!details || typeof details !== "object") return false;
-    return details.offline === true || details.summarizer === "offline" || details.model === "offline-structured";
-  };
-
-  // Sanitized HTML from the server; code blocks get a copy button.
-  function html(markup, className = "md") {
-    const box = el("div", { class: className });
-    box.innerHTML = markup;
-    box.querySelectorAll("pre").forEach((pre) => {
-      const wrap = el("div", { class: "codeblock" });
-      pre.replaceWith(wrap);
-      wrap.appendChild(pre);
-      wrap.appendChild(el("button", { type: "button", class: "copy", text: "Copy", "aria-label": "Copy this code" }));
-    });
-    return box;
-  }
-  Pi.html = html;
-
-  document.addEventListener("click", (event) => {
-    const button = event.target.closest(".codeblock .copy");
-    if (!button) return;
-    event.stopPropagation();
-    const pre = button.parentElement.querySelector("pre");
-    Pi.copyText(pre ? pre.innerText : "", button);
+// Sanitized HTML from the server; code blocks get a copy button.
+export function html(markup, className = "md") {
+  const box = el("div", { class: className });
+  box.innerHTML = markup;
+  box.querySelectorAll("pre").forEach((pre) => {
+    const wrap = el("div", { class: "codeblock" });
+    pre.replaceWith(wrap);
+    wrap.appendChild(pre);
+    wrap.appendChild(el("button", { type: "button", class: "copy", text: "Copy", "aria-label": "Copy this code" }));
   });
+  return box;
+}
 
-  function image(block) {
-    const mime = String(block.mimeType || "");
-    const data = String(block.data || "");
-    if (!IMAGE_TYPES.test(mime) || !BASE64.test(data)) return el("p", { class: "muted", text: `[image ${mime}]` });
-    return el("img", { class: "inline-image", alt: "image from the session", src: `data:${mime};base64,${data.replace(/\s/g, "")}` });
+document.addEventListener("click", (event) => {
+  const button = event.target.closest(".codeblock .copy");
+  if (!button) return;
+  event.stopPropagation();
+  const pre = button.parentElement.querySelector("pre");
+  copyText(pre ? pre.innerText : "", button);
+});
+
+function image(block) {
+  const mime = String(block.mimeType || "");
+  const data = String(block.data || "");
+  if (!IMAGE_TYPES.test(mime) || !BASE64.test(data)) return el("p", { class: "muted", text: `[image ${mime}]` });
+  return el("img", { class: "inline-image", alt: "image from the session", src: `data:${mime};base64,${data.replace(/\s/g, "")}` });
+}
+
+function plain(text) {
+  return el("div", { class: "md" }, el("p", { class: "plain-text", text: String(text ?? "") }));
+}
+
+// A tool call: its name and what it works on in the summary line, its body (a diff, the file written)
+// below. The file path is said once, in the summary: the body's own path line is dropped, and what it
+// adds (the lines read) goes beside the path.
+function toolCall(block, part) {
+  const name = String(block.name || "?");
+  const body = part && part.html ? html(part.html, "tool-body") : el("pre", { class: "plain", text: JSON.stringify(block.arguments, null, 2) });
+  const summary = el("summary", {}, el("code", { text: name }));
+  if (part && part.path) {
+    const head = body.querySelector(".excerpt-head.path");
+    const extra = head && head.textContent.startsWith(part.path) ? head.textContent.slice(part.path.length).trim() : "";
+    if (head) head.remove();
+    summary.append(" ", el("span", { class: "mono small path", text: part.path }), extra ? el("span", { class: "muted small", text: `  ${extra}` }) : "");
+  } else if (part && part.command) {
+    summary.append(el("span", { class: "mono small", text: `  $ ${clip(part.command, 80)}` }));
   }
+  const box = el("details", { class: `tool-call tool-${part ? part.kind : "other"}` }, summary, body);
+  if (part && part.kind === "edit") box.open = true;
+  return box;
+}
 
-  function plain(text) {
-    return el("div", { class: "md" }, el("p", { class: "plain-text", text: String(text ?? "") }));
-  }
-
-  function toolCall(block, part) {
-    const name = String(block.name || "?");
-    const what = part && part.path ? part.path : part && part.command ? `$ ${clip(part.command, 80)}` : "";
-    const summary = el("summary", {}, el("code", { text: name }), what ? el("span", { class: "mono small", text: `  ${what}` }) : null);
-    const body = part && part.html ? html(part.html, "tool-body") : el("pre", { class: "plain", text: JSON.stringify(block.arguments, null, 2) });
-    const box = el("details", { class: `tool-call tool-${part ? part.kind : "other"}` }, summary, body);
-    if (part && part.kind === "edit") box.open = true;
-    return box;
-  }
-
-  function contentNodes(content, rendered) {
-    const parts = (rendered && rendered.blocks) || [];
-    if (typeof content === "string") return [parts[0] ? html(parts[0]) : plain(content)];
-    if (!Array.isArray(content)) return [];
-    return content.map((block, i) => {
-      if (!block || typeof block !== "object") return null;
-      const part = parts[i];
-      if (block.type === "text") return typeof part === "string" ? html(part) : plain(block.text);
-      if (block.type === "image") return image(block);
-      if (block.type === "thinking") {
-        const body = block.redacted ? "(redacted)" : block.thinking || "";
-        return el("details", { class: "thinking" }, el("summary", { text: "Thinking" }), el("pre", { class: "plain", text: body }));
-      }
-      if (block.type === "toolCall") return toolCall(block, part);
-      return el("pre", { class: "plain muted", text: JSON.stringify(block) });
-    });
-  }
-
-  function card(kind, title, meta, ...body) {
-    return el("article", { class: `msg msg-${kind}` }, el("header", {}, el("span", { class: "who", text: title }), meta ? el("span", { class: "meta", text: meta }) : null), ...body);
-  }
-
-  function toolResult(m, rendered, extra) {
-    const kind = (rendered && rendered.kind) || m.toolName || "tool";
-    const label = `${m.isError ? "Tool error" : "Result"} · ${kind}${rendered && rendered.path ? ` ${rendered.path}` : ""}${extra || ""}`;
-    const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: textOf(m.content) }];
-    const parts = (rendered && rendered.blocks) || [];
-    const body = blocks.map((block, i) => {
-      if (block && block.type === "image") return image(block);
-      return parts[i] ? html(parts[i], "tool-body") : el("pre", { class: "plain", text: block && block.text ? block.text : "" });
-    });
-    return el("details", { class: `msg msg-tool${m.isError ? " is-error" : ""}` }, el("summary", { text: label }), ...body);
-  }
-
-  // A system message: its text, and the patches a later one makes (sections replaced or removed by
-  // name, tools added or removed), so a patch with no text of its own is not an empty card.
-  function systemCard(m, meta) {
-    const body = [];
-    const text = textOf(m.content);
-    if (text) body.push(el("pre", { class: "plain", text }));
-    const sections = m.sections && typeof m.sections === "object" ? Object.entries(m.sections) : [];
-    for (const [name, value] of sections) {
-      const head = el("span", { class: "section-name", text: value === null ? `Section ${name} removed` : `Section ${name}` });
-      body.push(value === null ? el("p", { class: "msg-note" }, head) : el("details", { class: "system-section" }, el("summary", {}, head), el("pre", { class: "plain", text: String(value) })));
+function contentNodes(content, rendered) {
+  const parts = (rendered && rendered.blocks) || [];
+  if (typeof content === "string") return [parts[0] ? html(parts[0]) : plain(content)];
+  if (!Array.isArray(content)) return [];
+  return content.map((block, i) => {
+    if (!block || typeof block !== "object") return null;
+    const part = parts[i];
+    if (block.type === "text") return typeof part === "string" ? html(part) : plain(block.text);
+    if (block.type === "image") return image(block);
+    if (block.type === "thinking") {
+      const body = block.redacted ? "(redacted)" : block.thinking || "";
+      return el("details", { class: "thinking" }, el("summary", { text: "Thinking" }), el("pre", { class: "plain", text: body }));
     }
-    const names = (tools) => (Array.isArray(tools) ? tools.map((t) => (typeof t === "string" ? t : (t && t.name) || "?")) : []);
-    const added = names(m.toolsAdded);
-    const removed = names(m.toolsRemoved);
-    if (added.length) body.push(el("p", { class: "msg-note", text: `Tools added: ${added.join(", ")}` }));
-    if (removed.length) body.push(el("p", { class: "msg-note", text: `Tools removed: ${removed.join(", ")}` }));
-    if (!body.length) body.push(el("p", { class: "msg-note", text: "(empty system message)" }));
-    return card("system", "System", meta, ...body);
-  }
+    if (block.type === "toolCall") return toolCall(block, part);
+    return el("pre", { class: "plain muted", text: JSON.stringify(block) });
+  });
+}
 
-  function summaryCard(kind, title, meta, markup, text, details) {
-    const body = markup ? html(markup) : plain(text);
-    const node = card(kind, title, meta, body);
-    if (Pi.isOffline(details)) node.querySelector("header").appendChild(el("span", { class: "badge offline", text: "offline summary", title: "Written by the built-in offline summarizer, not by a model" }));
+function card(kind, title, meta, ...body) {
+  return el("article", { class: `msg msg-${kind}` }, el("header", {}, el("span", { class: "who", text: title }), meta ? el("span", { class: "meta", text: meta }) : null), ...body);
+}
+
+function toolResult(m, rendered, extra) {
+  const kind = (rendered && rendered.kind) || m.toolName || "tool";
+  const label = `${m.isError ? "Tool error" : "Result"} · ${kind}${rendered && rendered.path ? ` ${rendered.path}` : ""}${extra || ""}`;
+  const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: textOf(m.content) }];
+  const parts = (rendered && rendered.blocks) || [];
+  const body = blocks.map((block, i) => {
+    if (block && block.type === "image") return image(block);
+    return parts[i] ? html(parts[i], "tool-body") : el("pre", { class: "plain", text: block && block.text ? block.text : "" });
+  });
+  return el("details", { class: `msg msg-tool${m.isError ? " is-error" : ""}` }, el("summary", { text: label }), ...body);
+}
+
+// A system message: its text, and the patches a later one makes (sections replaced or removed by
+// name, tools added or removed), so a patch with no text of its own is not an empty card.
+function systemCard(m, meta) {
+  const body = [];
+  const text = textOf(m.content);
+  if (text) body.push(el("pre", { class: "plain", text }));
+  const sections = m.sections && typeof m.sections === "object" ? Object.entries(m.sections) : [];
+  for (const [name, value] of sections) {
+    const head = el("span", { class: "section-name", text: value === null ? `Section ${name} removed` : `Section ${name}` });
+    body.push(value === null ? el("p", { class: "msg-note" }, head) : el("details", { class: "system-section" }, el("summary", {}, head), el("pre", { class: "plain", text: String(value) })));
+  }
+  const names = (tools) => (Array.isArray(tools) ? tools.map((t) => (typeof t === "string" ? t : (t && t.name) || "?")) : []);
+  const added = names(m.toolsAdded);
+  const removed = names(m.toolsRemoved);
+  if (added.length) body.push(el("p", { class: "msg-note", text: `Tools added: ${added.join(", ")}` }));
+  if (removed.length) body.push(el("p", { class: "msg-note", text: `Tools removed: ${removed.join(", ")}` }));
+  if (!body.length) body.push(el("p", { class: "msg-note", text: "(empty system message)" }));
+  return card("system", "System", meta, ...body);
+}
+
+function summaryCard(kind, title, meta, markup, text, details) {
+  const body = markup ? html(markup) : plain(text);
+  const node = card(kind, title, meta, body);
+  if (isOffline(details)) node.querySelector("header").appendChild(el("span", { class: "badge offline", text: "offline summary", title: "Written by the built-in offline summarizer, not by a model" }));
+  return node;
+}
+
+// A full rendering of one entry for the branch panel.
+// `lookup` (id → record) lets an entry that refers to another (a context edit) name it.
+export function renderEntry(record, lookup) {
+  const e = record.entry || {};
+  const m = e.message || {};
+  const r = record.rendered || {};
+  if (e.type === "message") {
+    if (m.role === "user") return card("user", "User", null, contentNodes(m.content, r));
+    if (m.role === "assistant") {
+      const meta = [m.model, m.stopReason && m.stopReason !== "stop" && m.stopReason !== "toolUse" ? m.stopReason : null].filter(Boolean).join(" · ");
+      const nodes = contentNodes(m.content, r);
+      if (m.errorMessage || m.stopReason === "error" || m.stopReason === "aborted") {
+        nodes.push(el("p", { class: "error", text: m.errorMessage || `Stopped: ${m.stopReason}` }));
+      }
+      return card("assistant", "Assistant", meta, nodes);
+    }
+    if (m.role === "toolResult") return toolResult(m, r);
+    if (m.role === "system") return systemCard(m, null);
+    if (m.role === "bashExecution") {
+      const title = el("summary", {}, "$ ", el("code", { text: String(m.command || "") }), m.exitCode ? ` (exit ${m.exitCode})` : "");
+      return el("details", { class: "msg msg-tool" }, title, el("pre", { class: "plain", text: String(m.output || "") }));
+    }
+    return card("custom", m.customType || m.role || "Message", null, contentNodes(m.content, r));
+  }
+  if (e.type === "branch_summary") return summaryCard("summary", "Branch summary", e.fromId ? `of the branch ending at ${e.fromId}` : null, r.summary, e.summary, e.details);
+  if (e.type === "compaction") {
+    const meta = e.tokensBefore ? `replaced ${tokens(e.tokensBefore)} tokens of context · keeps from ${e.firstKeptEntryId}` : null;
+    return summaryCard("compaction", "Compaction", meta, r.summary, e.summary, e.details);
+  }
+  if (e.type === "custom_message") return card("custom", e.customType || "Custom message", null, contentNodes(e.content, r));
+  if (e.type === "context_edit") return el("div", { class: "msg-note context-edit", title: CONTEXT_EDIT_HELP, text: preview(record, lookup) });
+  return el("div", { class: "msg-note", text: preview(record) });
+}
+
+// A context message (after projection): roles include the summary roles made at projection time.
+export function renderContextMessage(item, source) {
+  const m = item.message || {};
+  const r = item.rendered || {};
+  const count = `${(item.tokens || 0).toLocaleString()} tok`;
+  if (m.role === "compactionSummary" || m.role === "branchSummary") {
+    const compaction = m.role === "compactionSummary";
+    const e = (source && source.entry) || {};
+    const before = (item.replaced && item.replaced.tokens) || m.tokensBefore || e.tokensBefore;
+    const parts = [];
+    if (item.replaced) parts.push(`${item.replaced.messages.toLocaleString()} message${item.replaced.messages === 1 ? "" : "s"}`);
+    if (compaction && before) parts.push(`${tokens(before)} tokens`);
+    const replaced = parts.length ? `replaced ${parts.join(", ")}` : "";
+    const node = summaryCard(compaction ? "compaction" : "summary", compaction ? "Compaction summary" : "Branch summary", count, r.summary, m.summary, e.details || item.details);
+    if (replaced) node.querySelector("header").appendChild(el("span", { class: "replaced", text: replaced }));
     return node;
   }
-
-  // A full rendering of one entry for the branch panel.
-  Pi.renderEntry = function (record) {
-    const e = record.entry || {};
-    const m = e.message || {};
-    const r = record.rendered || {};
-    if (e.type === "message") {
-      if (m.role === "user") return card("user", "User", null, contentNodes(m.content, r));
-      if (m.role === "assistant") {
-        const meta = [m.model, m.stopReason && m.stopReason !== "stop" && m.stopReason !== "toolUse" ? m.stopReason : null].filter(Boolean).join(" · ");
-        const nodes = contentNodes(m.content, r);
-        if (m.errorMessage || m.stopReason === "error" || m.stopReason === "aborted") {
-          nodes.push(el("p", { class: "error", text: m.errorMessage || `Stopped: ${m.stopReason}` }));
-        }
-        return card("assistant", "Assistant", meta, nodes);
-      }
-      if (m.role === "toolResult") return toolResult(m, r);
-      if (m.role === "system") return systemCard(m, null);
-      if (m.role === "bashExecution") {
-        const title = el("summary", {}, "$ ", el("code", { text: String(m.command || "") }), m.exitCode ? ` (exit ${m.exitCode})` : "");
-        return el("details", { class: "msg msg-tool" }, title, el("pre", { class: "plain", text: String(m.output || "") }));
-      }
-      return card("custom", m.customType || m.role || "Message", null, contentNodes(m.content, r));
-    }
-    if (e.type === "branch_summary") return summaryCard("summary", "Branch summary", e.fromId ? `of the branch ending at ${e.fromId}` : null, r.summary, e.summary, e.details);
-    if (e.type === "compaction") {
-      const meta = e.tokensBefore ? `replaced ${Pi.tokens(e.tokensBefore)} tokens of context · keeps from ${e.firstKeptEntryId}` : null;
-      return summaryCard("compaction", "Compaction", meta, r.summary, e.summary, e.details);
-    }
-    if (e.type === "custom_message") return card("custom", e.customType || "Custom message", null, contentNodes(e.content, r));
-    return el("div", { class: "msg-note", text: Pi.preview(record) });
-  };
-
-  // A context message (after projection): roles include the summary roles made at projection time.
-  Pi.renderContextMessage = function (item, source) {
-    const m = item.message || {};
-    const r = item.rendered || {};
-    const tokens = `${(item.tokens || 0).toLocaleString()} tok`;
-    if (m.role === "compactionSummary" || m.role === "branchSummary") {
-      const compaction = m.role === "compactionSummary";
-      const e = (source && source.entry) || {};
-      const before = (item.replaced && item.replaced.tokens) || m.tokensBefore || e.tokensBefore;
-      const parts = [];
-      if (item.replaced) parts.push(`${item.replaced.messages.toLocaleString()} message${item.replaced.messages === 1 ? "" : "s"}`);
-      if (compaction && before) parts.push(`${Pi.tokens(before)} tokens`);
-      const replaced = parts.length ? `replaced ${parts.join(", ")}` : "";
-      const node = summaryCard(compaction ? "compaction" : "summary", compaction ? "Compaction summary" : "Branch summary", tokens, r.summary, m.summary, e.details || item.details);
-      if (replaced) node.querySelector("header").appendChild(el("span", { class: "replaced", text: replaced }));
-      return node;
-    }
-    if (m.role === "system") return systemCard(m, tokens);
-    if (m.role === "toolResult") return toolResult(m, r, ` · ${tokens}`);
-    if (m.role === "bashExecution") return card("tool", "Bash", tokens, el("pre", { class: "plain", text: `$ ${m.command || ""}\n${m.output || ""}` }));
-    const title = ROLE_NAMES[m.role] || m.customType || m.role || "Message";
-    return card(m.role === "user" || m.role === "assistant" ? m.role : "custom", title, tokens, contentNodes(m.content, r));
-  };
-})(window.Pi);
+  if (m.role === "system") return systemCard(m, count);
+  if (m.role === "toolResult") return toolResult(m, r, ` · ${count}`);
+  if (m.role === "bashExecution") return card("tool", "Bash", count, el("pre", { class: "plain", text: `$ ${m.command || ""}\n${m.output || ""}` }));
+  const title = ROLE_NAMES[m.role] || m.customType || m.role || "Message";
+  return card(m.role === "user" || m.role === "assistant" ? m.role : "custom", title, count, contentNodes(m.content, r));
+}

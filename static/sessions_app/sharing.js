@@ -1,11 +1,12 @@
 // The owner's share dialog: share with a team, create, copy and revoke read-only links.
-"use strict";
+import { api, clear, el } from "./api.js";
+import { ask, confirmAction, copyText } from "./dialogs.js";
 
-(function (Pi) {
-  const el = Pi.el;
-  const cfg = JSON.parse(document.getElementById("session-config").textContent);
-  const base = `/api/sessions/${cfg.session}`;
+// Wire the dialog on an owner's page (other pages have no #sharing-panel).
+export function initSharing(sessionId) {
+  const base = `/api/sessions/${sessionId}`;
   const dialog = document.getElementById("sharing-panel");
+  if (!dialog) return;
   const sharesList = document.getElementById("team-shares");
   const linksList = document.getElementById("share-links");
   const newLink = document.getElementById("new-link");
@@ -23,18 +24,18 @@
   }
 
   async function refresh() {
-    const [shares, links] = await Promise.all([Pi.api("GET", `${base}/shares/`), Pi.api("GET", `${base}/links/`)]);
-    Pi.clear(sharesList);
+    const [shares, links] = await Promise.all([api("GET", `${base}/shares/`), api("GET", `${base}/links/`)]);
+    clear(sharesList);
     for (const share of shares.body.results) {
       const stop = el("button", { type: "button", class: "danger", text: "Stop sharing" });
       stop.addEventListener("click", async () => {
-        const ok = await Pi.confirmAction({ title: `Stop sharing with ${share.team}?`, text: "Its members lose access at once.", confirm: "Stop sharing" });
-        if (ok) Pi.api("DELETE", `${base}/shares/${share.teamId}/`).then(refresh).catch(fail);
+        const ok = await confirmAction({ title: `Stop sharing with ${share.team}?`, text: "Its members lose access at once.", confirm: "Stop sharing" });
+        if (ok) api("DELETE", `${base}/shares/${share.teamId}/`).then(refresh).catch(fail);
         if (!dialog.open) dialog.showModal();
       });
       sharesList.appendChild(el("li", {}, el("span", { text: `${share.team} · ${share.access === "editor" ? "can edit" : "can view"}` }), stop));
     }
-    Pi.clear(linksList);
+    clear(linksList);
     // Only a hash of each token is kept: listed links are named by their prefix, never by an address.
     for (const link of links.body.results) {
       const item = el("li", { class: "share-link", dataset: { linkId: String(link.id), state: link.state } });
@@ -45,9 +46,9 @@
       } else {
         const revoke = el("button", { type: "button", class: "revoke-link danger", text: "Revoke" });
         revoke.addEventListener("click", async () => {
-          const ok = await Pi.confirmAction({ title: "Revoke this link?", text: "Everyone who has it loses access at once, including pages already open.", confirm: "Revoke" });
+          const ok = await confirmAction({ title: "Revoke this link?", text: "Everyone who has it loses access at once, including pages already open.", confirm: "Revoke" });
           if (!dialog.open) dialog.showModal();
-          if (ok) Pi.api("DELETE", `/api/links/${link.id}/`).then(refresh).catch(fail);
+          if (ok) api("DELETE", `/api/links/${link.id}/`).then(refresh).catch(fail);
         });
         item.append(name, about, el("span", { class: "tag", text: link.state }), revoke);
       }
@@ -57,10 +58,10 @@
 
   // The answer to the create request is the only time the link's address exists outside its holders.
   function showNewLink(link) {
-    Pi.clear(newLink);
+    clear(newLink);
     const status = el("span", { class: "copied", role: "status" });
     const copy = el("button", { type: "button", class: "copy-link", text: "Copy" });
-    copy.addEventListener("click", () => Pi.copyText(link.url, copy, status));
+    copy.addEventListener("click", () => copyText(link.url, copy, status));
     newLink.append(
       el("p", { class: "small", text: "Copy this link now: it is shown only once. Lists show only its first characters." }),
       el("div", { class: "copy-row" }, el("input", { type: "text", readonly: true, value: link.url, class: "mono", "aria-label": "New link address" }), copy),
@@ -71,10 +72,10 @@
   }
 
   document.getElementById("sharing-button").addEventListener("click", () => {
-    Pi.clear(newLink);
+    clear(newLink);
     newLink.hidden = true;
     refresh().catch(fail);
-    Pi.ask(dialog);
+    ask(dialog);
   });
 
   document.getElementById("team-share-submit").addEventListener("click", () => {
@@ -82,7 +83,7 @@
     const team = form.querySelector("[name=team]").value;
     if (!team) return;
     const body = { teamId: Number(team), access: form.querySelector("[name=access]").value };
-    Pi.api("POST", `${base}/shares/`, body).then(refresh).catch(fail);
+    api("POST", `${base}/shares/`, body).then(refresh).catch(fail);
   });
 
   document.getElementById("link-submit").addEventListener("click", () => {
@@ -90,11 +91,11 @@
     const body = { scope: form.querySelector("[name=scope]").value, frozen: form.querySelector("[name=frozen]").checked };
     const expires = form.querySelector("[name=expires]").value;
     if (expires) body.expiresAt = new Date(expires).toISOString();
-    Pi.api("POST", `${base}/links/`, body)
+    api("POST", `${base}/links/`, body)
       .then((made) => {
         showNewLink(made.body);
         return refresh();
       })
       .catch(fail);
   });
-})(window.Pi);
+}

@@ -59,14 +59,15 @@ def test_import_a_session_and_see_its_tree(
     upload.write_text(broken)
 
     page.click("text=Import")
+    page.wait_for_selector("body[data-ready=true]")  # the page's module has attached its handlers
     page.set_input_files("#file-input", str(upload))
-    page.wait_for_selector("#open-imported")
-    assert "Imported 6 entries" in page.inner_text("#import-result")
+    page.wait_for_selector(".import-item[data-state=done] .open-imported")
+    assert "Imported 6 entries" in page.inner_text(".import-item .import-result")
     assert page.locator("table.skipped tbody tr").count() == 1
-    assert page.get_attribute("#progress-bar", "value") == "100"
+    assert page.get_attribute(".import-item .progress-bar", "value") == "100"
     screenshot(page, "import-done")
 
-    page.click("#open-imported")
+    page.click(".open-imported")
     page.wait_for_selector("body[data-ready=true]")
     # Both branches are drawn; the leaf is the current node and its path is highlighted.
     for entry_id in ("u1", "a1", "u2", "a2", "u3", "a3"):
@@ -108,7 +109,7 @@ def test_import_a_session_and_see_its_tree(
     page.fill("#tree-search", "second")
     expect(page.locator(".tree-row.hit")).to_have_count(2)
     expect(page.locator(".tree-row[data-id]")).to_have_count(6)
-    expect(page.locator("#search-hits")).to_have_text("– of 2")
+    expect(page.locator("#search-hits")).to_have_text("2 matches")
     page.press("#tree-search", "Enter")
     expect(page.locator("#search-hits")).to_have_text("1 of 2")
     page.wait_for_selector('.tree-row.selected[data-id="u3"]')

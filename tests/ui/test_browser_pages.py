@@ -256,6 +256,7 @@ def test_new_rename_fork_clone_and_delete(
     session = store(owner, small_tree(rich=True), name="Invoices")
     page = sign_in(open_browser(), "house")
     # New session from the list.
+    page.wait_for_selector("body[data-ready=true]")  # the page's module has attached its handlers
     page.click("#new-session-button")
     page.fill("#new-session-dialog input[name=name]", "Scratch")
     page.keyboard.press("Enter")
@@ -338,6 +339,7 @@ def test_share_dialog_copy_feedback_and_my_links_page(
     expect(table).to_contain_text("frozen")
     expect(table).to_contain_text(f"{token[:PREFIX_CHARS]}…")
     assert token not in page.content()
+    page.wait_for_selector("body[data-ready=true]")  # the page's module has attached its handlers
     page.click(".revoke-link")
     expect(page.locator("#confirm-action-dialog")).to_be_visible()
     page.click("#confirm-action-ok")
@@ -353,6 +355,7 @@ def test_teams_are_managed_in_the_app(
     account("mate")
     page = sign_in(open_browser(), "lead")
     page.click("text=Teams")
+    page.wait_for_selector("body[data-ready=true]")  # the page's module has attached its handlers
     expect(page.locator("#roles-title")).to_be_visible()
     assert "caps what a share allows" in page.inner_text("main")
     page.click("#new-team-button")

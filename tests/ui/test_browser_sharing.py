@@ -97,7 +97,7 @@ def test_a_revoked_link_stops_an_open_page_live(
     services.revoke_share_link(link=link, actor=owner)
     realtime.flush()
     expect(page.locator("body[data-revoked=true]")).to_have_count(1)
-    expect(page.locator("#live-status")).to_have_text("no live access")
+    expect(page.locator("#live-status")).to_have_text("access ended")
     expect(page.locator("#error-banner")).to_contain_text("revoked")
     assert page.evaluate(READ, [session.pk, link.raw_token]) == 404
     screenshot(page, "sharing-link-revoked")

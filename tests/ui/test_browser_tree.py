@@ -238,7 +238,7 @@ def test_search_steps_through_every_hit_and_opens_each_in_the_tree(
     expect(row(page, "side0")).to_have_count(0)
 
     page.fill("#tree-search", "zebra")
-    expect(page.locator("#search-hits")).to_have_text("– of 13")
+    expect(page.locator("#search-hits")).to_have_text("13 matches")
     page.press("#tree-search", "Enter")
     expect(page.locator("#search-hits")).to_have_text("1 of 13")
     expect(page.locator('.tree-row.selected.hit[data-id="c20"]')).to_be_visible()
