@@ -90,7 +90,7 @@ class ChatSessionAdmin(DeletesThroughUseCase):
         return [str(s) for s in sessions], counts, set(), []
 
     def delete_one(self, request: HttpRequest, obj: ChatSession) -> None:
-        services.delete_session(session=obj, staff=request.user)
+        services.delete_session(session=obj, actor=request.user, as_staff=True)
 
 
 @admin.register(Entry)
@@ -247,7 +247,7 @@ class PiwebUserAdmin(DeletesThroughUseCase, UserAdmin):
         return [str(u) for u in users], counts, perms_needed, []
 
     def delete_one(self, request: HttpRequest, obj: Any) -> None:
-        services.delete_owner(owner=obj, staff=request.user)
+        services.delete_owner(owner=obj, actor=request.user)
 
 
 if admin.site.is_registered(User):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from compaction_app.domain.settings import CompactionSettings
 from compaction_app.services import compact_session, compaction_settings
+from sessions_app.actors import RUN_WORKER
 
 if TYPE_CHECKING:
     from .loop import RunLoop
@@ -37,7 +38,11 @@ def compact(loop: RunLoop, *, reason: str, will_retry: bool) -> Compacted:
         # The service compacts the session's leaf; another branch must not be compacted for this run.
         return Compacted(False, None, MOVED)
     outcome: Any = compact_session(
-        session=session, reason=reason, will_retry=will_retry, requested_by=loop.run.requested_by
+        session=session,
+        reason=reason,
+        will_retry=will_retry,
+        actor=RUN_WORKER,
+        requested_by=loop.run.requested_by,
     )
     if outcome.status == "succeeded" and outcome.entry_id:
         loop.leaf = outcome.entry_id

@@ -193,7 +193,7 @@ def test_the_history_page_shows_the_summary_beside_the_entries_it_replaced(
     from compaction_app.services import compact_session
 
     session = store(owner, conversation(8))
-    outcome = compact_session(session=session, reason="manual")
+    outcome = compact_session(session=session, actor=session.owner, reason="manual")
     run = CompactionRun.objects.get(operation_id=outcome.operation_id)
 
     listing = staff_client.get(

@@ -108,7 +108,7 @@ class World:
 def world(user: Callable[..., Any]) -> World:
     owner = user("owner")
     other = user("other")
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="s.jsonl").session
     team = Team.objects.create(name="crew")
     TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=other, role=TeamMembership.Role.VIEWER)
