@@ -108,7 +108,10 @@ def test_a_small_session_has_nothing_to_compact(owner: Any) -> None:
 
     with pytest.raises(CompactionRefused, match=r"^Nothing to compact \(session too small\)$"):
         request_compaction(session=session, actor=session.owner)
-    assert not CompactionRun.objects.exists()
+    # Nothing queued: the refusal is kept in the history only.
+    assert list(CompactionRun.objects.values_list("status", "error")) == [
+        ("refused", "Nothing to compact (session too small)")
+    ]
 
 
 def test_automatic_compaction_with_nothing_to_do_is_skipped_silently(owner: Any, events: Any) -> None:
