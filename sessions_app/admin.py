@@ -260,10 +260,10 @@ class SessionFilter(InputFilter):
         value = (self.value() or "").strip()
         if not value:
             return queryset
-        # A purged session's rows keep its id in their detail and its label; live ones keep the link.
+        # A purged session's rows keep its id and its label; live ones keep the link too.
         match = Q(session__pi_id=value) | Q(session_label=value)
         if value.isdigit():
-            match |= Q(session_id=int(value)) | Q(detail__session_id=int(value))
+            match |= Q(session_number=int(value))
         return queryset.filter(match)
 
 
@@ -342,6 +342,7 @@ class ActionLogAdmin(admin.ModelAdmin):
         "action",
         "session_link",
         "session_label",
+        "session_number",
         "team",
         "team_label",
         "detail",
@@ -402,7 +403,7 @@ def _csv_row(row: ActionLog) -> list[Any]:
         row.actor_kind,
         cell(row.actor_name),
         row.actor_id or "",
-        row.session_id or (row.detail.get("session_id", "") if isinstance(row.detail, dict) else ""),
+        row.session_number or "",
         cell(row.session_label),
         row.team_id or "",
         cell(row.team_label),

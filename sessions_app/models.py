@@ -394,6 +394,9 @@ class ActionLog(models.Model):
     action = models.CharField(max_length=16, choices=Action.choices)
     session = models.ForeignKey(ChatSession, null=True, on_delete=models.SET_NULL, related_name="+")
     session_label = models.TextField(blank=True, default="", help_text="Kept when the session is deleted")
+    session_number = models.BigIntegerField(
+        null=True, blank=True, db_index=True, help_text="The session's id, kept when it is purged"
+    )
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     team_label = models.TextField(blank=True, default="", help_text="Kept when the team is deleted")
     detail = models.JSONField(default=dict, blank=True)

@@ -32,6 +32,7 @@ def record_action(
         action=action,
         session=session,
         session_label=str(session) if session is not None else "",
+        session_number=session.pk if session is not None else None,
         team=team,
         team_label=team.name if team is not None else "",
         detail=detail,
@@ -63,9 +64,9 @@ class PendingAction:
         table = ActionLog._meta.db_table
         sessions = ChatSession._meta.db_table
         sql = (
-            f"INSERT INTO {table} (actor_id, actor_kind, actor_name, action, session_id, session_label, "
-            "team_id, team_label, detail, created_at) "
-            f"SELECT %s, %s, %s, %s, id, %s, NULL, '', %s::jsonb, %s FROM {sessions} "
+            f"INSERT INTO {table} (actor_id, actor_kind, actor_name, action, session_id, session_number, "
+            "session_label, team_id, team_label, detail, created_at) "
+            f"SELECT %s, %s, %s, %s, id, id, %s, NULL, '', %s::jsonb, %s FROM {sessions} "
             "WHERE id = %s AND leaf_entry_id = %s AND updated_at = %s"
         )
         values = [

@@ -57,9 +57,7 @@ def purge_session(session_id: int, *, actor: Actor, batch: int = ENTRY_BATCH) ->
         session = ChatSession.with_deleted.select_for_update().filter(pk=session_id).first()
         if session is None or session.deleted_at is None:
             return False  # another purge finished it meanwhile
-        record_action(
-            actor=actor, action=Action.PURGE, session=session, session_id=session_id, entries=next_seq
-        )
+        record_action(actor=actor, action=Action.PURGE, session=session, entries=next_seq)
         session.delete()
     return True
 
