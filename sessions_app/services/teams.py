@@ -181,11 +181,11 @@ def _keep_an_owner(team: Team, verb: str) -> None:
         raise TeamConflict(f"Cannot {verb} the last owner of {team.name}: make another member owner first.")
 
 
-def _invitation(actor: Any, invitation_id: int) -> TeamInvitation:
+def _invitation(user: Any, invitation_id: int) -> TeamInvitation:
     found = (
         TeamInvitation.objects.select_for_update(of=("self",))
         .select_related("team")
-        .filter(pk=invitation_id, user=actor)
+        .filter(pk=invitation_id, user=user)
         .first()
     )
     if found is None:
