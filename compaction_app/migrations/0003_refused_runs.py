@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('compaction_app', '0002_encrypted_provider_keys'),
+        ("compaction_app", "0002_encrypted_provider_keys"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='compactionrun',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled'), ('refused', 'Refused')], default='queued', max_length=20),
+            model_name="compactionrun",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Queued"),
+                    ("running", "Running"),
+                    ("succeeded", "Succeeded"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                    ("refused", "Refused"),
+                ],
+                default="queued",
+                max_length=20,
+            ),
         ),
     ]

@@ -15,58 +15,115 @@ def name_actors(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_app', '0017_action_log_kinds'),
+        ("sessions_app", "0017_action_log_kinds"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='actionlog',
-            name='actor_kind',
-            field=models.CharField(choices=[('user', 'User'), ('link', 'Link'), ('system', 'System'), ('anonymous', 'Anonymous')], default='user', max_length=10),
+            model_name="actionlog",
+            name="actor_kind",
+            field=models.CharField(
+                choices=[
+                    ("user", "User"),
+                    ("link", "Link"),
+                    ("system", "System"),
+                    ("anonymous", "Anonymous"),
+                ],
+                default="user",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='actionlog',
-            name='actor_name',
-            field=models.CharField(blank=True, default='', help_text='The username, link or system actor; kept when the user is deleted', max_length=150),
+            model_name="actionlog",
+            name="actor_name",
+            field=models.CharField(
+                blank=True,
+                default="",
+                help_text="The username, link or system actor; kept when the user is deleted",
+                max_length=150,
+            ),
         ),
         migrations.AddField(
-            model_name='actionlog',
-            name='session_number',
-            field=models.BigIntegerField(blank=True, db_index=True, help_text="The session's id, kept when it is purged", null=True),
+            model_name="actionlog",
+            name="session_number",
+            field=models.BigIntegerField(
+                blank=True, db_index=True, help_text="The session's id, kept when it is purged", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='actionlog',
-            name='team',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='sessions_app.team'),
+            model_name="actionlog",
+            name="team",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="sessions_app.team",
+            ),
         ),
         migrations.AddField(
-            model_name='actionlog',
-            name='team_label',
-            field=models.TextField(blank=True, default='', help_text='Kept when the team is deleted'),
+            model_name="actionlog",
+            name="team_label",
+            field=models.TextField(blank=True, default="", help_text="Kept when the team is deleted"),
         ),
         migrations.AlterField(
-            model_name='actionlog',
-            name='action',
-            field=models.CharField(choices=[('import', 'Import'), ('export', 'Export'), ('navigate', 'Navigate'), ('fork', 'Fork'), ('clone', 'Clone'), ('compact', 'Compact'), ('share', 'Share'), ('revoke', 'Revoke'), ('label', 'Label'), ('append', 'Append'), ('rename', 'Rename'), ('delete', 'Delete'), ('run', 'Run'), ('settings', 'Settings'), ('create', 'Create'), ('sync', 'Sync'), ('purge', 'Purge'), ('team_create', 'Team Create'), ('team_invite', 'Team Invite'), ('team_accept', 'Team Accept'), ('team_decline', 'Team Decline'), ('team_role', 'Team Role'), ('team_leave', 'Team Leave'), ('team_remove', 'Team Remove'), ('token_create', 'Token Create'), ('token_revoke', 'Token Revoke'), ('compact_refused', 'Compact Refused'), ('compacted', 'Compacted'), ('compact_failed', 'Compact Failed'), ('branch_summary', 'Branch Summary'), ('cancel', 'Cancel'), ('abort', 'Abort')], max_length=16),
+            model_name="actionlog",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("import", "Import"),
+                    ("export", "Export"),
+                    ("navigate", "Navigate"),
+                    ("fork", "Fork"),
+                    ("clone", "Clone"),
+                    ("compact", "Compact"),
+                    ("share", "Share"),
+                    ("revoke", "Revoke"),
+                    ("label", "Label"),
+                    ("append", "Append"),
+                    ("rename", "Rename"),
+                    ("delete", "Delete"),
+                    ("run", "Run"),
+                    ("settings", "Settings"),
+                    ("create", "Create"),
+                    ("sync", "Sync"),
+                    ("purge", "Purge"),
+                    ("team_create", "Team Create"),
+                    ("team_invite", "Team Invite"),
+                    ("team_accept", "Team Accept"),
+                    ("team_decline", "Team Decline"),
+                    ("team_role", "Team Role"),
+                    ("team_leave", "Team Leave"),
+                    ("team_remove", "Team Remove"),
+                    ("token_create", "Token Create"),
+                    ("token_revoke", "Token Revoke"),
+                    ("compact_refused", "Compact Refused"),
+                    ("compacted", "Compacted"),
+                    ("compact_failed", "Compact Failed"),
+                    ("branch_summary", "Branch Summary"),
+                    ("cancel", "Cancel"),
+                    ("abort", "Abort"),
+                ],
+                max_length=16,
+            ),
         ),
         migrations.AddIndex(
-            model_name='actionlog',
-            index=models.Index(fields=['session', '-created_at'], name='actionlog_session_idx'),
+            model_name="actionlog",
+            index=models.Index(fields=["session", "-created_at"], name="actionlog_session_idx"),
         ),
         migrations.AddIndex(
-            model_name='actionlog',
-            index=models.Index(fields=['actor', '-created_at'], name='actionlog_actor_idx'),
+            model_name="actionlog",
+            index=models.Index(fields=["actor", "-created_at"], name="actionlog_actor_idx"),
         ),
         migrations.AddIndex(
-            model_name='actionlog',
-            index=models.Index(fields=['team', '-created_at'], name='actionlog_team_idx'),
+            model_name="actionlog",
+            index=models.Index(fields=["team", "-created_at"], name="actionlog_team_idx"),
         ),
         migrations.AddIndex(
-            model_name='actionlog',
-            index=models.Index(fields=['action', '-created_at'], name='actionlog_action_idx'),
+            model_name="actionlog",
+            index=models.Index(fields=["action", "-created_at"], name="actionlog_action_idx"),
         ),
         migrations.RunPython(name_actors, migrations.RunPython.noop),
     ]
