@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
         owner = bench_user()
     t0 = time.perf_counter()
     with path.open("rb") as stream:
-        result = import_stream(owner=owner, stream=stream, filename=path.name)
+        result = import_stream(actor=owner, stream=stream, filename=path.name)
     seconds = time.perf_counter() - t0
     out = {
         "seconds": seconds,

@@ -136,8 +136,9 @@ class CompactionRun(models.Model):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         CANCELLED = "cancelled"
+        REFUSED = "refused"  # Pi refused it before any work ("Already compacted", a busy session)
 
-    TERMINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.CANCELLED})
+    TERMINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, Status.REFUSED})
 
     operation_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     idempotency_key = models.CharField(max_length=255, unique=True)

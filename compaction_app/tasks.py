@@ -10,6 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from sessions_app.access import still_writable
+from sessions_app.actors import COMPACTION_WORKER
 
 from .models import CompactionRun
 from .services import compact_session, fail_run, summarize_and_navigate
@@ -35,10 +36,11 @@ def run_compaction(run_id: int) -> str:
     if run.is_finished:
         return run.status
     if not _still_allowed(run):
-        return fail_run(run, NO_LONGER_ALLOWED).status
+        return fail_run(run, NO_LONGER_ALLOWED, actor=COMPACTION_WORKER).status
     outcome = compact_session(
         session=run.session,
         reason=run.reason,
+        actor=COMPACTION_WORKER,
         custom_instructions=run.custom_instructions,
         will_retry=run.will_retry,
         requested_by=run.requested_by,
@@ -60,5 +62,5 @@ def run_branch_summary(run_id: int) -> str:
     if run.is_finished:
         return run.status
     if not _still_allowed(run):
-        return fail_run(run, NO_LONGER_ALLOWED).status
-    return summarize_and_navigate(run).status
+        return fail_run(run, NO_LONGER_ALLOWED, actor=COMPACTION_WORKER).status
+    return summarize_and_navigate(run, actor=COMPACTION_WORKER).status

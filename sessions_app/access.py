@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .actors import Actor, LinkActor, SystemActor
 from .link_tokens import hash_token
 from .models import ChatSession, Entry, ShareLink, Team, TeamMembership
 from .queries import EntryNotFound, find_entry, path_ranges
@@ -26,6 +27,7 @@ __all__ = [
     "Forbidden",
     "NotSignedIn",
     "NotVisible",
+    "acting",
     "authorize",
     "link_access",
     "link_token",
@@ -214,15 +216,24 @@ def require_owner(request: Any, session_pk: int) -> ChatSession:
     return access.session
 
 
-def authorize(actor: Any, session: ChatSession, need: str, *, grant: Access | None = None) -> Access:
+def authorize(actor: Actor, session: ChatSession, need: str, *, grant: Access | None = None) -> Access:
     """Return the actor's grant on the session if it allows ``need`` (read, write or owner), else raise.
 
-    ``actor=None`` is the server itself (a task or a run acting for a user checked earlier): always
-    allowed. A ``grant`` the adapter already resolved is checked without another query.
+    A system actor (a worker or a command) acts on the server's authority: the adapter that queued its
+    work checked the user then, and tasks re-check before writing. A link actor may read its own session.
+    A ``grant`` the adapter already resolved is checked without another query. There is no implicit
+    actor: ``None`` is refused.
     """
-    if actor is None and grant is None:
-        return Access(session, True)
-    if grant is None:
+    if actor is None:
+        raise TypeError("authorize() needs an actor: a user, a link actor or a system actor")
+    if isinstance(actor, SystemActor):
+        return grant if grant is not None else Access(session, True)
+    if isinstance(actor, LinkActor):
+        if grant is None:
+            if actor.link.session_id != session.pk or _live_link_row(actor.link) is None:
+                raise NotVisible(f"Session not found: {session.pk}")
+            grant = Access(session, False, actor.link)
+    elif grant is None:
         if getattr(actor, "pk", None) is not None and session.owner_id == actor.pk:
             grant = Access(session, True)
         else:
@@ -235,6 +246,23 @@ def authorize(actor: Any, session: ChatSession, need: str, *, grant: Access | No
     if need == OWNER and (grant.link is not None or session.owner_id != getattr(actor, "pk", None)):
         raise Forbidden(OWNER_ONLY)
     return grant
+
+
+def _live_link_row(link: ShareLink) -> ShareLink | None:
+    """Return the link as stored now if it still works (not revoked, expired, or its session deleted)."""
+    fresh = (
+        ShareLink.objects.select_related("session")
+        .filter(pk=link.pk, session__deleted_at__isnull=True)
+        .first()
+    )
+    return fresh if fresh is not None and fresh.state() == "active" else None
+
+
+def acting(user: Any, grant: Access) -> Actor:
+    """Return who acts in a request: the signed-in user, else the holder of the link the grant came from."""
+    if getattr(user, "is_authenticated", False) or grant.link is None:
+        return user
+    return LinkActor(grant.link)
 
 
 def still_writable(user: Any, session_pk: int) -> bool:

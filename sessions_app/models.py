@@ -367,21 +367,52 @@ class ActionLog(models.Model):
         TEAM_REMOVE = "team_remove"
         TOKEN_CREATE = "token_create"
         TOKEN_REVOKE = "token_revoke"
+        # A compaction is logged when requested (COMPACT), refused before any work, and when it ends.
+        COMPACT_REFUSED = "compact_refused"
+        COMPACTED = "compacted"
+        COMPACT_FAILED = "compact_failed"
+        BRANCH_SUMMARY = "branch_summary"
+        CANCEL = "cancel"
+        ABORT = "abort"
+
+    class ActorKind(models.TextChoices):
+        USER = "user"
+        LINK = "link"
+        SYSTEM = "system"
+        ANONYMOUS = "anonymous"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
+    actor_kind = models.CharField(max_length=10, choices=ActorKind.choices, default=ActorKind.USER)
+    actor_name = models.CharField(
+        max_length=150,
+        blank=True,
+        default="",
+        help_text="The username, link or system actor; kept when the user is deleted",
+    )
     action = models.CharField(max_length=16, choices=Action.choices)
     session = models.ForeignKey(ChatSession, null=True, on_delete=models.SET_NULL, related_name="+")
     session_label = models.TextField(blank=True, default="", help_text="Kept when the session is deleted")
+    session_number = models.BigIntegerField(
+        null=True, blank=True, db_index=True, help_text="The session's id, kept when it is purged"
+    )
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    team_label = models.TextField(blank=True, default="", help_text="Kept when the team is deleted")
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["session", "-created_at"], name="actionlog_session_idx"),
+            models.Index(fields=["actor", "-created_at"], name="actionlog_actor_idx"),
+            models.Index(fields=["team", "-created_at"], name="actionlog_team_idx"),
+            models.Index(fields=["action", "-created_at"], name="actionlog_action_idx"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.actor} {self.action} {self.session_label}"
+        return f"{self.actor_name or self.actor} {self.action} {self.session_label or self.team_label}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.pk is not None:

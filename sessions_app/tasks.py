@@ -11,6 +11,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
+from .actors import PURGE_WORKER
 from .services import purging
 
 
@@ -19,7 +20,7 @@ from .services import purging
 )
 def purge_deleted_session(session_id: int, batch: int = purging.ENTRY_BATCH) -> bool:
     """Delete the rows of a session its owner deleted; False when there was nothing left to purge."""
-    return purging.purge_session(session_id, batch=batch)
+    return purging.purge_session(session_id, actor=PURGE_WORKER, batch=batch)
 
 
 @shared_task(
@@ -27,7 +28,7 @@ def purge_deleted_session(session_id: int, batch: int = purging.ENTRY_BATCH) -> 
 )
 def sweep_deleted_sessions() -> int:
     """Finish every purge left unfinished (a worker killed mid-purge, a purge that could not be queued)."""
-    return purging.purge_deleted_sessions()
+    return purging.purge_deleted_sessions(actor=PURGE_WORKER)
 
 
 @worker_ready.connect(dispatch_uid="piweb-sweep-deleted-sessions")

@@ -186,7 +186,7 @@ def store(owner: Any, entries: list[dict[str, Any]], pi_id: str = "sess-c") -> C
     """Import the entries as a session of ``owner`` (header of the compaction tests' sessions)."""
     header = {**HEADER, "id": pi_id, "timestamp": "2026-02-01T10:00:00.000Z"}
     data = "\n".join(json.dumps(v) for v in [header, *entries]) + "\n"
-    return services.import_jsonl(owner=owner, data=data.encode(), filename="c.jsonl").session
+    return services.import_jsonl(actor=owner, data=data.encode(), filename="c.jsonl").session
 
 
 def seeded_session(owner: Any, turns: int = 6, *, words: int = 60) -> ChatSession:
@@ -220,7 +220,7 @@ def seeded_session(owner: Any, turns: int = 6, *, words: int = 60) -> ChatSessio
             )
             parent = entry_id
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    return services.import_jsonl(owner=owner, data=data).session
+    return services.import_jsonl(actor=owner, data=data).session
 
 
 # -- reading back ---------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ def session_pk(ctx: Context, spec: generate.SessionSpec | str) -> int:
         from sessions_app.services import import_stream
 
         lines = _RenamedLines(session.path, session.path.name)
-        result = import_stream(owner=bench_user(), stream=cast(Any, lines), filename=session.path.name)
+        result = import_stream(actor=bench_user(), stream=cast(Any, lines), filename=session.path.name)
         ctx.state[key] = result.session.pk
     return cast(int, ctx.state[key])
 
@@ -508,7 +508,7 @@ def _append_worker(pk: int, count: int, start: Any, out: Any) -> None:
     for i in range(count):
         entry = _bench_entry(i)
         t0 = time.perf_counter()
-        append_entries(session=session, entries=[entry])
+        append_entries(session=session, actor=session.owner, entries=[entry])
         samples.append((time.perf_counter() - t0) * 1000)
     out.put(samples)
 
@@ -576,7 +576,7 @@ def bare_session_pk() -> int:
     """Return a new empty session of the bench user for the baseline's rows."""
     from sessions_app.services import create_session
 
-    return cast(int, create_session(owner=bench_user(), cwd="/bench/bare-append").pk)
+    return cast(int, create_session(actor=bench_user(), cwd="/bench/bare-append").pk)
 
 
 def check_integrity(pk: int) -> tuple[int, int, int]:

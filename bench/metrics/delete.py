@@ -34,13 +34,14 @@ TASK_DONE = re.compile(r"Task sessions\.purge_deleted_session\[[^\]]+\] succeede
 
 def _clear_leftovers(owner: Any) -> None:
     """Finish what an interrupted earlier run left: sessions of the delete user, deleted or not."""
+    from sessions_app.actors import PURGE_WORKER
     from sessions_app.models import ChatSession
     from sessions_app.services import delete_session, purge_session
 
     for session in ChatSession.objects.filter(owner=owner):
-        delete_session(session=session)
+        delete_session(session=session, actor=session.owner)
     for pk in ChatSession.with_deleted.filter(owner=owner).values_list("pk", flat=True):
-        purge_session(pk)
+        purge_session(pk, actor=PURGE_WORKER)
 
 
 @metric("db_delete")

@@ -179,9 +179,11 @@ def _cookie() -> str:
 def _new_session() -> tuple[int, int]:
     from sessions_app.services import append_entries, create_session
 
-    session = create_session(owner=bench_user(), cwd="/bench", name="live sockets")
+    session = create_session(actor=bench_user(), cwd="/bench", name="live sockets")
     rows = append_entries(
-        session=session, entries=[{"type": "custom", "customType": "bench", "data": "start"}]
+        session=session,
+        actor=session.owner,
+        entries=[{"type": "custom", "customType": "bench", "data": "start"}],
     )
     return session.pk, rows[-1].seq
 

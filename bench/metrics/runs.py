@@ -64,7 +64,7 @@ def team_runs(ctx: Context) -> list[Result]:
             provider="anthropic",
             api_key="sk-bench",
         )
-        sessions = [create_session(owner=owner, cwd="/bench", name=f"run {i}") for i in range(RUNS)]
+        sessions = [create_session(actor=owner, cwd="/bench", name=f"run {i}") for i in range(RUNS)]
         connections.close_all()
         workers = subprocess.Popen(
             [sys.executable, "-m", "piweb.workers"], cwd=REPO_DIR, env=env, stdout=log, stderr=log
@@ -76,7 +76,9 @@ def team_runs(ctx: Context) -> list[Result]:
             runs = [start_run(session=s, user=owner, prompt="go", provider=provider) for s in sessions]
             queued_s = time.time() - started
             time.sleep(1.0)  # every run is waiting on the provider now
-            operation = request_compaction(session=sessions[0].__class__.objects.get(pk=compact_pk))
+            operation = request_compaction(
+                session=sessions[0].__class__.objects.get(pk=compact_pk), actor=owner
+            )
             pks = [r.pk for r in runs]
             wait_until(
                 lambda: AgentRun.objects.filter(pk__in=pks, finished_at__isnull=True).count() == 0,

@@ -282,7 +282,9 @@ def _append_and_stamp(pk: int, text: str) -> tuple[float, int]:
         # Registered before the service's own hook, so it runs first: right after COMMIT returns.
         transaction.on_commit(lambda: stamp.append(time.perf_counter()))
         rows = append_entries(
-            session=session, entries=[{"type": "custom", "customType": "bench", "data": text}]
+            session=session,
+            actor=session.owner,
+            entries=[{"type": "custom", "customType": "bench", "data": text}],
         )
     return stamp[0], rows[-1].seq
 

@@ -64,12 +64,16 @@ def team_sessions(ctx: Context) -> list[int]:
         started = time.perf_counter()
         for index, (session_file, name) in enumerate(zip(files, names, strict=True)):
             lines = _RenamedLines(session_file.path, name)
-            result = import_stream(owner=owner, stream=cast(Any, lines), filename=name)
+            result = import_stream(actor=owner, stream=cast(Any, lines), filename=name)
             if index % 7 == 0:  # three sessions get the rare phrase
                 for turn in range(3):
                     text = f"Before the {RARE_PHRASE} meeting, list what changed (turn {turn})"
                     message = {"role": "user", "content": text, "timestamp": int(time.time() * 1000)}
-                    append_entries(session=result.session, entries=[{"type": "message", "message": message}])
+                    append_entries(
+                        session=result.session,
+                        actor=result.session.owner,
+                        entries=[{"type": "message", "message": message}],
+                    )
             stored[name] = result.session.pk
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE sessions_app_entry")

@@ -68,7 +68,7 @@ class CompactView(OperationAPIView):
         run = services.request_compaction(
             session=session,
             custom_instructions=data.validated_data.get("customInstructions"),
-            requested_by=request.user,
+            actor=request.user,
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
         return Response(CompactionOperationSerializer(run).data, status=status.HTTP_202_ACCEPTED)

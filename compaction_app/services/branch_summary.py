@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from sessions_app import access
+from sessions_app.actors import Actor
 from sessions_app.domain.entries import Entry as DomainEntry
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.domain.operations import NavigationPlan, apply_navigation, plan_navigation
@@ -57,6 +58,7 @@ from .operations import (
     fail_run,
     finish,
     lock_idle_session,
+    log_end,
     scoped_key,
     summarizer_for,
 )
@@ -92,8 +94,7 @@ def start_branch_summary(
     *,
     session: ChatSession,
     target_id: str,
-    actor: Any = None,
-    user: Any = None,
+    actor: Actor,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
     label: str | None = None,
@@ -109,7 +110,7 @@ def start_branch_summary(
         (target_id, label, idempotency_key), "targetId, label or idempotency key", max_chars=MAX_NAME_CHARS
     )
     check_text(custom_instructions, "customInstructions")
-    requested_by = actor if actor is not None else user
+    requested_by = actor
     access.authorize(requested_by, session, access.WRITE, grant=grant)
     key = scoped_key("branch_summary", session, requested_by, idempotency_key)
     existing = existing_run(key)
@@ -131,10 +132,9 @@ def start_branch_summary(
             replace_instructions=replace_instructions,
             label=label or None,
         )
-        if requested_by is not None:
-            record_action(
-                actor=requested_by, action=Action.NAVIGATE, session=locked, target=target_id, summarize=True
-            )
+        record_action(
+            actor=requested_by, action=Action.NAVIGATE, session=locked, target=target_id, summarize=True
+        )
         transaction.on_commit(partial(enqueue, "run_branch_summary", run.pk))
     return str(run.operation_id)
 
@@ -188,15 +188,18 @@ def _summarize_branch(
 
 
 def summarize_and_navigate(
-    run: CompactionRun, *, summarizer: Summarizer | None = None
+    run: CompactionRun, *, actor: Actor, summarizer: Summarizer | None = None
 ) -> BranchSummaryOutcome:
-    """Summarize the branch being left, then move the leaf. Never call inside a transaction."""
+    """Summarize the branch being left, then move the leaf. Never call inside a transaction.
+
+    ``actor`` (the worker) writes and logs how it ended.
+    """
     if not begin(run):
         return _outcome(run)
     session = ChatSession.objects.get(pk=run.session_id)
     old_leaf, target_id = run.planned_leaf, run.target_id or ""
     if session.leaf_entry_id != old_leaf:
-        return _outcome(fail_run(run, SESSION_CHANGED_NAVIGATING))
+        return _outcome(fail_run(run, SESSION_CHANGED_NAVIGATING, actor=actor))
     recorder = Recorder(summarizer or summarizer_for(session))
     summary: _BranchSummary | None = None
     try:
@@ -208,13 +211,13 @@ def summarize_and_navigate(
         if entries:
             summary = _summarize_branch(entries, recorder, run)
     except SummarizationAborted:
-        return _outcome(fail_run(run, "", aborted=True))
+        return _outcome(fail_run(run, "", aborted=True, actor=actor))
     except Exception as exc:  # the message is what the user sees; nothing has been written
-        return _outcome(fail_run(run, str(exc) or "Branch summarization failed"))
+        return _outcome(fail_run(run, str(exc) or "Branch summarization failed", actor=actor))
     try:
-        _record(session, run, tree, plan, summary, recorder)
+        _record(session, run, tree, plan, summary, recorder, actor)
     except AppendConflict:
-        return _outcome(fail_run(run, SESSION_CHANGED_NAVIGATING))
+        return _outcome(fail_run(run, SESSION_CHANGED_NAVIGATING, actor=actor))
     return _outcome(run)
 
 
@@ -225,6 +228,7 @@ def _record(
     plan: NavigationPlan,
     summary: _BranchSummary | None,
     recorder: Recorder,
+    actor: Actor,
 ) -> None:
     """Write the summary entry (or just move the leaf) and finish the run, in one transaction."""
     old_leaf = run.planned_leaf
@@ -243,12 +247,14 @@ def _record(
             label=run.label,
         )
         if result.entries:
-            append_entries(session=session, entries=result.entries, expected_leaf=old_leaf)
+            append_entries(
+                session=session, entries=result.entries, actor=actor, expected_leaf=old_leaf, log=None
+            )
         elif plan.changed:
             locked_session = ChatSession.objects.select_for_update().get(pk=session.pk)
             if locked_session.leaf_entry_id != old_leaf:
                 raise AppendConflict(old_leaf, locked_session.leaf_entry_id)
-            set_leaf(session=locked_session, entry_id=plan.new_leaf_id)
+            set_leaf(session=locked_session, entry_id=plan.new_leaf_id, actor=actor)
         usage = dict(summary.usage) if summary and summary.usage else None
         finish(
             locked,
@@ -265,6 +271,7 @@ def _record(
             replaced_last_seq=summary.last_seq if summary else None,
             error="",
         )
+        log_end(actor, locked)
         transaction.on_commit(partial(announce_end, locked))
         copy_run(locked, run)
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from sessions_app import access
+from sessions_app.actors import Actor
 from sessions_app.domain.entries import Entry as DomainEntry
 from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
 from sessions_app.domain.tokens import current_system_message, estimate_tokens
@@ -24,6 +25,7 @@ from ..domain.settings import resolve_settings, with_session_override
 from ..domain.summary import CompactionResult, Summarizer, compact
 from ..models import CompactionRun
 from .operations import (
+    OperationInProgress,
     Reason,
     Recorder,
     Status,
@@ -38,6 +40,7 @@ from .operations import (
     fail_run,
     finish,
     lock_idle_session,
+    log_end,
     scoped_key,
     summarizer_for,
 )
@@ -137,24 +140,30 @@ def check_compaction(session: ChatSession) -> None:
 def request_compaction(
     *,
     session: ChatSession,
+    actor: Actor,
     reason: str = Reason.MANUAL,
     custom_instructions: str | None = None,
-    requested_by: Any = None,
     idempotency_key: str | None = None,
 ) -> CompactionRun:
     """Queue a compaction of the session's leaf and return its run; the task is sent after commit.
 
-    ``requested_by`` must be allowed to change the session. A repeated ``idempotency_key`` returns the
-    first run. Pi's refusals are checked here, before queueing; the request is logged with the run.
+    ``actor`` must be allowed to change the session. A repeated ``idempotency_key`` returns the first
+    run. Pi's refusals (and a busy session) are checked here, before queueing: a refusal is kept in the
+    compaction history as a ``refused`` run and logged with its reason, then raised. The request is
+    logged with the run.
     """
     check_text(custom_instructions, "customInstructions")
     check_text(idempotency_key, "the idempotency key", max_chars=MAX_NAME_CHARS)
-    access.authorize(requested_by, session, access.WRITE)
-    key = scoped_key("compaction", session, requested_by, idempotency_key)
+    access.authorize(actor, session, access.WRITE)
+    key = scoped_key("compaction", session, actor, idempotency_key)
     existing = existing_run(key)
     if existing is not None:
         return existing
-    check_compaction(session)
+    try:
+        check_compaction(session)
+    except CompactionRefused as exc:
+        _refuse(session, actor, reason, custom_instructions, str(exc))
+        raise
     try:
         with transaction.atomic():
             locked = lock_idle_session(session, BUSY_COMPACTING)
@@ -162,16 +171,16 @@ def request_compaction(
                 session=locked,
                 kind=CompactionRun.Kind.COMPACTION,
                 reason=reason,
-                requested_by=requested_by,
+                requested_by=actor,
                 key=key,
                 planned_leaf=locked.leaf_entry_id,
                 custom_instructions=custom_instructions or None,
             )
-            if requested_by is not None:
-                record_action(
-                    actor=requested_by, action=Action.COMPACT, session=locked, operation=str(run.operation_id)
-                )
+            record_action(actor=actor, action=Action.COMPACT, session=locked, operation=str(run.operation_id))
             transaction.on_commit(partial(enqueue, "run_compaction", run.pk))
+    except OperationInProgress as exc:
+        _refuse(session, actor, reason, custom_instructions, exc.message)
+        raise
     except IntegrityError:
         # The same key raced in from a second request: both callers get the first run.
         found = existing_run(key)
@@ -181,10 +190,35 @@ def request_compaction(
     return run
 
 
+def _refuse(
+    session: ChatSession, actor: Actor, reason: str, custom_instructions: str | None, why: str
+) -> None:
+    """Keep a refused request in the compaction history and the action log, with the reason."""
+    with transaction.atomic():
+        run = create_run(
+            session=session,
+            kind=CompactionRun.Kind.COMPACTION,
+            reason=reason,
+            requested_by=actor,
+            key=None,
+            planned_leaf=session.leaf_entry_id,
+            custom_instructions=custom_instructions or None,
+        )
+        finish(run, Status.REFUSED, error=why)
+        record_action(
+            actor=actor,
+            action=Action.COMPACT_REFUSED,
+            session=session,
+            operation=str(run.operation_id),
+            reason=why,
+        )
+
+
 def compact_session(
     *,
     session: ChatSession,
     reason: str,
+    actor: Actor,
     custom_instructions: str | None = None,
     will_retry: bool = False,
     requested_by: Any = None,
@@ -193,9 +227,12 @@ def compact_session(
 ) -> CompactionOutcome:
     """Compact the session's path now and record the run. Never call inside a transaction.
 
-    Without ``run`` the current leaf is compacted and a run is recorded; automatic compactions with
-    nothing to compact return "skipped" with no record and no events, as Pi does.
+    ``actor`` does the work (the compaction worker, a run's worker) and logs how it ended;
+    ``requested_by`` is the user the run is credited to. Without ``run`` the current leaf is compacted
+    and a run is recorded; automatic compactions with nothing to compact return "skipped" with no
+    record and no events, as Pi does.
     """
+    access.authorize(actor, session, access.WRITE)
     planned_leaf = run.planned_leaf if run is not None else session.leaf_entry_id
     plan = _plan(session, planned_leaf)
     if run is None:
@@ -214,21 +251,21 @@ def compact_session(
     if not begin(run):
         return _outcome(run)
     if plan.preparation is None:
-        return _outcome(fail_run(run, plan.error or "compaction failed"), error=plan.error)
+        return _outcome(fail_run(run, plan.error or "compaction failed", actor=actor), error=plan.error)
     session.refresh_from_db(fields=["leaf_entry_id", "leaf_seq"])
     if session.leaf_entry_id != planned_leaf:
-        return _outcome(fail_run(run, SESSION_CHANGED), error=SESSION_CHANGED)
+        return _outcome(fail_run(run, SESSION_CHANGED, actor=actor), error=SESSION_CHANGED)
 
     recorder = Recorder(summarizer or summarizer_for(session))
     try:
         result = compact(plan.preparation, recorder, run.custom_instructions)
     except Exception as exc:  # any failure of the summary, Pi's messages included, fails the run
         message = str(exc) or "compaction failed"
-        return _outcome(fail_run(run, message), error=message)
+        return _outcome(fail_run(run, message, actor=actor), error=message)
     try:
-        _record(session, run, plan, result, recorder)
+        _record(session, run, plan, result, recorder, actor)
     except AppendConflict:
-        return _outcome(fail_run(run, SESSION_CHANGED), error=SESSION_CHANGED)
+        return _outcome(fail_run(run, SESSION_CHANGED, actor=actor), error=SESSION_CHANGED)
     return _outcome(run, details=result.details, tokens_before=result.tokens_before)
 
 
@@ -254,7 +291,12 @@ def _entry(plan: _Plan, result: CompactionResult) -> dict[str, Any]:
 
 
 def _record(
-    session: ChatSession, run: CompactionRun, plan: _Plan, result: CompactionResult, recorder: Recorder
+    session: ChatSession,
+    run: CompactionRun,
+    plan: _Plan,
+    result: CompactionResult,
+    recorder: Recorder,
+    actor: Actor,
 ) -> None:
     """Append the entry and finish the run (its history row, with the range replaced) in one transaction."""
     first_seq, last_seq = _replaced_range(plan)
@@ -263,7 +305,13 @@ def _record(
         if locked.is_finished:  # another delivery of this task finished first, or a cancel
             copy_run(locked, run)
             return
-        rows = append_entries(session=session, entries=[_entry(plan, result)], expected_leaf=run.planned_leaf)
+        rows = append_entries(
+            session=session,
+            entries=[_entry(plan, result)],
+            actor=actor,
+            expected_leaf=run.planned_leaf,
+            log=None,  # logged below as the compaction's end
+        )
         new_id = rows[-1].entry_id
         after = context_for_leaf(session, new_id)
         finish(
@@ -283,6 +331,7 @@ def _record(
             replaced_last_seq=last_seq,
             error="",
         )
+        log_end(actor, locked)
         transaction.on_commit(partial(announce_end, locked))
         copy_run(locked, run)
 

@@ -21,8 +21,10 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from sessions_app import access, realtime
+from sessions_app.actors import COMPACTION_WORKER, Actor, actor_name, user_of
 from sessions_app.domain.operations import TreeOperationError
 from sessions_app.models import ChatSession
+from sessions_app.services import Action, record_action
 
 from ..domain.summary import Summarizer, SummaryRequest, SummaryResponse
 from ..models import CompactionRun, LLMProvider
@@ -162,8 +164,11 @@ def finish(run: CompactionRun, status: str, **fields: Any) -> None:
     run.save()
 
 
-def fail_run(run: CompactionRun, error: str, *, aborted: bool = False) -> CompactionRun:
-    """Record a failure (or a cancellation) unless the run already ended, and announce it after commit."""
+def fail_run(run: CompactionRun, error: str, *, actor: Actor, aborted: bool = False) -> CompactionRun:
+    """Record a failure (or a cancellation) unless the run already ended, and announce it after commit.
+
+    The end is logged with ``actor`` (the worker, or whoever could not queue it).
+    """
     with transaction.atomic():
         locked = CompactionRun.objects.select_for_update().get(pk=run.pk)
         if not locked.is_finished:
@@ -173,9 +178,27 @@ def fail_run(run: CompactionRun, error: str, *, aborted: bool = False) -> Compac
                 else (event_prefix(locked.reason) + error if locked.kind == "compaction" else error)
             )
             finish(locked, Status.CANCELLED if aborted else Status.FAILED, error=message or "")
+            log_end(actor, locked)
             transaction.on_commit(partial(announce_end, locked))
         copy_run(locked, run)
     return run
+
+
+def log_end(actor: Actor, run: CompactionRun) -> None:
+    """Log how a run ended, in the transaction that ended it."""
+    if run.kind == CompactionRun.Kind.COMPACTION:
+        action = Action.COMPACTED if run.status == Status.SUCCEEDED else Action.COMPACT_FAILED
+    else:
+        action = Action.BRANCH_SUMMARY
+    record_action(
+        actor=actor,
+        action=action,
+        session=run.session,
+        operation=str(run.operation_id),
+        reason=run.reason,
+        status=run.status,
+        **({"error": run.error} if run.error else {}),
+    )
 
 
 def announce_end(run: CompactionRun) -> None:
@@ -217,13 +240,15 @@ def enqueue(task_name: str, run_pk: int) -> None:
         task.apply_async(args=(run_pk,), **({"queue": queue} if queue else {}))
     except Exception:
         log.exception("could not queue %s for run %s", task_name, run_pk)
-        fail_run(CompactionRun.objects.get(pk=run_pk), "The operation could not be queued")
+        fail_run(
+            CompactionRun.objects.get(pk=run_pk), "The operation could not be queued", actor=COMPACTION_WORKER
+        )
 
 
 def create_run(
     *, session: ChatSession, kind: str, reason: str, requested_by: Any, key: str | None, **fields: Any
 ) -> CompactionRun:
-    user = requested_by if getattr(requested_by, "is_authenticated", False) else None
+    user = user_of(requested_by) if requested_by is not None else None
     return CompactionRun.objects.create(
         idempotency_key=key or f"{kind}:{uuid.uuid4()}",
         kind=kind,
@@ -234,10 +259,12 @@ def create_run(
     )
 
 
-def scoped_key(kind: str, session: ChatSession, requested_by: Any, key: str | None) -> str | None:
+def scoped_key(kind: str, session: ChatSession, requested_by: Actor, key: str | None) -> str | None:
     if not key:
         return None
-    return f"{kind}:{session.pk}:{getattr(requested_by, 'pk', '-')}:{key}"[:255]
+    user = user_of(requested_by)
+    who = user.pk if user is not None else actor_name(requested_by) or "-"
+    return f"{kind}:{session.pk}:{who}:{key}"[:255]
 
 
 def existing_run(key: str | None) -> CompactionRun | None:
@@ -255,7 +282,7 @@ def lock_idle_session(session: ChatSession, busy: str) -> ChatSession:
 # -- cancel ---------------------------------------------------------------------------------------------
 
 
-def cancel_operation(*, run: CompactionRun, actor: Any = None) -> CompactionRun:
+def cancel_operation(*, run: CompactionRun, actor: Actor) -> CompactionRun:
     """Cancel a queued or running operation; its task sees the status before writing and writes nothing."""
     access.authorize(actor, run.session, access.WRITE)
     with transaction.atomic():
@@ -263,5 +290,8 @@ def cancel_operation(*, run: CompactionRun, actor: Any = None) -> CompactionRun:
         if locked.is_finished:
             raise OperationFinished(f"Operation already {locked.status}")
         finish(locked, Status.CANCELLED, error="")
+        record_action(
+            actor=actor, action=Action.CANCEL, session=run.session, operation=str(locked.operation_id)
+        )
         transaction.on_commit(partial(announce_end, locked))
     return locked

@@ -10,6 +10,7 @@ from django.conf import settings as django_settings
 from compaction_app.domain.settings import CompactionSettings
 from compaction_app.services import compact_session, compaction_settings
 from compaction_app.summarizers import LLMSummarizer, Summarizer
+from sessions_app.actors import RUN_WORKER
 
 if TYPE_CHECKING:
     from .loop import RunLoop
@@ -62,6 +63,7 @@ def compact(loop: RunLoop, *, reason: str, will_retry: bool) -> Compacted:
         session=session,
         reason=reason,
         will_retry=will_retry,
+        actor=RUN_WORKER,
         requested_by=loop.run.requested_by,
         summarizer=run_summarizer(loop),
     )

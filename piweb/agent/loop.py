@@ -35,6 +35,7 @@ from piweb.llm.estimate import estimate_request_tokens
 from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript
 from sessions_app import model_request, realtime
+from sessions_app.actors import RUN_WORKER
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.models import Entry
 from sessions_app.queries import ContextView, context_for_leaf
@@ -103,7 +104,7 @@ class RunLoop:
     def append(self, entries: list[dict[str, Any]]) -> list[str]:
         """Append entries under the run's own last entry and return their ids."""
         first = {**entries[0], "parentId": self.leaf}
-        rows = append_entries(session=self.session, entries=[first, *entries[1:]])
+        rows = append_entries(session=self.session, entries=[first, *entries[1:]], actor=RUN_WORKER, log=None)
         self.leaf = rows[-1].entry_id
         return [row.entry_id or "" for row in rows]
 

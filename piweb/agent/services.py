@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -13,6 +12,7 @@ from django.utils import timezone
 
 from compaction_app.models import LLMProvider
 from sessions_app import access, realtime
+from sessions_app.actors import RUN_WORKER, Actor, user_of
 from sessions_app.domain.messages import content_text
 from sessions_app.domain.storable import check_text
 from sessions_app.models import ChatSession, Entry
@@ -73,7 +73,7 @@ def resolve_provider(session: ChatSession, provider_id: int | None) -> LLMProvid
 def start_run(
     *,
     session: ChatSession,
-    user: Any,
+    user: Actor,
     prompt: str,
     provider: LLMProvider | None = None,
     thinking_level: str = "",
@@ -100,13 +100,12 @@ def start_run(
                 raise RunConflict(active)
             run = AgentRun.objects.create(
                 session=locked,
-                requested_by=user if getattr(user, "is_authenticated", False) else None,
+                requested_by=user_of(user),
                 provider=chosen,
                 prompt=prompt,
                 thinking_level=thinking_level,
             )
-            if user is not None:
-                record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id))
+            record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id))
             transaction.on_commit(partial(_enqueue, run.pk))
     except IntegrityError as exc:
         raise RunConflict(AgentRun.objects.filter(session=session).active().first()) from exc
@@ -116,7 +115,7 @@ def start_run(
 def regenerate_run(
     *,
     session: ChatSession,
-    user: Any,
+    user: Actor,
     entry_id: str,
     provider: LLMProvider | None = None,
     thinking_level: str = "",
@@ -167,7 +166,7 @@ def _enqueue(run_pk: int) -> None:
         )
 
 
-def abort_run(*, run: AgentRun, actor: Any = None) -> AgentRun:
+def abort_run(*, run: AgentRun, actor: Actor) -> AgentRun:
     """Abort a run: a queued one ends at once, a running one stops at its next read of the stream."""
     access.authorize(actor, run.session, access.WRITE)
     with transaction.atomic():
@@ -175,6 +174,7 @@ def abort_run(*, run: AgentRun, actor: Any = None) -> AgentRun:
         if locked.is_finished:
             return locked
         locked.abort_requested = True
+        record_action(actor=actor, action=Action.ABORT, session=run.session, run=str(locked.public_id))
         if locked.status == AgentRun.Status.QUEUED:
             locked.status = AgentRun.Status.ABORTED
             locked.finished_at = timezone.now()
@@ -196,7 +196,7 @@ class NoActiveRun(Exception):
     """Stop was asked for a session that has no queued or running run."""
 
 
-def abort_active_run(*, session: ChatSession, actor: Any = None) -> AgentRun:
+def abort_active_run(*, session: ChatSession, actor: Actor) -> AgentRun:
     """Stop the session's active run (what the Stop button does): see ``abort_run``."""
     active = AgentRun.objects.filter(session=session).active().first()
     if active is None:
@@ -262,7 +262,10 @@ def _close_interrupted(run: AgentRun) -> AgentRun:
     if run.user_entry_id is not None:
         config = run.provider.config() if run.provider is not None else None
         rows = append_entries(
-            session=run.session, entries=[{"type": "message", "message": interrupted_message(config)}]
+            session=run.session,
+            entries=[{"type": "message", "message": interrupted_message(config)}],
+            actor=RUN_WORKER,
+            log=None,  # a step of the run, which was logged when it was started
         )
         run.final_entry_id = rows[-1].entry_id
         run.stop_reason = "error"

@@ -94,7 +94,7 @@ class SyncView(APIView):
         start, end = values["from"], values["to"]
         try:
             result = sync_lines(
-                owner=request.user,
+                actor=request.user,
                 header_line=values["header"],
                 start=Cursor(start["lines"], start["bytes"], start["lastId"]),
                 end_lines=end["lines"],

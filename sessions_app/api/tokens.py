@@ -7,13 +7,13 @@ from typing import Any
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from .. import services
 from ..models import ApiToken
 from ..signin_throttle import SigninThrottle
 from .errors import api_exception_handler, error_response
@@ -86,7 +86,7 @@ class TokenObtainView(TokenAPIView):
         if user is None:
             throttle.failed()
             return error_response("Unable to sign in with these credentials.", status.HTTP_400_BAD_REQUEST)
-        token, text = ApiToken.objects.create(user=user, name=data["name"])
+        token, text = services.create_api_token(actor=user, user=user, name=data["name"])
         return Response({"token": text, **token_payload(token)})
 
 
@@ -102,7 +102,5 @@ class TokenDetailView(TokenAPIView):
     @extend_schema(responses={204: None, 404: OpenApiResponse(description='{"error": <message>}')})
     def delete(self, request: Request, token_id: str) -> Response:
         """Revoke one of my tokens at once."""
-        deleted, _ = ApiToken.objects.filter(user=request.user, token_key=token_id).delete()
-        if not deleted:
-            raise NotFound(f"Token not found: {token_id}")
+        services.revoke_api_token(actor=request.user, user=request.user, token_key=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

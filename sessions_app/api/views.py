@@ -107,7 +107,7 @@ class SessionListView(SessionAPIView):
     def post(self, request: Request) -> Response:
         """Create an empty session with a new header."""
         data = self.valid(SessionCreateSerializer, request.data)
-        session = services.create_session(owner=request.user, cwd=data["cwd"], name=data["name"])
+        session = services.create_session(actor=request.user, cwd=data["cwd"], name=data["name"])
         return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
 
 
@@ -376,7 +376,7 @@ class ExportView(LinkReadableView):
         leaf = request.query_params.get("leaf") or None
         if leaf is not None and "\x00" in leaf:
             return error_response("the leaf holds a NUL character", status.HTTP_400_BAD_REQUEST)
-        lines = services.export_session(grant=grant, actor=request.user, leaf=leaf)
+        lines = services.export_session(grant=grant, actor=access.acting(request.user, grant), leaf=leaf)
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
         response["Content-Disposition"] = content_disposition_header(
             as_attachment=True, filename=services.export_filename(grant.session)
@@ -414,7 +414,7 @@ class ImportView(SessionAPIView):
             stream, filename = upload, request.query_params.get("filename", "")
         try:
             stream.seek(0)
-            result = services.import_stream(owner=request.user, stream=stream, filename=filename)
+            result = services.import_stream(actor=request.user, stream=stream, filename=filename)
         finally:
             stream.close()
         body = {

@@ -36,6 +36,7 @@ from .teams import (
     pending_invitations,
     remove_member,
 )
+from .tokens import create_api_token, revoke_api_token
 
 __all__ = [
     "Action",
@@ -56,6 +57,7 @@ __all__ = [
     "append_entries",
     "change_role",
     "clone_session",
+    "create_api_token",
     "create_session",
     "create_share_link",
     "create_team",
@@ -77,6 +79,7 @@ __all__ = [
     "record_action",
     "remove_member",
     "rename_session",
+    "revoke_api_token",
     "revoke_share_link",
     "set_compaction_settings",
     "set_label",

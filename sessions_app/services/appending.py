@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
 
 from .. import access
+from ..actors import Actor
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import js_stringify
 from ..domain.jsonl import generate_entry_id
@@ -15,6 +16,7 @@ from ..domain.storable import check_json
 from ..domain.timestamps import now_iso
 from ..models import ChatSession, Entry
 from . import leaf_append
+from .actions import Action, PendingAction
 from .errors import AppendConflict, InvalidEntries
 from .rows import append_rows
 
@@ -37,23 +39,31 @@ def append_entries(
     *,
     session: ChatSession,
     entries: Sequence[dict[str, Any]],
+    actor: Actor,
     expected_leaf: object = ...,
-    actor: Any = None,
     grant: access.Access | None = None,
+    log: str | None = Action.APPEND,
+    detail: Mapping[str, Any] | None = None,
 ) -> list[Entry]:
     """Append Pi entries in order, holding the session row's lock until they commit.
 
     An entry without ``parentId`` hangs under the leaf (the first of a batch) or the entry before it; an
     explicit ``parentId`` must name an entry of this session (or be null for a new root). Ids must be new.
     The leaf moves to the last entry appended. A chain (see ``leaf_append``) is stored in one locked
-    round trip; other batches read what they need under the lock. ``actor`` (or the adapter's ``grant``)
-    must be allowed to write; without either the server appends.
+    round trip; other batches read what they need under the lock. ``actor`` must be allowed to write
+    (``grant``: what the adapter already resolved for it).
+
+    The append is logged as ``log`` (with ``detail``) in its own transaction: an API append, a rename,
+    a label. ``None`` is for appends that are a step of a use case logged on its own (a run's turns, a
+    compaction's entry, a new session's name).
     """
     if not entries:
         raise InvalidEntries("no entries to append")
     access.authorize(actor, session, access.WRITE, grant=grant)
+    facts = dict(detail) if detail is not None else {"entries": len(entries)}
+    pending = PendingAction(actor, log, facts) if log is not None else None
     if leaf_append.eligible(entries):
-        return leaf_append.append_chain(session, entries, expected_leaf)
+        return leaf_append.append_chain(session, entries, expected_leaf, log=pending)
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
         if expected_leaf is not ... and expected_leaf != locked.leaf_entry_id:
@@ -67,6 +77,8 @@ def append_entries(
             [js_stringify(p) for p in prepared],
             move_leaf=True,
         )
+        if pending is not None:
+            pending.write(locked)
     for name in _COUNTERS:
         setattr(session, name, getattr(locked, name))
     return rows

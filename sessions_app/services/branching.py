@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from .. import access, link_scope
+from ..actors import Actor, user_of
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import js_stringify
 from ..domain.operations import ForkMode, copy_for_fork, fork_plan
@@ -36,7 +37,7 @@ def fork_session(
     *,
     session: ChatSession,
     entry_id: str,
-    actor: Any,
+    actor: Actor,
     position: str | None = None,
     mode: ForkMode = "path",
     grant: access.Access | None = None,
@@ -68,7 +69,7 @@ def fork_session(
 def clone_session(
     *,
     session: ChatSession,
-    actor: Any,
+    actor: Actor,
     entry_id: str | None = None,
     grant: access.Access | None = None,
 ) -> ChatSession:
@@ -94,12 +95,15 @@ def _store_branched(
     leaf_id: str | None,
     source: ChatSession,
     entry_id: str,
-    actor: Any,
+    actor: Actor,
     action: str,
 ) -> ChatSession:
     """Store the branched copy as a new session of ``actor`` and log it on the source, in one transaction."""
+    owner = user_of(actor)
+    if owner is None:  # a session belongs to a user: a link holder signs in to fork
+        raise access.NotSignedIn()
     with transaction.atomic():
-        new = create_session_row(owner=actor, header=header, filename="")
+        new = create_session_row(owner=owner, header=header, filename="")
         insert_all(
             new,
             [entry_from_value(seq, e) for seq, e in enumerate(entries)],
@@ -111,7 +115,7 @@ def _store_branched(
         new.leaf_seq = leaf_seq
         new.forked_from = source
         new.forked_from_entry = entry_id
-        new.forked_by = actor
+        new.forked_by = owner
         new.save()
         record_action(actor=actor, action=action, session=source, entry=entry_id, new_session=new.pk)
     return new

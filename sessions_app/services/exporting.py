@@ -10,11 +10,11 @@ file and ``piweb-sync push`` sends it back, the marker arrives as an ordinary en
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from django.db import transaction
 
 from .. import access, link_scope
+from ..actors import Actor
 from ..domain.jsjson import js_stringify
 from ..domain.leaf_marker import deterministic_id, leaf_marker
 from ..models import ChatSession, Entry
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def export_session(*, grant: access.Access, actor: Any, leaf: str | None = None) -> Iterable[bytes]:
+def export_session(*, grant: access.Access, actor: Actor, leaf: str | None = None) -> Iterable[bytes]:
     """Return the file this viewer may download (ending at ``leaf``), recording the export in the log."""
     # An unknown leaf is refused here, before anything is logged.
     lines = link_scope.scoped_export(grant) if grant.restricted else export_at_leaf(grant.session, leaf)

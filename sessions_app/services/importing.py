@@ -13,7 +13,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Func, IntegerField, Sum
 
-from .. import realtime
+from .. import access, realtime
+from ..actors import Actor, SystemActor, user_of
 from ..domain.entries import Entry as DomainEntry
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
@@ -63,19 +64,21 @@ class ImportResult:
     migrated: bool = False
 
 
-def import_jsonl(*, owner: Any, data: bytes, filename: str = "") -> ImportResult:
+def import_jsonl(*, actor: Actor, data: bytes, filename: str = "", owner: Any = None) -> ImportResult:
     """Import one session file held in memory."""
-    return import_stream(owner=owner, stream=io.BytesIO(data), filename=filename)
+    return import_stream(actor=actor, owner=owner, stream=io.BytesIO(data), filename=filename)
 
 
-def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> ImportResult:
+def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner: Any = None) -> ImportResult:
     """Import one session file for ``owner``, reading it twice: once for the tree, once to COPY the lines.
 
-    Re-importing the same session appends only what is new. All or nothing: one transaction with its
-    action-log row; a bad file raises InvalidSessionFile and stores nothing. Only the entries (JSON
-    objects after the header) count toward the entry limit, and only their bytes toward the quota:
-    skipped lines are not stored.
+    ``owner`` is the actor itself unless a system actor (a command) imports for a user. Re-importing
+    the same session appends only what is new. All or nothing: one transaction with its action-log
+    row; a bad file raises InvalidSessionFile and stores nothing. Only the entries (JSON objects after
+    the header) count toward the entry limit, and only their bytes toward the quota: skipped lines are
+    not stored.
     """
+    owner = _owner(actor, owner)
     loaded, entries, lines, kept_bytes = _read(stream)
     header = loaded.header or {}
     _check_quotas(owner, entries=len(entries), size=kept_bytes, pi_id=header.get("id"))
@@ -95,7 +98,7 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
             )
             result = ImportResult(session, True, len(entries), loaded.skipped, loaded.migrated)
         record_action(
-            actor=owner,
+            actor=actor,
             action=Action.IMPORT,
             session=result.session,
             created=result.created,
@@ -103,6 +106,18 @@ def import_stream(*, owner: Any, stream: IO[bytes], filename: str = "") -> Impor
         )
     refresh_statistics(result.appended)
     return result
+
+
+def _owner(actor: Actor, owner: Any) -> Any:
+    """Return who the imported session belongs to: the signed-in actor, or a user a command names."""
+    user = user_of(actor)
+    if owner is None or (user is not None and owner.pk == user.pk):
+        if user is None:
+            raise access.NotSignedIn()
+        return user
+    if not isinstance(actor, SystemActor):
+        raise access.Forbidden("Only the server's own commands import sessions for another user.")
+    return owner
 
 
 def refresh_statistics(added: int) -> None:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.db import transaction
-
 from .. import access
+from ..actors import Actor
 from ..domain.operations import label_entry
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..domain.tree import SessionTree
 from ..models import ChatSession, Entry
 from ..queries import find_entry
-from .actions import Action, record_action
+from .actions import Action
 from .appending import append_entries, under_leaf
 
 __all__ = ["set_label"]
@@ -23,7 +20,7 @@ def set_label(
     session: ChatSession,
     target_id: str,
     label: str | None,
-    actor: Any = None,
+    actor: Actor,
     grant: access.Access | None = None,
 ) -> list[Entry]:
     """Label an entry (an empty label clears it) by appending a ``label`` entry under the leaf."""
@@ -33,8 +30,11 @@ def set_label(
     target = find_entry(session, target_id)
     # The label needs only to know that its target exists, so a one-entry tree is enough.
     entry = label_entry(SessionTree([target.to_domain()]), None, target_id, label or None)
-    with transaction.atomic():
-        rows = append_entries(session=session, entries=[under_leaf(entry)])
-        if actor is not None:
-            record_action(actor=actor, action=Action.LABEL, session=session, target=target_id)
-    return rows
+    return append_entries(
+        session=session,
+        entries=[under_leaf(entry)],
+        actor=actor,
+        grant=grant,
+        log=Action.LABEL,
+        detail={"target": target_id, "label": label or None},
+    )

@@ -34,6 +34,7 @@ from ..domain.storable import check_json
 from ..domain.timestamps import now_iso
 from ..domain.tree import js_trim
 from ..models import ChatSession, Entry
+from .actions import PendingAction
 from .errors import AppendConflict, InvalidEntries
 from .rows import ANCHORS, anchor_of, check_storable, role, timestamp
 
@@ -160,13 +161,20 @@ class _Chain:
 
 
 def append_chain(
-    session: ChatSession, entries: Sequence[dict[str, Any]], expected_leaf: object
+    session: ChatSession,
+    entries: Sequence[dict[str, Any]],
+    expected_leaf: object,
+    *,
+    log: PendingAction | None,
 ) -> list[Entry]:
-    """Append a chain of entries. The caller checked access; this opens the transaction (or joins one)."""
+    """Append a chain of entries. The caller checked access; this opens the transaction (or joins one).
+
+    ``log`` is the action-log row of the append, written in its transaction (None: the caller logs).
+    """
     chain = _prepare(entries)
     for _ in range(8):
         try:
-            return _attempt(session, chain, expected_leaf)
+            return _attempt(session, chain, expected_leaf, log)
         except _Redraw as redraw:
             # A generated id met a stored one (rare): nothing was written; draw those ids again.
             taken = set(redraw.args[0])
@@ -183,13 +191,16 @@ class _Redraw(Exception):
     pass
 
 
-def _attempt(session: ChatSession, chain: _Chain, expected_leaf: object) -> list[Entry]:
+def _attempt(
+    session: ChatSession, chain: _Chain, expected_leaf: object, log: PendingAction | None
+) -> list[Entry]:
     params = _params(session, chain, expected_leaf)
     kinds = set(zip(params["types"], params["roles"], strict=True))
     if not connection.in_atomic_block and not signals.entries_stored_wanted(kinds):
         # Nothing else joins this transaction (no caller's, no receiver's writes): the commit goes out
         # with the statements, so the lock is held for the database's work only.
-        answer = _store_and_commit(chain.mode, params)
+        row = log.insert_sql(session, leaf=params["leaf"], stamp=params["now"]) if log else None
+        answer = _store_and_commit(chain.mode, params, row)
         rows = _rows(session, chain, params, answer, expected_leaf)
         realtime.session_changed(session_id=session.pk, last_seq=rows[-1].seq)
     else:
@@ -204,6 +215,8 @@ def _attempt(session: ChatSession, chain: _Chain, expected_leaf: object) -> list
             signals.entries_stored.send(
                 ChatSession, session=session, first_seq=first, last_seq=last, rows=rows
             )
+            if log is not None:
+                log.write(session)
     session.leaf_entry_id, session.leaf_seq, session.next_seq = (
         rows[-1].entry_id,
         rows[-1].seq,
@@ -213,8 +226,10 @@ def _attempt(session: ChatSession, chain: _Chain, expected_leaf: object) -> list
     return rows
 
 
-def _store_and_commit(mode: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Run the transaction in one round trip: BEGIN, the lock, the append and COMMIT sent together."""
+def _store_and_commit(
+    mode: str, params: dict[str, Any], log_row: tuple[str, list[Any]] | None
+) -> tuple[Any, ...] | None:
+    """Run the transaction in one round trip: BEGIN, the lock, the append, its log row and COMMIT."""
     with connection.cursor() as control, connection.cursor() as cursor:
         raw = connection.connection
         assert raw is not None and raw.autocommit  # outside any atomic block, as the caller checked
@@ -223,6 +238,8 @@ def _store_and_commit(mode: str, params: dict[str, Any]) -> tuple[Any, ...] | No
                 control.execute("BEGIN")
                 control.execute(_LOCK, params)
                 cursor.execute(_STATEMENTS[mode], params)
+                if log_row is not None:
+                    control.execute(*log_row)
                 control.execute("COMMIT")
         except BaseException:
             # An error stops the pipeline before COMMIT, leaving the transaction open: end it.

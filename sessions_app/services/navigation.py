@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from django.db import transaction
 
 from .. import access, realtime
+from ..actors import Actor
 from ..domain.operations import plan_navigation
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..domain.tree import SessionTree
@@ -30,9 +30,12 @@ class NavigationOutcome:
 
 
 def set_leaf(
-    *, session: ChatSession, entry_id: str | None, actor: Any = None, grant: access.Access | None = None
+    *, session: ChatSession, entry_id: str | None, actor: Actor, grant: access.Access | None = None
 ) -> ChatSession:
-    """Move the leaf to an existing entry (or to none). Holds SELECT FOR UPDATE on the session row."""
+    """Move the leaf to an existing entry (or to none). Holds SELECT FOR UPDATE on the session row.
+
+    A step of the navigations (with or without a summary), which log the move themselves.
+    """
     access.authorize(actor, session, access.WRITE, grant=grant)
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
@@ -56,7 +59,7 @@ def set_leaf(
 
 
 def navigate_without_summary(
-    *, session: ChatSession, target_id: str, actor: Any = None, grant: access.Access | None = None
+    *, session: ChatSession, target_id: str, actor: Actor, grant: access.Access | None = None
 ) -> NavigationOutcome:
     """Move the leaf as Pi's tree navigation does: a user message target gives its parent and its text."""
     check_text(target_id, "targetId", max_chars=MAX_NAME_CHARS)
@@ -65,9 +68,8 @@ def navigate_without_summary(
     plan = plan_navigation(SessionTree(entries), session.leaf_entry_id, target_id)
     with transaction.atomic():
         if plan.changed:
-            set_leaf(session=session, entry_id=plan.new_leaf_id)
-        if actor is not None:
-            record_action(actor=actor, action=Action.NAVIGATE, session=session, target=target_id)
+            set_leaf(session=session, entry_id=plan.new_leaf_id, actor=actor, grant=grant)
+        record_action(actor=actor, action=Action.NAVIGATE, session=session, target=target_id)
     if plan.changed:
         session.refresh_from_db()
     return NavigationOutcome(plan.new_leaf_id, plan.editor_text, plan.changed)

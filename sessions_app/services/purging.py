@@ -20,7 +20,9 @@ from datetime import timedelta
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from ..actors import Actor
 from ..models import ChatSession, Entry, EntrySearch, Segment
+from .actions import Action, record_action
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
 
@@ -32,10 +34,11 @@ ENTRY_BATCH = 20_000
 SEGMENT_BATCH = 50_000
 
 
-def purge_session(session_id: int, *, batch: int = ENTRY_BATCH) -> bool:
+def purge_session(session_id: int, *, actor: Actor, batch: int = ENTRY_BATCH) -> bool:
     """Delete every row of a deleted session; return False when there was none (purged, or never deleted).
 
-    A session that was not deleted is never touched, whoever asks.
+    A session that was not deleted is never touched, whoever asks. The last transaction, which deletes
+    the session row, logs the purge (its label and id kept, as for every row of the session).
     """
     found = (
         ChatSession.with_deleted.filter(pk=session_id, deleted_at__isnull=False)
@@ -51,7 +54,11 @@ def purge_session(session_id: int, *, batch: int = ENTRY_BATCH) -> bool:
     with transaction.atomic():
         # What is left is small: the collector deletes the session's runs, audit rows, shares and links
         # (and any entry a range missed) and clears the session from the action log and from forks.
-        ChatSession.with_deleted.filter(pk=session_id, deleted_at__isnull=False).delete()
+        session = ChatSession.with_deleted.select_for_update().filter(pk=session_id).first()
+        if session is None or session.deleted_at is None:
+            return False  # another purge finished it meanwhile
+        record_action(actor=actor, action=Action.PURGE, session=session, entries=next_seq)
+        session.delete()
     return True
 
 
@@ -65,14 +72,14 @@ def _delete_by_ranges(model: type[models.Model], column: str, session_id: int, e
             cursor.execute(statement, [session_id, low, low + batch])
 
 
-def purge_deleted_sessions(*, older_than: timedelta | None = None) -> int:
+def purge_deleted_sessions(*, actor: Actor, older_than: timedelta | None = None) -> int:
     """Purge every deleted session (only those deleted at least ``older_than`` ago); return how many."""
     pending = ChatSession.with_deleted.filter(deleted_at__isnull=False)
     if older_than is not None:
         pending = pending.filter(deleted_at__lte=timezone.now() - older_than)
     purged = 0
     for session_id in list(pending.order_by("deleted_at").values_list("pk", flat=True)):
-        purged += purge_session(session_id)
+        purged += purge_session(session_id, actor=actor)
     return purged
 
 

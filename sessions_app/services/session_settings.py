@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from .. import access
+from ..actors import Actor
 from ..models import ChatSession
 from .actions import Action, record_action
 from .errors import InvalidEntries
@@ -45,7 +46,7 @@ def set_compaction_settings(
     *,
     session: ChatSession,
     values: Mapping[str, Any] | None,
-    actor: Any = None,
+    actor: Actor,
     grant: access.Access | None = None,
 ) -> ChatSession:
     """Set this session's compaction settings (None or {} clears them: the server's apply again)."""
@@ -55,7 +56,6 @@ def set_compaction_settings(
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
         locked.compaction_settings = cleaned
         locked.save(update_fields=["compaction_settings", "updated_at"])
-        if actor is not None:
-            record_action(actor=actor, action=Action.SETTINGS, session=locked, compaction=cleaned)
+        record_action(actor=actor, action=Action.SETTINGS, session=locked, compaction=cleaned)
     session.compaction_settings = cleaned
     return session

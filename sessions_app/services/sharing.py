@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import access, link_tokens, realtime
+from ..actors import Actor, user_of
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..models import ChatSession, Entry, SessionShare, ShareLink, Team
 from ..queries import EntryNotFound
@@ -39,7 +40,7 @@ class InvalidSharing(ValueError):
 # -- team shares ----------------------------------------------------------------------------------------
 
 
-def share_with_team(*, session: ChatSession, team: Team | int, access: str, actor: Any) -> SessionShare:
+def share_with_team(*, session: ChatSession, team: Team | int, access: str, actor: Actor) -> SessionShare:
     """Share a session with one of the owner's teams, as viewer or editor (the owner only)."""
     _authorize_owner(actor, session)
     found = _team(actor, team)
@@ -47,15 +48,15 @@ def share_with_team(*, session: ChatSession, team: Team | int, access: str, acto
         raise InvalidSharing("access", f"access must be one of {', '.join(SessionShare.Access.values)}")
     with transaction.atomic():
         share, _ = SessionShare.objects.update_or_create(
-            session=session, team=found, defaults={"access": access, "created_by": actor}
+            session=session, team=found, defaults={"access": access, "created_by": user_of(actor)}
         )
-        record_action(actor=actor, action=Action.SHARE, session=session, team=found.name, access=access)
+        record_action(actor=actor, action=Action.SHARE, session=session, team=found, access=access)
         # A share turned from editor to viewer takes write access away from open pages at once.
         transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
     return share
 
 
-def unshare_with_team(*, session: ChatSession, team: Team | int, actor: Any) -> None:
+def unshare_with_team(*, session: ChatSession, team: Team | int, actor: Actor) -> None:
     """Stop sharing with a team (the owner only); open live views of its members are closed."""
     _authorize_owner(actor, session)
     team_id = team.pk if isinstance(team, Team) else team
@@ -64,18 +65,16 @@ def unshare_with_team(*, session: ChatSession, team: Team | int, actor: Any) -> 
         raise access.NotVisible(f"The session is not shared with team {team_id}")
     with transaction.atomic():
         share.delete()
-        record_action(actor=actor, action=Action.REVOKE, session=session, team=share.team.name)
+        record_action(actor=actor, action=Action.REVOKE, session=session, team=share.team)
         transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
 
 
-def _team(actor: Any, team: Team | int) -> Team:
+def _team(actor: Actor, team: Team | int) -> Team:
     """Return the team if the actor belongs to it: a session is shared only with one's own teams."""
     return access.team_of(actor, team.pk if isinstance(team, Team) else team, owner=False)
 
 
-def _authorize_owner(actor: Any, session: ChatSession) -> None:
-    if actor is None:
-        raise access.NotSignedIn()
+def _authorize_owner(actor: Actor, session: ChatSession) -> None:
     access.authorize(actor, session, access.OWNER)
 
 
@@ -85,7 +84,7 @@ def _authorize_owner(actor: Any, session: ChatSession) -> None:
 def create_share_link(
     *,
     session: ChatSession,
-    actor: Any,
+    actor: Actor,
     scope: str = ShareLink.Scope.TREE,
     entry_id: str | None = None,
     frozen: bool = False,
@@ -124,14 +123,16 @@ def create_share_link(
             entry_id=entry_id,
             frozen_seq=frozen_seq,
             expires_at=expires_at,
-            created_by=actor,
+            created_by=user_of(actor),
         )
-        record_action(actor=actor, action=Action.SHARE, session=session, link=link.pk, scope=scope)
+        record_action(
+            actor=actor, action=Action.SHARE, session=session, link=link.pk, scope=scope, frozen=frozen
+        )
     link.raw_token = token
     return link
 
 
-def revoke_share_link(*, link: ShareLink | int, actor: Any) -> ShareLink:
+def revoke_share_link(*, link: ShareLink | int, actor: Actor) -> ShareLink:
     """Revoke a link at once (the session's owner only); live views opened through it are closed."""
     if not isinstance(link, ShareLink):
         found = (

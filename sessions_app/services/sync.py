@@ -15,6 +15,8 @@ from typing import Any
 
 from django.db import transaction
 
+from ..access import NotSignedIn
+from ..actors import Actor, user_of
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
 from ..domain.jsonl import SkipReport, skip_reason
@@ -101,7 +103,7 @@ def _is_old(header: dict[str, Any]) -> bool:
 
 def sync_lines(
     *,
-    owner: Any,
+    actor: Actor,
     header_line: str,
     start: Cursor,
     end_lines: int,
@@ -115,14 +117,18 @@ def sync_lines(
     ``reset`` says the client restarted its file (it was rewritten, or the client lost its place): the
     cursor is not checked and lines already stored are recognised by id. ``path`` is where the file
     lives on the client's machine (a fork's ``parentSession`` names it, as Pi names its source file).
+    ``actor`` is the signed-in user pushing their own file.
     """
+    owner = user_of(actor)
+    if owner is None:
+        raise NotSignedIn()
     header = _header(header_line)
     if "\x00" in path:
         raise InvalidSessionFile("the path holds a NUL character")
     if end_lines != start.lines + len(lines):
         raise InvalidSessionFile(f"to.lines must be from.lines + {len(lines)}")
     if _is_old(header):
-        return _sync_old_file(owner, header_line, header, end_lines, end_bytes, lines, path)
+        return _sync_old_file(actor, header_line, header, end_lines, end_bytes, lines, path)
     with transaction.atomic():
         session = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         cursor = Cursor.of(session)
@@ -208,7 +214,7 @@ def _drop_known(session: ChatSession, raws: list[str], values: list[Any]) -> tup
 
 
 def _sync_old_file(
-    owner: Any,
+    actor: Actor,
     header_line: str,
     header: dict[str, Any],
     end_lines: int,
@@ -217,14 +223,14 @@ def _sync_old_file(
     path: str,
 ) -> SyncResult:
     """A v1/v2 file is migrated as import migrates it; Pi rewrites such files before appending to them."""
-    existing = ChatSession.objects.filter(owner=owner, pi_id=header["id"]).first()
+    existing = ChatSession.objects.filter(owner=user_of(actor), pi_id=header["id"]).first()
     cursor = Cursor.of(existing)
     if existing is not None and cursor is not None and cursor.lines >= end_lines:
         return SyncResult(existing, False, 0, end_lines, cursor)  # already stored, ids were assigned then
     text = header_line.rstrip("\r\n") + "\n" + "".join(line.rstrip("\n") + "\n" for line in lines)
     try:
         result = import_jsonl(
-            owner=owner, data=text.encode("utf-8", "surrogatepass"), filename=path or "live sync"
+            actor=actor, data=text.encode("utf-8", "surrogatepass"), filename=path or "live sync"
         )
     except InvalidSessionFile as exc:
         if existing is not None:

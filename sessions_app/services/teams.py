@@ -3,7 +3,8 @@
 Nobody joins a team without consenting: an owner's invitation waits until the invitee accepts it. An
 invitation answers the same whether or not the username exists, so team owners cannot probe for
 accounts. A team always keeps at least one owner. Every function authorizes through ``access``, writes
-in one transaction, and tells live views of the team's sessions to re-check access after commit.
+and logs (with the team) in one transaction, and tells live views of the team's sessions to re-check
+access after commit. Only signed-in users act on teams.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from .. import access, realtime
+from ..actors import Actor, user_of
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..models import SessionShare, Team, TeamInvitation, TeamMembership
+from .actions import Action, record_action
 from .errors import TeamConflict
 from .sharing import InvalidSharing
 
@@ -33,86 +36,125 @@ __all__ = [
 ROLES = TeamMembership.Role
 
 
-def create_team(*, actor: Any, name: str) -> Team:
+def create_team(*, actor: Actor, name: str) -> Team:
     """Create a team; its creator becomes its owner."""
     check_text(name, "the team name", max_chars=MAX_NAME_CHARS)
+    user = _user(actor)
     try:
         with transaction.atomic():
             team = Team.objects.create(name=name)
-            TeamMembership.objects.create(team=team, user=actor, role=ROLES.OWNER)
+            TeamMembership.objects.create(team=team, user=user, role=ROLES.OWNER)
+            record_action(actor=actor, action=Action.TEAM_CREATE, session=None, team=team)
     except IntegrityError:
         raise InvalidSharing("name", "A team with this name already exists.") from None
     return team
 
 
-def invite_member(*, actor: Any, team_id: int, username: str, role: str) -> None:
+def invite_member(*, actor: Actor, team_id: int, username: str, role: str) -> None:
     """Invite a user to the team with a role (team owners only).
 
     The answer is the same for an unknown user, a member and a newcomer; a member's role is changed
-    with ``change_role``, never by an invitation.
+    with ``change_role``, never by an invitation. The log says whether an invitation was sent.
     """
-    team = access.team_of(actor, team_id, owner=True)
+    user = _user(actor)
+    team = access.team_of(user, team_id, owner=True)
     _check_role(role)
     check_text(username, "the username", max_chars=MAX_NAME_CHARS)
     invitee = get_user_model().objects.filter(username=username).first()
-    if invitee is None or TeamMembership.objects.filter(team=team, user=invitee).exists():
-        return
+    invited = invitee is not None and not TeamMembership.objects.filter(team=team, user=invitee).exists()
     with transaction.atomic():
-        TeamInvitation.objects.update_or_create(
-            team=team, user=invitee, defaults={"role": role, "invited_by": actor}
+        if invited:
+            TeamInvitation.objects.update_or_create(
+                team=team, user=invitee, defaults={"role": role, "invited_by": user}
+            )
+        record_action(
+            actor=actor,
+            action=Action.TEAM_INVITE,
+            session=None,
+            team=team,
+            username=username,
+            role=role,
+            invited=invited,
         )
 
 
-def pending_invitations(*, actor: Any) -> list[TeamInvitation]:
+def pending_invitations(*, actor: Actor) -> list[TeamInvitation]:
     """Return the invitations waiting for the actor's answer, newest first."""
     return list(
         TeamInvitation.objects.filter(user=actor).select_related("team", "invited_by").order_by("-created_at")
     )
 
 
-def accept_invitation(*, actor: Any, invitation_id: int) -> Team:
+def accept_invitation(*, actor: Actor, invitation_id: int) -> Team:
     """Join the team with the invited role."""
+    user = _user(actor)
     with transaction.atomic():
-        invitation = _invitation(actor, invitation_id)
+        invitation = _invitation(user, invitation_id)
         TeamMembership.objects.get_or_create(
-            team=invitation.team, user=actor, defaults={"role": invitation.role}
+            team=invitation.team, user=user, defaults={"role": invitation.role}
         )
         invitation.delete()
+        record_action(
+            actor=actor, action=Action.TEAM_ACCEPT, session=None, team=invitation.team, role=invitation.role
+        )
         _recheck_sessions_of(invitation.team)
     return invitation.team
 
 
-def decline_invitation(*, actor: Any, invitation_id: int) -> None:
+def decline_invitation(*, actor: Actor, invitation_id: int) -> None:
     """Refuse an invitation; the owner may invite again later."""
     with transaction.atomic():
-        _invitation(actor, invitation_id).delete()
+        invitation = _invitation(_user(actor), invitation_id)
+        invitation.delete()
+        record_action(actor=actor, action=Action.TEAM_DECLINE, session=None, team=invitation.team)
 
 
-def change_role(*, actor: Any, team_id: int, username: str, role: str) -> Team:
+def change_role(*, actor: Actor, team_id: int, username: str, role: str) -> Team:
     """Change a member's role (team owners only); the last owner cannot be demoted."""
-    team = access.team_of(actor, team_id, owner=True)
+    team = access.team_of(_user(actor), team_id, owner=True)
     _check_role(role)
     with transaction.atomic():
         membership = _membership(team, username)
         if membership.role == ROLES.OWNER and role != ROLES.OWNER:
             _keep_an_owner(team, "demote")
+        before = membership.role
         membership.role = role
         membership.save(update_fields=["role"])
+        record_action(
+            actor=actor,
+            action=Action.TEAM_ROLE,
+            session=None,
+            team=team,
+            username=username,
+            role=role,
+            was=before,
+        )
         # A demotion takes write access away from open pages at once.
         _recheck_sessions_of(team)
     return team
 
 
-def remove_member(*, actor: Any, team_id: int, username: str) -> None:
+def remove_member(*, actor: Actor, team_id: int, username: str) -> None:
     """Remove a member (team owners), or leave (any member, naming themselves); never the last owner."""
-    leaving = username == actor.get_username()
-    team = access.team_of(actor, team_id, owner=not leaving)
+    user = _user(actor)
+    leaving = username == user.get_username()
+    team = access.team_of(user, team_id, owner=not leaving)
     with transaction.atomic():
         membership = _membership(team, username)
         if membership.role == ROLES.OWNER:
             _keep_an_owner(team, "remove")
         membership.delete()
+        action = Action.TEAM_LEAVE if leaving else Action.TEAM_REMOVE
+        record_action(actor=actor, action=action, session=None, team=team, username=username)
         _recheck_sessions_of(team)
+
+
+def _user(actor: Actor) -> Any:
+    """Return the signed-in user acting: teams are joined and run by people, never by links or workers."""
+    user = user_of(actor)
+    if user is None:
+        raise access.NotSignedIn()
+    return user
 
 
 def _check_role(role: str) -> None:
@@ -139,11 +181,11 @@ def _keep_an_owner(team: Team, verb: str) -> None:
         raise TeamConflict(f"Cannot {verb} the last owner of {team.name}: make another member owner first.")
 
 
-def _invitation(actor: Any, invitation_id: int) -> TeamInvitation:
+def _invitation(user: Any, invitation_id: int) -> TeamInvitation:
     found = (
         TeamInvitation.objects.select_for_update(of=("self",))
         .select_related("team")
-        .filter(pk=invitation_id, user=actor)
+        .filter(pk=invitation_id, user=user)
         .first()
     )
     if found is None:

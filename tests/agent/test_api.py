@@ -14,6 +14,7 @@ from piweb.agent.models import AgentRun
 from piweb.agent.tasks import run_agent
 from piweb.llm import testserver as script
 from sessions_app import services as session_services
+from sessions_app.actors import SystemActor
 from tests.factories import entries
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_post_prompt_runs_and_reports_the_run(api_client, make_provider, server) -> None:
     provider = make_provider()
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     server.enqueue(script.reply("Hi there."))
 
     response = api_client.post(
@@ -37,7 +38,7 @@ def test_post_prompt_runs_and_reports_the_run(api_client, make_provider, server)
 
 def test_a_second_prompt_while_one_is_active_is_a_conflict(api_client, make_provider) -> None:
     provider = make_provider()
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     active = AgentRun.objects.create(session=session, provider=provider, prompt="first", status="running")
 
     response = api_client.post(f"/api/sessions/{session.pk}/runs/", {"prompt": "second"}, format="json")
@@ -46,7 +47,7 @@ def test_a_second_prompt_while_one_is_active_is_a_conflict(api_client, make_prov
 
 
 def test_runs_of_other_users_sessions_are_not_found(api_client, user, make_provider) -> None:
-    other = session_services.create_session(owner=user(), cwd="/repo")
+    other = session_services.create_session(actor=user(), cwd="/repo")
     run = AgentRun.objects.create(session=other, provider=make_provider(), prompt="x", status="queued")
 
     assert (
@@ -57,13 +58,13 @@ def test_runs_of_other_users_sessions_are_not_found(api_client, user, make_provi
 
 
 def test_prompt_without_any_configured_model_is_refused(api_client) -> None:
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     response = api_client.post(f"/api/sessions/{session.pk}/runs/", {"prompt": "hi"}, format="json")
     assert response.status_code == 400 and "No LLM provider" in response.json()["error"]
 
 
 def test_aborting_a_queued_run_ends_it_and_the_task_does_nothing(api_client, make_provider, server) -> None:
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     run = AgentRun.objects.create(session=session, provider=make_provider(), prompt="x")
 
     response = api_client.post(f"/api/runs/{run.public_id}/abort/")
@@ -77,7 +78,7 @@ def test_abort_stops_a_streaming_run_and_keeps_the_aborted_message(
     user, make_provider, server, listen
 ) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     server.enqueue(script.hang(30, after=3))
     run = AgentRun.objects.create(session=session, provider=make_provider(), prompt="Write a long essay")
 
@@ -93,7 +94,7 @@ def test_abort_stops_a_streaming_run_and_keeps_the_aborted_message(
     while not server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
 
-    services.abort_run(run=run)
+    services.abort_run(run=run, actor=SystemActor("tests"))
     worker.join(10)
 
     assert not worker.is_alive()
@@ -189,7 +190,7 @@ def test_regenerate_needs_an_assistant_entry_of_the_session(api_client, make_pro
 
 def test_redelivered_task_of_a_finished_run_does_nothing(user, make_provider, server) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     server.enqueue(script.reply("Once."))
     run = services.start_run(session=session, user=owner, prompt="hi", provider=make_provider())
     before = entries(session)
@@ -202,9 +203,10 @@ def test_redelivered_task_of_an_interrupted_run_closes_it_with_an_error_entry(
     user, make_provider, server
 ) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     prompt = session_services.append_entries(
         session=session,
+        actor=session.owner,
         entries=[{"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}],
     )[0]
     run = AgentRun.objects.create(

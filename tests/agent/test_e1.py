@@ -58,7 +58,7 @@ def test_e1_overflow_is_kept_omitted_compacted_and_continued(
     settings.PIWEB_COMPACTION = {"keepRecentTokens": 1}
     owner = user()
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in SECTION_14).encode()
-    session = session_services.import_jsonl(owner=owner, data=data).session
+    session = session_services.import_jsonl(actor=owner, data=data).session
     assert [m["role"] for m in context_for_leaf(session).projection.messages] == [
         "compactionSummary",
         "user",

@@ -40,7 +40,7 @@ def roles(session: Any) -> list[str]:
 
 def test_normal_reply_streams_deltas_and_appends_whole_messages(user, make_provider, server, listen) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     viewer = listen(session.pk)
     server.enqueue(script.reply("The answer is forty two.", usage={"input": 120, "output": 9}))
 
@@ -79,7 +79,7 @@ def test_normal_reply_streams_deltas_and_appends_whole_messages(user, make_provi
 
 def test_tool_call_ends_the_run_without_executing_it(user, make_provider, server) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     server.enqueue(script.tool_call("read", {"path": "auth.ts"}))
 
     run = run_prompt(session, owner, make_provider())
@@ -234,7 +234,7 @@ def test_transient_failures_are_retried_with_the_attempts_omitted(
     user, make_provider, server, listen
 ) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     viewer = listen(session.pk)
     server.enqueue(script.rate_limited(), script.dropped(after=3), script.reply("Third time lucky."))
 
@@ -266,7 +266,7 @@ def test_transient_failures_are_retried_with_the_attempts_omitted(
 
 def test_retries_give_up_after_max_retries(user, make_provider, server, listen) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     viewer = listen(session.pk)
     server.enqueue(*[script.overloaded() for _ in range(4)])
 
@@ -280,7 +280,7 @@ def test_retries_give_up_after_max_retries(user, make_provider, server, listen) 
 
 def test_runs_send_pis_system_prompt_and_tools(user, make_provider, server, listen) -> None:
     owner = user()
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     tool = {
         "name": "read",
         "description": "Read a file",
@@ -288,7 +288,9 @@ def test_runs_send_pis_system_prompt_and_tools(user, make_provider, server, list
     }
     system = {"role": "system", "content": "", "sections": {"preamble": "You are a coding assistant.",
               "cwd": "<cwd>\n/repo\n</cwd>"}, "toolsAdded": [tool], "timestamp": 1}  # fmt: skip
-    session_services.append_entries(session=session, entries=[{"type": "message", "message": system}])
+    session_services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "message", "message": system}]
+    )
     server.enqueue(script.tool_call("read", {"path": "auth.ts"}))
     viewer = listen(session.pk)
 

@@ -14,5 +14,5 @@ from tests.factories import session_file, small_tree
 def stored(api_client: Any) -> Any:
     """Return a session of the API client's user holding ``small_tree()`` (leaf: a3)."""
     return services.import_jsonl(
-        owner=api_client.user, data=session_file(small_tree()), filename="s.jsonl"
+        actor=api_client.user, data=session_file(small_tree()), filename="s.jsonl"
     ).session

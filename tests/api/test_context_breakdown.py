@@ -44,7 +44,7 @@ def tools_json(*tools: dict[str, Any]) -> str:
 
 
 def context(api_client: Any, entries: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
-    session = services.import_jsonl(owner=api_client.user, data=session_file(entries)).session
+    session = services.import_jsonl(actor=api_client.user, data=session_file(entries)).session
     response = api_client.get(f"/api/sessions/{session.pk}/context/", params)
     assert response.status_code == 200
     return response.json()

@@ -95,7 +95,7 @@ def _conformance_files() -> list[Any]:
 def test_export_import_round_trip_is_byte_identical(api_client: Any, user: Any, path: Path) -> None:
     data = path.read_bytes()
     try:
-        result = services.import_jsonl(owner=user(), data=data, filename=path.name)
+        result = services.import_jsonl(actor=user(), data=data, filename=path.name)
     except services.InvalidSessionFile:
         pytest.skip("not a valid session file")
     first = b"".join(services.export_jsonl(result.session))
@@ -123,7 +123,7 @@ def test_export_import_round_trip_is_byte_identical(api_client: Any, user: Any, 
 )
 def test_an_export_name_cannot_inject_header_parts(api_client: Any, pi_id: str, expected: str) -> None:
     data = session_file(small_tree(), header={**HEADER, "id": pi_id})
-    session = services.import_jsonl(owner=api_client.user, data=data, filename="s.jsonl").session
+    session = services.import_jsonl(actor=api_client.user, data=data, filename="s.jsonl").session
     response = api_client.get(f"/api/sessions/{session.pk}/export/")
     assert response.status_code == 200
     assert response["Content-Disposition"] == expected

@@ -23,7 +23,7 @@ def _chain(n: int) -> list[dict[str, Any]]:
 
 
 def test_path_pages_from_the_leaf_towards_the_root(api_client: Any) -> None:
-    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    session = services.import_jsonl(actor=api_client.user, data=session_file(_chain(30))).session
     url = f"/api/sessions/{session.pk}/path/"
     first = api_client.get(url, {"limit": 10}).json()
     assert [e["id"] for e in first["entries"]] == [f"e{i}" for i in range(21, 30)] + ["tip"]
@@ -37,7 +37,7 @@ def test_path_pages_from_the_leaf_towards_the_root(api_client: Any) -> None:
 
 
 def test_context_head_and_tail_keep_the_estimate_whole(api_client: Any) -> None:
-    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    session = services.import_jsonl(actor=api_client.user, data=session_file(_chain(30))).session
     url = f"/api/sessions/{session.pk}/context/"
     whole = api_client.get(url).json()
     part = api_client.get(url, {"head": 2, "tail": 3, "llm": "false"}).json()
@@ -48,7 +48,7 @@ def test_context_head_and_tail_keep_the_estimate_whole(api_client: Any) -> None:
 
 
 def test_context_pages_towards_the_head_with_before(api_client: Any) -> None:
-    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    session = services.import_jsonl(actor=api_client.user, data=session_file(_chain(30))).session
     url = f"/api/sessions/{session.pk}/context/"
     page = api_client.get(url, {"head": 0, "tail": 4, "before": 27, "llm": "false"}).json()
     # The four messages just before index 27, and how many come before them.
@@ -60,7 +60,7 @@ def test_context_pages_towards_the_head_with_before(api_client: Any) -> None:
 
 
 def test_entries_by_id_come_in_one_request_in_append_order(api_client: Any) -> None:
-    session = services.import_jsonl(owner=api_client.user, data=session_file(_chain(30))).session
+    session = services.import_jsonl(actor=api_client.user, data=session_file(_chain(30))).session
     url = f"/api/sessions/{session.pk}/entries/"
     body = api_client.get(url, {"id": ["e7", "side", "e2", "nope", "e7"]}).json()
     assert [e["id"] for e in body["entries"]] == ["e2", "e7", "side"]

@@ -65,7 +65,7 @@ def _unthrottled(settings: Any) -> None:
 def owned(user: Callable[..., Any]) -> tuple[str, int]:
     """Return the token key of a user and the id of a small session that user imported."""
     owner = user("owner")
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="s.jsonl").session
     return ApiToken.objects.create(user=owner)[1], session.pk
 
 

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.django_db
 
 
 def test_list_shows_only_my_sessions_with_filters(api_client: Any, user: Any) -> None:
-    services.import_jsonl(owner=api_client.user, data=session_file(small_tree()))
+    services.import_jsonl(actor=api_client.user, data=session_file(small_tree()))
     services.import_jsonl(
-        owner=api_client.user, data=session_file([], {**HEADER, "id": "other", "cwd": "/x"})
+        actor=api_client.user, data=session_file([], {**HEADER, "id": "other", "cwd": "/x"})
     )
-    services.import_jsonl(owner=user(), data=session_file([], {**HEADER, "id": "foreign"}))
+    services.import_jsonl(actor=user(), data=session_file([], {**HEADER, "id": "foreign"}))
     body = api_client.get("/api/sessions/").json()
     assert body["count"] == 2
     assert {s["piId"] for s in body["results"]} == {"sess-1", "other"}
@@ -70,7 +70,7 @@ def test_empty_name_is_refused(api_client: Any, stored: Any) -> None:
 
 
 def test_foreign_and_unknown_sessions_are_not_found(api_client: Any, user: Any) -> None:
-    foreign = services.import_jsonl(owner=user(), data=session_file(small_tree())).session
+    foreign = services.import_jsonl(actor=user(), data=session_file(small_tree())).session
     for method, suffix in [
         ("get", ""),
         ("patch", ""),

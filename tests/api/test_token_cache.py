@@ -66,9 +66,9 @@ def test_the_session_read_says_what_the_session_serializer_says(user: Callable[.
     from tests.factories import session_file, small_tree
 
     owner = user()
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree())).session
     fork = services.fork_session(session=session, entry_id="u2", actor=owner).session
-    for one in (session, fork, services.create_session(owner=owner, cwd="/empty")):
+    for one in (session, fork, services.create_session(actor=owner, cwd="/empty")):
         one.refresh_from_db()
         assert session_body(one) == dict(SessionSerializer(one).data)
 

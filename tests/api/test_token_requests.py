@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_token_request_reads_without_a_session_and_gets_no_cookie(user: Callable[..., Any]) -> None:
     owner = user()
-    session = services.create_session(owner=owner, cwd="/w", name="mine")
+    session = services.create_session(actor=owner, cwd="/w", name="mine")
     _, text = ApiToken.objects.create(user=owner)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {text}")

@@ -30,12 +30,13 @@ def test_a_second_open_reads_no_entries_and_every_change_shows_at_once(api_clien
     assert again == first and warm < cold
     services.append_entries(
         session=stored,
+        actor=stored.owner,
         entries=[{"type": "message", "message": {"role": "user", "content": "new", "timestamp": 1}}],
     )
     appended, _ = tree(api_client, stored.pk)
     assert appended["entryCount"] == first["entryCount"] + 1
     assert current(appended) not in (None, current(first))
-    services.set_leaf(session=stored, entry_id="a2")
+    services.set_leaf(session=stored, actor=stored.owner, entry_id="a2")
     moved, _ = tree(api_client, stored.pk)
     assert current(moved) == "a2" and moved["leafId"] == "a2"
     assert api_client.get(f"/api/sessions/{stored.pk}/tree/", {"around": "nope"}).status_code == 404

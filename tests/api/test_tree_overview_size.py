@@ -40,7 +40,7 @@ def _big_session() -> bytes:
 
 
 def test_overview_of_a_100k_tree_stays_under_200_kb(api_client: Any) -> None:
-    session = services.import_jsonl(owner=api_client.user, data=_big_session()).session
+    session = services.import_jsonl(actor=api_client.user, data=_big_session()).session
     response = api_client.get(f"/api/sessions/{session.pk}/tree/")
     assert response.status_code == 200
     assert len(response.content) < 200_000

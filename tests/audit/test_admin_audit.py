@@ -133,7 +133,7 @@ def test_failed_and_cancelled_summaries_stay_in_the_history(user) -> None:
 
 def test_transient_retries_are_listed_with_each_attempt_outcome(user, make_provider, server) -> None:
     owner = user("cy")
-    session = session_services.create_session(owner=owner, cwd="/repo")
+    session = session_services.create_session(actor=owner, cwd="/repo")
     server.enqueue(script.rate_limited(), script.dropped(after=3), script.reply("Third time lucky."))
     run = run_prompt(session, owner, make_provider(), "Hello?")
     assert run.status == "succeeded"
@@ -155,10 +155,13 @@ def test_a_hand_made_omission_is_manual_until_an_answer_follows(user) -> None:
     owner = user("dee")
     session = seeded_session(owner, turns=2)
     session_services.append_entries(
-        session=session, entries=[{"type": "context_edit", "targetId": "a1", "replacement": None}]
+        session=session,
+        actor=session.owner,
+        entries=[{"type": "context_edit", "targetId": "a1", "replacement": None}],
     )
     session_services.append_entries(
         session=session,
+        actor=session.owner,
         entries=[{"type": "context_edit", "targetId": "a0", "replacement": {"content": "shorter"}}],
     )
     # Recorded by the append itself: no page has been opened yet.
@@ -178,7 +181,9 @@ def test_a_hand_made_omission_is_manual_until_an_answer_follows(user) -> None:
         "usage": {"input": 1, "output": 1},
         "timestamp": 1,
     }
-    session_services.append_entries(session=session, entries=[{"type": "message", "message": answer}])
+    session_services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "message", "message": answer}]
+    )
     attempt.refresh_from_db()
     assert attempt.retry_succeeded is True  # settled by the answer's own append
 
@@ -187,7 +192,9 @@ def test_opening_the_audit_pages_writes_nothing(user) -> None:
     owner = user("eve")
     session = seeded_session(owner, turns=1)
     session_services.append_entries(
-        session=session, entries=[{"type": "context_edit", "targetId": "a0", "replacement": None}]
+        session=session,
+        actor=session.owner,
+        entries=[{"type": "context_edit", "targetId": "a0", "replacement": None}],
     )
     OmittedAttempt.objects.all().delete()
     anonymous = Client().get(OMITTED)
@@ -201,7 +208,9 @@ def test_an_omission_rolls_back_with_its_append(user) -> None:
     session = seeded_session(owner, turns=1)
     with pytest.raises(RuntimeError), transaction.atomic():
         session_services.append_entries(
-            session=session, entries=[{"type": "context_edit", "targetId": "a0", "replacement": None}]
+            session=session,
+            actor=session.owner,
+            entries=[{"type": "context_edit", "targetId": "a0", "replacement": None}],
         )
         assert OmittedAttempt.objects.filter(session=session).count() == 1
         raise RuntimeError("the request failed after the append")
@@ -270,9 +279,11 @@ def test_usage_counts_every_branch_and_the_summaries(user, make_provider, server
         "timestamp": 1,
     }
     session_services.append_entries(
-        session=session, entries=[{"type": "message", "parentId": "u0", "message": abandoned}]
+        session=session,
+        actor=session.owner,
+        entries=[{"type": "message", "parentId": "u0", "message": abandoned}],
     )
-    session_services.set_leaf(session=session, entry_id=entries(session)[-2]["id"])
+    session_services.set_leaf(session=session, actor=session.owner, entry_id=entries(session)[-2]["id"])
     seeded_session(other, turns=1)  # no usage in imported seed answers
 
     rollup = compute_rollup()
@@ -308,7 +319,9 @@ def test_usage_ignores_values_that_are_not_numbers(user) -> None:
         "stopReason": "stop",
         "timestamp": 1,
     }
-    session_services.append_entries(session=session, entries=[{"type": "message", "message": message}])
+    session_services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "message", "message": message}]
+    )
 
     rollup = compute_rollup()
 
@@ -326,16 +339,20 @@ def test_an_import_records_its_omissions_without_reading_every_answer(user) -> N
 
     source = seeded_session(user("gil"), turns=3)
     session_services.append_entries(
-        session=source, entries=[{"type": "context_edit", "targetId": "a1", "replacement": None}]
+        session=source,
+        actor=source.owner,
+        entries=[{"type": "context_edit", "targetId": "a1", "replacement": None}],
     )
     answer = {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1}
-    session_services.append_entries(session=source, entries=[{"type": "message", "message": answer}])
+    session_services.append_entries(
+        session=source, actor=source.owner, entries=[{"type": "message", "message": answer}]
+    )
     lines = [
         source.header_raw,
         *Entry.objects.filter(session=source).order_by("seq").values_list("raw", flat=True),
     ]
     with CaptureQueriesContext(connection) as queries:
-        imported = session_services.import_jsonl(owner=user("hal"), data="\n".join(lines).encode()).session
+        imported = session_services.import_jsonl(actor=user("hal"), data="\n".join(lines).encode()).session
     (attempt,) = OmittedAttempt.objects.filter(session=imported)
     assert attempt.omits and attempt.target_entry_id == "a1" and attempt.retry_succeeded is True
     answers_read = [

@@ -36,12 +36,14 @@ def _export(session) -> bytes:
 def test_an_append_updates_the_rollup_in_its_own_transaction(user) -> None:
     session = seeded_session(user("ann"), turns=1)
     with pytest.raises(RuntimeError), transaction.atomic():
-        session_services.append_entries(session=session, entries=[_answer("m", 10, 0.5)])
+        session_services.append_entries(session=session, actor=session.owner, entries=[_answer("m", 10, 0.5)])
         kept = SessionUsage.objects.get(session=session, model="p/m")
         assert (kept.input, kept.output, kept.cost, kept.messages) == (10, 2, 0.5, 1)
         raise RuntimeError("the request failed after the append")
     assert not SessionUsage.objects.filter(session=session, model="p/m").exists()
-    session_services.append_entries(session=session, entries=[_answer("m", 10, 0.5), _answer("m", 5, 0.25)])
+    session_services.append_entries(
+        session=session, actor=session.owner, entries=[_answer("m", 10, 0.5), _answer("m", 5, 0.25)]
+    )
     kept = SessionUsage.objects.get(session=session, model="p/m")
     assert (kept.input, kept.cost, kept.messages) == (15, 0.75, 2)
 
@@ -61,18 +63,20 @@ def _rounded(rollup: Rollup) -> Rollup:
 def test_the_page_numbers_equal_a_full_recount_in_fixed_queries(user) -> None:
     owner, other = user("bea"), user("cal")
     first = seeded_session(owner, turns=2)
-    session_services.append_entries(session=first, entries=[_answer("m", 7, 0.1), _answer("n", 9, 0.2)])
+    session_services.append_entries(
+        session=first, actor=first.owner, entries=[_answer("m", 7, 0.1), _answer("n", 9, 0.2)]
+    )
     compute_rollup()  # whatever a first call caches (earlier tests decide that) is not counted below
     with CaptureQueriesContext(connection) as one_session:
         compute_rollup()
     # A bulk import (COPY), a re-import that appends, a fork, and a deleted session.
-    imported = session_services.import_jsonl(owner=other, data=_export(first)).session
-    session_services.append_entries(session=first, entries=[_answer("m", 1000, 3.0)])
-    session_services.import_jsonl(owner=other, data=_export(first))
+    imported = session_services.import_jsonl(actor=other, data=_export(first)).session
+    session_services.append_entries(session=first, actor=first.owner, entries=[_answer("m", 1000, 3.0)])
+    session_services.import_jsonl(actor=other, data=_export(first))
     leaf = Entry.objects.filter(session=first, role="assistant").order_by("seq").last()
     session_services.fork_session(session=first, entry_id=leaf.entry_id, actor=owner)
     gone = seeded_session(user("dot"), turns=1)
-    session_services.append_entries(session=gone, entries=[_answer("gone", 50, 9.0)])
+    session_services.append_entries(session=gone, actor=gone.owner, entries=[_answer("gone", 50, 9.0)])
     session_services.delete_session(session=gone, actor=gone.owner)
 
     with CaptureQueriesContext(connection) as many_sessions:

@@ -69,7 +69,7 @@ def build_world(user: Callable[..., Any]) -> World:
     TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=editor, role=TeamMembership.Role.EDITOR)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree())).session
     services.share_with_team(session=session, team=team, access="editor", actor=owner)
     link = services.create_share_link(session=session, actor=owner)
     operation = CompactionRun.objects.create(

@@ -23,7 +23,7 @@ def owner(user: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def stored(owner: Any) -> Any:
-    return services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    return services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="s.jsonl").session
 
 
 def holder(token: str) -> APIClient:
@@ -33,11 +33,13 @@ def holder(token: str) -> APIClient:
 
 
 def test_a_frozen_link_shows_the_name_counters_and_activity_of_the_freeze(owner: Any, stored: Any) -> None:
-    services.rename_session(session=stored, name="before")
+    services.rename_session(session=stored, actor=stored.owner, name="before")
     link = services.create_share_link(session=stored, actor=owner, frozen=True)
     at_freeze = holder(link.raw_token).get(f"/api/sessions/{stored.pk}/").json()
-    services.rename_session(session=stored, name="after")
-    services.append_entries(session=stored, entries=[{"type": "custom", "customType": "n", "data": 1}] * 3)
+    services.rename_session(session=stored, actor=stored.owner, name="after")
+    services.append_entries(
+        session=stored, actor=stored.owner, entries=[{"type": "custom", "customType": "n", "data": 1}] * 3
+    )
 
     body = holder(link.raw_token).get(f"/api/sessions/{stored.pk}/").json()
     assert body["name"] == "before"
@@ -61,8 +63,10 @@ def test_a_current_path_link_keeps_the_path_of_its_creation(owner: Any, stored: 
     seen = holder(link.raw_token)
     before = seen.get(f"/api/sessions/{stored.pk}/path/").json()
     # The owner moves to the other branch and continues there.
-    services.navigate_without_summary(session=stored, target_id="a2")
-    services.append_entries(session=stored, entries=[{"type": "custom", "customType": "n", "data": 1}])
+    services.navigate_without_summary(session=stored, actor=stored.owner, target_id="a2")
+    services.append_entries(
+        session=stored, actor=stored.owner, entries=[{"type": "custom", "customType": "n", "data": 1}]
+    )
 
     after = seen.get(f"/api/sessions/{stored.pk}/path/").json()
     assert after["leafId"] == "a3" and after == before

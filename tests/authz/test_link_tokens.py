@@ -160,7 +160,7 @@ def test_links_made_before_hashing_still_open_with_their_old_address(
     before_hashing: Callable[[], Any], user: Callable[..., Any]
 ) -> None:
     owner = user("olga")
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree())).session
     old = before_hashing().get_model("sessions_app", "ShareLink")
     kept = secrets.token_urlsafe(24)
     revoked = secrets.token_urlsafe(24)

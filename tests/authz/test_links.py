@@ -37,6 +37,7 @@ def entry_ids(client: APIClient, pk: int) -> set[str]:
 def append_more(session: ChatSession) -> str:
     rows = services.append_entries(
         session=session,
+        actor=session.owner,
         entries=[{"type": "message", "message": {"role": "user", "content": "later", "timestamp": 9}}],
     )
     return str(rows[-1].entry_id)
@@ -103,7 +104,7 @@ def test_a_current_path_link_keeps_the_path_it_was_made_on(w: World) -> None:
     link = services.create_share_link(session=w.session, actor=w.owner, scope="path")
     client = holder(link.raw_token)
     assert entry_ids(client, w.session.pk) == BRANCH_TWO
-    services.navigate_without_summary(session=w.session, target_id="a2")
+    services.navigate_without_summary(session=w.session, actor=w.session.owner, target_id="a2")
     assert entry_ids(client, w.session.pk) == BRANCH_TWO
 
 
@@ -116,7 +117,7 @@ def test_an_expired_link_stops_working(w: World) -> None:
 
 
 def test_a_link_is_for_its_own_session_only(w: World) -> None:
-    mine = services.import_jsonl(owner=w.other, data=b'{"type":"session","version":3,"id":"x","cwd":"/"}\n')
+    mine = services.import_jsonl(actor=w.other, data=b'{"type":"session","version":3,"id":"x","cwd":"/"}\n')
     assert holder(w.link.raw_token).get(f"/api/sessions/{mine.session.pk}/").status_code == 404
 
 

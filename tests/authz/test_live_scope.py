@@ -69,7 +69,7 @@ def expected(grant: str, kind: str, pk: int) -> dict[str, Any] | None:
 def test_every_event_kind_against_every_grant_kind(user: Callable[..., Any]) -> None:
     assert "Redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"], "the matrix needs the Redis layer"
     owner, editor, viewer = user("owner"), user("editor"), user("viewer")
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="s.jsonl").session
     team = Team.objects.create(name="t")
     TeamMembership.objects.create(team=team, user=editor, role=TeamMembership.Role.EDITOR)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)

@@ -52,7 +52,7 @@ def owner(user: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def stored(owner: Any) -> Any:
-    return services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    return services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="s.jsonl").session
 
 
 def link_headers(link: ShareLink) -> list[tuple[bytes, bytes]]:

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from compaction_app.models import CompactionRun, LLMProvider
 from piweb.celery import app as celery_app
+from sessions_app.models import ActionLog
 from tests.factories import conversation, payloads, store
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +69,20 @@ def test_pis_refusals_are_plain_400s(
         api_client.post(f"/api/sessions/{mine.pk}/compact/", {}, format="json")
     response = api_client.post(f"/api/sessions/{mine.pk}/compact/", {}, format="json")
     assert (response.status_code, response.json()) == (400, {"error": "Already compacted"})
-    assert CompactionRun.objects.count() == 1
+    # Refusals stay in the compaction history (and the action log) with Pi's reason.
+    history = sorted(CompactionRun.objects.values_list("session_id", "status", "error"))
+    assert history == sorted(
+        [
+            (small.pk, "refused", "Nothing to compact (session too small)"),
+            (mine.pk, "succeeded", ""),
+            (mine.pk, "refused", "Already compacted"),
+        ]
+    )
+    refused = ActionLog.objects.filter(action="compact_refused").order_by("created_at")
+    assert [(r.actor, r.detail["reason"]) for r in refused] == [
+        (api_client.user, "Nothing to compact (session too small)"),  # type: ignore[attr-defined]
+        (api_client.user, "Already compacted"),  # type: ignore[attr-defined]
+    ]
 
 
 def test_a_second_request_while_one_is_queued_conflicts(api_client: APIClient, mine: Any) -> None:
@@ -221,7 +235,7 @@ def test_the_history_page_shows_the_summary_beside_the_entries_it_replaced(
     from compaction_app.services import compact_session
 
     session = store(owner, conversation(8))
-    outcome = compact_session(session=session, reason="manual")
+    outcome = compact_session(session=session, actor=session.owner, reason="manual")
     run = CompactionRun.objects.get(operation_id=outcome.operation_id)
 
     listing = staff_client.get(

@@ -35,7 +35,9 @@ def _llm(server: ProviderServer, **kwargs: Any) -> LLMSummarizer:
 
 
 def test_manual_compaction_writes_one_entry_with_the_system_prompt_snapshot(compactable: Any) -> None:
-    outcome = compact_session(session=compactable, reason="manual", summarizer=OfflineSummarizer())
+    outcome = compact_session(
+        session=compactable, actor=compactable.owner, reason="manual", summarizer=OfflineSummarizer()
+    )
 
     assert outcome.status == "succeeded"
     [entry] = payloads(compactable, "compaction")
@@ -59,7 +61,11 @@ def test_manual_compaction_writes_one_entry_with_the_system_prompt_snapshot(comp
 
 def test_the_run_records_the_compaction_and_the_range_it_replaced(compactable: Any, owner: Any) -> None:
     outcome = compact_session(
-        session=compactable, reason="threshold", requested_by=owner, summarizer=OfflineSummarizer()
+        session=compactable,
+        actor=compactable.owner,
+        reason="threshold",
+        requested_by=owner,
+        summarizer=OfflineSummarizer(),
     )
 
     run = CompactionRun.objects.get(operation_id=outcome.operation_id)
@@ -81,12 +87,16 @@ def test_the_run_records_the_compaction_and_the_range_it_replaced(compactable: A
 
 
 def test_compacting_again_is_refused_as_already_compacted(compactable: Any) -> None:
-    compact_session(session=compactable, reason="manual", summarizer=OfflineSummarizer())
+    compact_session(
+        session=compactable, actor=compactable.owner, reason="manual", summarizer=OfflineSummarizer()
+    )
     compactable.refresh_from_db()
 
     with pytest.raises(CompactionRefused, match=r"^Already compacted$"):
-        request_compaction(session=compactable)
-    outcome = compact_session(session=compactable, reason="manual", summarizer=OfflineSummarizer())
+        request_compaction(session=compactable, actor=compactable.owner)
+    outcome = compact_session(
+        session=compactable, actor=compactable.owner, reason="manual", summarizer=OfflineSummarizer()
+    )
 
     assert (outcome.status, outcome.error) == ("failed", "Already compacted")
     assert outcome.error_message == "Compaction failed: Already compacted"
@@ -97,15 +107,18 @@ def test_a_small_session_has_nothing_to_compact(owner: Any) -> None:
     session = store(owner, conversation(1))
 
     with pytest.raises(CompactionRefused, match=r"^Nothing to compact \(session too small\)$"):
-        request_compaction(session=session)
-    assert not CompactionRun.objects.exists()
+        request_compaction(session=session, actor=session.owner)
+    # Nothing queued: the refusal is kept in the history only.
+    assert list(CompactionRun.objects.values_list("status", "error")) == [
+        ("refused", "Nothing to compact (session too small)")
+    ]
 
 
 def test_automatic_compaction_with_nothing_to_do_is_skipped_silently(owner: Any, events: Any) -> None:
     session = store(owner, conversation(1))
     drain = events(session)
 
-    outcome = compact_session(session=session, reason="overflow", will_retry=True)
+    outcome = compact_session(session=session, actor=session.owner, reason="overflow", will_retry=True)
 
     assert outcome.status == "skipped"
     assert not CompactionRun.objects.exists()
@@ -119,7 +132,11 @@ def test_events_follow_pi_after_commit(
 
     with django_capture_on_commit_callbacks(execute=True):
         outcome = compact_session(
-            session=compactable, reason="overflow", will_retry=True, summarizer=OfflineSummarizer()
+            session=compactable,
+            actor=compactable.owner,
+            reason="overflow",
+            will_retry=True,
+            summarizer=OfflineSummarizer(),
         )
 
     got = [e for e in drain() if e["event"].startswith("compaction")]
@@ -153,7 +170,9 @@ def test_a_provider_error_fails_with_pis_message_and_saves_nothing(
     drain = events(compactable)
 
     with django_capture_on_commit_callbacks(execute=True):
-        outcome = compact_session(session=compactable, reason=reason, summarizer=_llm(provider_server))
+        outcome = compact_session(
+            session=compactable, actor=compactable.owner, reason=reason, summarizer=_llm(provider_server)
+        )
 
     assert outcome.status == "failed"
     assert outcome.error_message is not None and outcome.error_message.startswith(
@@ -180,7 +199,9 @@ def test_cut_off_or_tool_calling_summaries_are_rejected(
 ) -> None:
     provider_server.enqueue(response)
 
-    outcome = compact_session(session=compactable, reason="manual", summarizer=_llm(provider_server))
+    outcome = compact_session(
+        session=compactable, actor=compactable.owner, reason="manual", summarizer=_llm(provider_server)
+    )
 
     assert outcome.status == "failed"
     assert outcome.error is not None and outcome.error.startswith(message)
@@ -201,7 +222,7 @@ def test_the_default_provider_writes_the_models_summary(
     )
     provider_server.enqueue(reply("## Goal\n- Keep the parser intact.", usage={"input": 900, "output": 40}))
 
-    outcome = compact_session(session=compactable, reason="manual")
+    outcome = compact_session(session=compactable, actor=compactable.owner, reason="manual")
 
     assert outcome.status == "succeeded"
     [entry] = payloads(compactable, "compaction")
@@ -216,7 +237,9 @@ def test_the_default_provider_writes_the_models_summary(
 def test_a_dropped_connection_is_retried(compactable: Any, provider_server: ProviderServer) -> None:
     provider_server.enqueue(dropped(after=2), reply("## Goal\n- Second try worked."))
 
-    outcome = compact_session(session=compactable, reason="manual", summarizer=_llm(provider_server))
+    outcome = compact_session(
+        session=compactable, actor=compactable.owner, reason="manual", summarizer=_llm(provider_server)
+    )
 
     assert outcome.status == "succeeded"
     assert len(provider_server.requests) == 2
@@ -232,6 +255,7 @@ class _AppendsWhileSummarizing:
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
         session_services.append_entries(
             session=self.session,
+            actor=self.session.owner,
             entries=[{"type": "message", "message": {"role": "user", "content": "one more", "timestamp": 5}}],
         )
         return OfflineSummarizer().summarize(request)
@@ -239,7 +263,10 @@ class _AppendsWhileSummarizing:
 
 def test_a_session_that_moves_during_the_summary_is_left_alone(compactable: Any) -> None:
     outcome = compact_session(
-        session=compactable, reason="manual", summarizer=_AppendsWhileSummarizing(compactable)
+        session=compactable,
+        actor=compactable.owner,
+        reason="manual",
+        summarizer=_AppendsWhileSummarizing(compactable),
     )
 
     assert outcome.status == "failed"

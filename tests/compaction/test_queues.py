@@ -21,6 +21,7 @@ from piweb.agent.models import AgentRun
 from piweb.agent.services import abort_run, start_run
 from piweb.celery import app as celery_app
 from piweb.llm.testserver import ProviderServer, hang
+from sessions_app.actors import SystemActor
 from tests.factories import conversation, store
 
 from .test_worker_kill import ROOT, _test_database_url, _wait_for
@@ -119,7 +120,7 @@ def test_a_compaction_runs_while_every_run_thread_waits_on_its_provider(
         run = start_run(session=busy, user=owner, prompt="take your time", provider=provider)
         _wait_for(lambda: len(server.requests) == 1, 60, "the run's provider request")
 
-        operation = request_compaction(session=waiting)
+        operation = request_compaction(session=waiting, actor=waiting.owner)
         started = time.monotonic()
         _wait_for(
             lambda: CompactionRun.objects.get(pk=operation.pk).status == "succeeded", 30, "the compaction"
@@ -127,6 +128,8 @@ def test_a_compaction_runs_while_every_run_thread_waits_on_its_provider(
         assert AgentRun.objects.get(pk=run.pk).status == "running"  # the run still holds its thread
         assert time.monotonic() - started < 30
 
-        abort_run(run=AgentRun.objects.get(pk=run.pk))  # seen by the worker's one abort poller
+        abort_run(
+            run=AgentRun.objects.get(pk=run.pk), actor=SystemActor("tests")
+        )  # seen by the worker's one abort poller
         _wait_for(lambda: AgentRun.objects.get(pk=run.pk).is_finished, 30, "the aborted run to end")
         assert workers_process.poll() is None

@@ -28,7 +28,9 @@ def test_a_sessions_keep_budget_decides_what_its_compaction_keeps(
     assert answer.status_code == 200 and answer.json()["compaction"] == {"keepRecentTokens": 300}
     assert ActionLog.objects.filter(session=compactable, action="settings").count() == 1
     compactable.refresh_from_db()
-    outcome = compact_session(session=compactable, reason="manual", summarizer=OfflineSummarizer())
+    outcome = compact_session(
+        session=compactable, actor=compactable.owner, reason="manual", summarizer=OfflineSummarizer()
+    )
     # With the server's budget there would be nothing to compact; the session's own one cuts.
     assert outcome.status == "succeeded"
     [entry] = payloads(compactable, "compaction")

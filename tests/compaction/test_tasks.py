@@ -20,6 +20,7 @@ from compaction_app.services import (
 from compaction_app.summarizers import OfflineSummarizer
 from piweb.llm.testserver import ProviderServer, error, reply
 from sessions_app import services as session_services
+from sessions_app.actors import SystemActor
 from sessions_app.domain.operations import TreeOperationError
 from tests.factories import payloads, store
 
@@ -67,7 +68,7 @@ def branched(owner: Any) -> Any:
 def _queued_compaction(session: Any, django_capture_on_commit_callbacks: Any, **kwargs: Any) -> CompactionRun:
     # The callbacks are captured, not run: these tests deliver the task themselves.
     with django_capture_on_commit_callbacks(execute=False):
-        return request_compaction(session=session, **kwargs)
+        return request_compaction(session=session, actor=session.owner, **kwargs)
 
 
 def test_a_task_delivered_twice_writes_one_compaction(
@@ -103,7 +104,7 @@ def test_a_redelivered_task_whose_first_attempt_died_finishes_the_run(
 
 def test_a_cancelled_run_writes_nothing(compactable: Any, django_capture_on_commit_callbacks: Any) -> None:
     run = _queued_compaction(compactable, django_capture_on_commit_callbacks)
-    cancel_operation(run=run)
+    cancel_operation(run=run, actor=SystemActor("tests"))
 
     assert tasks.run_compaction(run.pk) == "cancelled"
     assert payloads(compactable, "compaction") == []
@@ -116,7 +117,7 @@ class _CancelledDuringCall:
         self.run = run
 
     def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        cancel_operation(run=self.run)
+        cancel_operation(run=self.run, actor=SystemActor("tests"))
         return OfflineSummarizer().summarize(request)
 
 
@@ -127,7 +128,7 @@ def test_a_cancel_during_the_summary_call_writes_nothing(
         operation = start_branch_summary(session=branched, target_id="a2", actor=branched.owner)
     run = CompactionRun.objects.get(operation_id=operation)
 
-    outcome = summarize_and_navigate(run, summarizer=_CancelledDuringCall(run))
+    outcome = summarize_and_navigate(run, actor=SystemActor("tests"), summarizer=_CancelledDuringCall(run))
 
     assert outcome.status == "cancelled"
     branched.refresh_from_db()
@@ -143,7 +144,7 @@ def test_a_second_operation_waits_for_the_first(
     with pytest.raises(OperationInProgress):
         _queued_compaction(compactable, django_capture_on_commit_callbacks)
     with pytest.raises(TreeOperationError, match="Wait for the current compaction or tree navigation"):
-        start_branch_summary(session=compactable, target_id="a2")
+        start_branch_summary(session=compactable, actor=compactable.owner, target_id="a2")
 
 
 def test_the_same_idempotency_key_returns_the_first_run(
@@ -248,9 +249,10 @@ def test_navigation_is_refused_if_the_leaf_moved_before_the_task_ran(
     branched: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False):
-        operation = start_branch_summary(session=branched, target_id="a2")
+        operation = start_branch_summary(session=branched, actor=branched.owner, target_id="a2")
     session_services.append_entries(
         session=branched,
+        actor=branched.owner,
         entries=[{"type": "message", "message": {"role": "user", "content": "x", "timestamp": 3}}],
     )
     before = payloads(branched)
@@ -278,9 +280,9 @@ def test_navigation_events_name_the_operation_and_the_new_leaf(
 ) -> None:
     drain = events(branched)
     with django_capture_on_commit_callbacks(execute=True):
-        operation = start_branch_summary(session=branched, target_id="a2")
+        operation = start_branch_summary(session=branched, actor=branched.owner, target_id="a2")
         run = CompactionRun.objects.get(operation_id=operation)
-        summarize_and_navigate(run, summarizer=OfflineSummarizer())
+        summarize_and_navigate(run, actor=SystemActor("tests"), summarizer=OfflineSummarizer())
 
     got = {e["event"]: e for e in drain()}
     assert got["branch_summary_start"]["operationId"] == operation

@@ -102,7 +102,7 @@ def test_a_worker_killed_mid_compaction_leaves_exactly_one_entry(
     session = store(owner, conversation(30, repeat=12))
 
     try:
-        run = request_compaction(session=session)
+        run = request_compaction(session=session, actor=session.owner)
         first = workers(queue)
         _wait_for(lambda: len(provider_server.requests) == 1, 30, "the first summary request")
         run.refresh_from_db()

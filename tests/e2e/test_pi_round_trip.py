@@ -104,13 +104,15 @@ def test_round_trip_with_pi(
         lines = file_lines(local)
         one = _by_text(lines, "assistant", "one ")["id"]
         two = _by_text(lines, "assistant", "two ")["id"]
-        services.set_label(session=session, target_id=one, label="good point")
+        services.set_label(session=session, actor=session.owner, target_id=one, label="good point")
         fork = services.fork_session(session=session, entry_id=two, actor=owner, position="at").session
         header = json.loads(b"".join(services.export_jsonl(fork)).decode().splitlines()[0])
         assert header["parentSession"] == str(local.resolve())  # Pi's form: the source file's path
-        outcome = compact_session(session=fork, reason="manual", summarizer=OfflineSummarizer())
+        outcome = compact_session(
+            session=fork, actor=fork.owner, reason="manual", summarizer=OfflineSummarizer()
+        )
         assert outcome.entry_id is not None
-        services.navigate_without_summary(session=session, target_id=one)
+        services.navigate_without_summary(session=session, actor=session.owner, target_id=one)
 
         # Pi continues the original: sync keeps going past the web's entries.
         provider.enqueue(script.reply("five"))
@@ -135,7 +137,7 @@ def test_round_trip_with_pi(
 
         # A leaf moved in piweb without a new entry survives the trip: Pi resumes where piweb stands.
         session.refresh_from_db()  # push moved the leaf to Pi's last line
-        services.navigate_without_summary(session=session, target_id=one)
+        services.navigate_without_summary(session=session, actor=session.owner, target_id=one)
         pulled = home.sync("pull", pi_id)
         assert pulled.returncode == 0 and Path(pulled.stdout.strip()) == local, pulled.stderr
         provider.enqueue(script.reply("seven"))

@@ -30,7 +30,7 @@ owner = get_user_model().objects.create_user("ada", password="pw")
 
 def stored(turns, pi_id):
     data = session_file(conversation(turns), {**HEADER, "id": pi_id})
-    return services.import_jsonl(owner=owner, data=data).session
+    return services.import_jsonl(actor=owner, data=data).session
 
 queued, stranded, kept = stored(30, "one"), stored(20, "two"), stored(5, "three")
 services.delete_session(session=queued, actor=owner)

@@ -34,13 +34,15 @@ from tests.factories import HEADER, branched, session_file
 assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
 owner = get_user_model().objects.create_user("ada", password="pw")
 data = session_file(branched(), {**HEADER, "id": "hits"})
-session = services.import_jsonl(owner=owner, data=data, filename="hits.jsonl").session
+session = services.import_jsonl(actor=owner, data=data, filename="hits.jsonl").session
 other = services.import_jsonl(
-    owner=owner, data=session_file(branched()[:2], {**HEADER, "id": "two"}), filename="two.jsonl"
+    actor=owner, data=session_file(branched()[:2], {**HEADER, "id": "two"}), filename="two.jsonl"
 ).session
 frozen = services.create_share_link(session=session, actor=owner, frozen=True)
 message = {"role": "user", "content": "a NEEDLE after the freeze", "timestamp": 1}
-services.append_entries(session=session, entries=[{"type": "message", "message": message}])
+services.append_entries(
+    session=session, actor=session.owner, entries=[{"type": "message", "message": message}]
+)
 
 def pages(client, q):
     ids, offset = [], 0

@@ -58,7 +58,7 @@ def start(user: Callable[..., Any], server: ProviderServer) -> Callable[[str], t
     )
 
     def run(prompt: str) -> tuple[AgentRun, ChatSession]:
-        session = session_services.create_session(owner=owner, cwd="/repo")
+        session = session_services.create_session(actor=owner, cwd="/repo")
         started = services.start_run(session=session, user=owner, prompt=prompt, provider=provider)
         started.refresh_from_db()
         return started, session

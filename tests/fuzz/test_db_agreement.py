@@ -60,7 +60,7 @@ def test_database_projection_equals_in_memory(
 ) -> None:
     session = load_session(as_imported(file.text))
     tree = session.tree
-    result = services.import_jsonl(owner=user(), data=file.data, filename="fuzz.jsonl")
+    result = services.import_jsonl(actor=user(), data=file.data, filename="fuzz.jsonl")
     stored = result.session
     # v1 files get fresh random ids on each load: read the tree back from the store to name leaves.
     if session.file.migrated:

@@ -163,7 +163,7 @@ def test_sync_skips_lines_that_are_not_objects_like_import(user: Any) -> None:
     entries = small_tree()
     texts = [f"{text}\n" for text in ["1", line(entries[0]), "[1,2]", '"x"', line(entries[1]), "0"]]
     result = sync_lines(
-        owner=owner,
+        actor=owner,
         header_line=line(HEADER),
         start=Cursor(0, None, None),
         end_lines=len(texts),
@@ -179,7 +179,7 @@ def test_reimporting_a_session_stored_with_such_lines_appends_only_the_new_entri
     api_client: Any,
 ) -> None:
     entries = small_tree()
-    session = services.import_jsonl(owner=api_client.user, data=session_file(entries[:3])).session
+    session = services.import_jsonl(actor=api_client.user, data=session_file(entries[:3])).session
     # Before such lines were skipped an import stored them as rows without an id.
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)

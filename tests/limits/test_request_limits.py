@@ -21,7 +21,7 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 @pytest.fixture
 def stored(api_client: Any) -> Any:
     return services.import_jsonl(
-        owner=api_client.user, data=session_file(small_tree()), filename="s.jsonl"
+        actor=api_client.user, data=session_file(small_tree()), filename="s.jsonl"
     ).session
 
 

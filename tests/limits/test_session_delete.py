@@ -31,7 +31,7 @@ def test_deleting_a_session_removes_entries_in_sql_without_reading_them(
     edit = Entry.objects.filter(session=session).order_by("seq").first()
     assert edit is not None
     OmittedAttempt.objects.create(edit=edit, session=session, owner=owner, edit_entry_id=edit.entry_id or "")
-    other = services.import_jsonl(owner=user(), data=session_file(small_tree()), filename="s.jsonl").session
+    other = services.import_jsonl(actor=user(), data=session_file(small_tree()), filename="s.jsonl").session
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True  # the purge runs here, once the delete has committed
     try:

@@ -63,12 +63,12 @@ def _database_check(
             return failures
         if "error" in projects[0][1] or not session.data:
             try:
-                services.import_jsonl(owner=owner, data=session.data, filename=path.name)
+                services.import_jsonl(actor=owner, data=session.data, filename=path.name)
             except services.InvalidSessionFile:
                 return failures
             return [{"argv": ["import", str(path)], "differences": ["imported a file Pi refuses"]}]
         try:
-            stored = services.import_jsonl(owner=owner, data=session.data, filename=path.name).session
+            stored = services.import_jsonl(actor=owner, data=session.data, filename=path.name).session
         except services.InvalidSessionFile as exc:
             if "NUL character or a lone surrogate" not in str(exc):
                 raise

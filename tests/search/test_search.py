@@ -36,7 +36,7 @@ def tool_result(entry_id: str, parent: str, text: str) -> dict[str, Any]:
 
 def stored(owner: Any, pi_id: str, entries: list[dict[str, Any]]) -> Any:
     data = session_file(entries, {**HEADER, "id": pi_id})
-    return services.import_jsonl(owner=owner, data=data, filename=f"{pi_id}.jsonl").session
+    return services.import_jsonl(actor=owner, data=data, filename=f"{pi_id}.jsonl").session
 
 
 def client_for(account: Any) -> APIClient:
@@ -94,12 +94,13 @@ def test_appends_and_grown_reimports_are_searchable_at_once(api_client: APIClien
     session = stored(api_client.user, "grow", entries)
     grown = [*entries, assistant("a1", "u1", "the grown tail mentions kumquat")]
     result = services.import_jsonl(
-        owner=api_client.user, data=session_file(grown, {**HEADER, "id": "grow"}), filename="grow.jsonl"
+        actor=api_client.user, data=session_file(grown, {**HEADER, "id": "grow"}), filename="grow.jsonl"
     )
     assert (result.created, result.appended) == (False, 1)
     assert found(api_client, "kumquat") == {session.pk: ["a1"]}
     services.append_entries(
         session=session,
+        actor=session.owner,
         entries=[{"type": "message", "message": {"role": "user", "content": "marmalade", "timestamp": 1}}],
     )
     assert list(found(api_client, "marmalade")) == [session.pk]

@@ -10,6 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from sessions_app import services
+from sessions_app.actors import SystemActor
 from sessions_app.models import EntrySearch, ShareLink
 from sessions_app.services import purging
 from tests.factories import APPEND_ORDER, HEADER, TREE_ORDER, branched, session_file
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def store(owner: Any, entries: list[dict[str, Any]], pi_id: str = "hits") -> Any:
     data = session_file(entries, {**HEADER, "id": pi_id})
-    return services.import_jsonl(owner=owner, data=data, filename=f"{pi_id}.jsonl").session
+    return services.import_jsonl(actor=owner, data=data, filename=f"{pi_id}.jsonl").session
 
 
 def every_hit(client: APIClient, pk: int, q: str, *, limit: int = 5) -> tuple[list[str], int]:
@@ -70,7 +71,9 @@ def test_the_list_follows_appends_at_once(api_client: APIClient) -> None:
     session = store(api_client.user, branched())
     assert every_hit(api_client, session.pk, "needle")[1] == 13  # listed (and cached) before the append
     message = {"role": "user", "content": "one more needle", "timestamp": 1}
-    services.append_entries(session=session, entries=[{"type": "message", "message": message}])
+    services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "message", "message": message}]
+    )
     ids, total = every_hit(api_client, session.pk, "needle")
     assert total == 14 and ids[:-1] == TREE_ORDER  # the new leaf comes last, below x9
 
@@ -82,7 +85,9 @@ def test_a_frozen_link_sees_no_hit_stored_after_its_freeze_and_the_tree_order_it
     session = store(owner, branched())
     link = services.create_share_link(session=session, actor=owner, frozen=True)
     message = {"role": "user", "content": "a needle after the freeze", "timestamp": 1}
-    services.append_entries(session=session, entries=[{"type": "message", "message": message}])
+    services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "message", "message": message}]
+    )
 
     seen = holder(link.raw_token)
     ids, total = every_hit(seen, session.pk, "needle", limit=4)
@@ -106,9 +111,11 @@ def test_a_path_link_sees_only_the_hits_on_its_path(user: Callable[..., Any]) ->
     assert total == 11  # y1 and y3 are on another branch
     assert every_hit(seen, session.pk, '"needle on y"') == ([], 0)
     # The owner moving to the y branch and writing there changes nothing for the pinned path.
-    services.navigate_without_summary(session=session, target_id="y3")
+    services.navigate_without_summary(session=session, actor=session.owner, target_id="y3")
     message = {"role": "user", "content": "needle below y3", "timestamp": 1}
-    services.append_entries(session=session, entries=[{"type": "message", "message": message}])
+    services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "message", "message": message}]
+    )
     assert every_hit(seen, session.pk, "needle") == (ids, 11)
 
 
@@ -172,6 +179,6 @@ def test_search_rows_go_with_their_session(api_client: APIClient) -> None:
         s["id"] for s in api_client.get("/api/search/", {"q": "needle"}).json()["sessions"]
     }
     assert api_client.get(f"/api/sessions/{session.pk}/search/", {"q": "needle"}).status_code == 404
-    purging.purge_session(session.pk, batch=4)
+    purging.purge_session(session.pk, actor=SystemActor("tests"), batch=4)
     assert not EntrySearch.objects.filter(session_id=session.pk).exists()
     assert EntrySearch.objects.filter(session=copy.session).count() == 4  # the path to x2

@@ -29,7 +29,7 @@ def world(user: Callable[..., Any]) -> dict[str, Any]:
     TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=editor, role=TeamMembership.Role.EDITOR)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
-    session = services.import_jsonl(owner=owner, data=DATA).session
+    session = services.import_jsonl(actor=owner, data=DATA).session
     return {
         "owner": owner,
         "editor": editor,
@@ -124,7 +124,7 @@ def test_links_are_read_only_revocable_and_expire(world: dict[str, Any]) -> None
 def test_frozen_path_link_is_pinned(world: dict[str, Any]) -> None:
     s, owner = world["session"], world["owner"]
     link = services.create_share_link(session=s, actor=owner, scope="path", frozen=True)
-    services.append_entries(session=s, entries=[{"type": "custom", "customType": "later"}])
+    services.append_entries(session=s, actor=s.owner, entries=[{"type": "custom", "customType": "later"}])
     granted = access.resolve_access(AnonymousUser(), s.pk, link_token=link.raw_token)
     assert granted is not None
     assert granted.max_seq() == 0 and granted.path_leaf() == "u1"
@@ -135,7 +135,7 @@ def test_sharing_is_audited_and_the_log_is_append_only(world: dict[str, Any]) ->
         session=world["session"], team=world["team"], access="viewer", actor=world["owner"]
     )
     row = ActionLog.objects.get(action="share")
-    assert row.actor == world["owner"] and row.detail["team"] == "core"
+    assert row.actor == world["owner"] and row.team == world["team"] and row.team_label == "core"
     with pytest.raises(ValueError):
         row.save()
     with pytest.raises(ValueError):

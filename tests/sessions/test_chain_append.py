@@ -17,9 +17,10 @@ from psycopg.pq import TransactionStatus
 
 from piweb.audit.models import SessionUsage
 from sessions_app import queries, services, signals
+from sessions_app.actors import SystemActor
 from sessions_app.domain.jsjson import js_stringify
 from sessions_app.domain.session import load_session
-from sessions_app.models import ChatSession, Entry
+from sessions_app.models import ActionLog, ChatSession, Entry
 from tests.factories import (
     assert_one_gapless_chain,
     assistant_message,
@@ -66,11 +67,17 @@ def _statements(captured: CaptureQueriesContext) -> list[str]:
 def test_an_append_under_the_leaf_is_one_round_trip_that_commits_with_its_writes(
     user: Callable[..., Any],
 ) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     with CaptureQueriesContext(connection) as captured:
-        (row,) = services.append_entries(session=session, entries=[_say("next")])
-    # BEGIN, the row lock, the append and COMMIT, all sent before the first answer is read.
-    assert _statements(captured) == ["BEGIN", "SELECT", "WITH", "COMMIT"]
+        (row,) = services.append_entries(session=session, actor=session.owner, entries=[_say("next")])
+    # BEGIN, the row lock, the append, its log row and COMMIT, all sent before the first answer is read.
+    assert _statements(captured) == ["BEGIN", "SELECT", "WITH", "INSERT", "COMMIT"]
+    logged = ActionLog.objects.get(session=session, action="append")
+    assert (logged.actor, logged.actor_name, logged.detail) == (
+        session.owner,
+        session.owner.username,
+        {"entries": 1},
+    )
     assert connection.connection.info.transaction_status == TransactionStatus.IDLE
     other = connections.create_connection("default")
     try:
@@ -88,9 +95,9 @@ def test_an_append_under_the_leaf_is_one_round_trip_that_commits_with_its_writes
 
 @real_transactions
 def test_an_answer_is_audited_in_the_transaction_that_stores_it(user: Callable[..., Any]) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     with CaptureQueriesContext(connection) as captured:
-        services.append_entries(session=session, entries=[_answer("sure", tokens=7)])
+        services.append_entries(session=session, actor=session.owner, entries=[_answer("sure", tokens=7)])
     statements = _statements(captured)
     # The usage rollup's upsert runs after the append, before the commit.
     assert statements[:3] == ["BEGIN", "SELECT", "WITH"] and statements[-1] == "COMMIT"
@@ -102,10 +109,10 @@ def test_an_answer_is_audited_in_the_transaction_that_stores_it(user: Callable[.
 @real_transactions
 def test_chains_place_entries_as_an_import_of_the_export_does(user: Callable[..., Any]) -> None:
     owner = user()
-    session = services.create_session(owner=owner, cwd="/w")
+    session = services.create_session(actor=owner, cwd="/w")
 
     def add(*entries: dict[str, Any], **kw: Any) -> list[Entry]:
-        return services.append_entries(session=session, entries=list(entries), **kw)
+        return services.append_entries(session=session, actor=session.owner, entries=list(entries), **kw)
 
     add(_say("first"))  # a root in an empty session
     trunk = add(_answer("a"), {"type": "model_change", "provider": "p", "modelId": "n"}, _say("b"))
@@ -135,7 +142,7 @@ def test_chains_place_entries_as_an_import_of_the_export_does(user: Callable[...
     tree = load_session(exported.decode()).tree
     header, rest = exported.split(b"\n", 1)
     renamed = json.dumps({**json.loads(header), "id": "the-copy"}).encode()
-    copy = services.import_jsonl(owner=owner, data=renamed + b"\n" + rest).session
+    copy = services.import_jsonl(actor=owner, data=renamed + b"\n" + rest).session
     assert _facts(stored) == _facts(copy)
     for row in Entry.objects.filter(session=stored):
         assert [_id_at(stored, s) for s in queries.path_seqs(stored, row)] == [
@@ -154,11 +161,11 @@ def test_the_leaf_is_written_into_the_first_line_as_json_stringify_writes_it(
     user: Callable[..., Any],
 ) -> None:
     odd = 'q"\\\n\x01é😀\u2028piweb-parent-0'
-    session = services.import_jsonl(owner=user(), data=session_file([user_message(odd, None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message(odd, None, "hi")])).session
     # The marker that finds the parentId's place also occurs in the entry, under an integer-like key
     # (JSON.stringify writes those first) and in its text.
     entry = {"type": "custom", "0": {"parentId": None, "at": "piweb-parent-0"}, "data": "piweb-parent-0"}
-    (row,) = services.append_entries(session=session, entries=[entry])
+    (row,) = services.append_entries(session=session, actor=session.owner, entries=[entry])
     stored = Entry.objects.get(pk=row.pk)
     expected = {"type": "custom", "id": row.entry_id, "parentId": odd, "timestamp": row.timestamp, **entry}
     assert stored.raw == row.raw == js_stringify(expected)
@@ -177,27 +184,37 @@ def test_the_leaf_is_written_into_the_first_line_as_json_stringify_writes_it(
 def test_unstorable_ids_names_and_timestamps_are_refused_with_the_general_message(
     user: Callable[..., Any], entry: dict[str, Any]
 ) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     with pytest.raises(services.InvalidSessionFile, match="cannot be stored"):
-        services.append_entries(session=session, entries=[entry])
+        services.append_entries(session=session, actor=session.owner, entries=[entry])
     assert Entry.objects.filter(session=session).count() == 1
 
 
 def test_refusals_name_the_first_problem_and_store_nothing(user: Callable[..., Any]) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     with pytest.raises(services.InvalidEntries, match="entry 0: id 'u1' already exists"):
-        services.append_entries(session=session, entries=[{**_say("x"), "id": "u1", "parentId": "nope"}])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{**_say("x"), "id": "u1", "parentId": "nope"}]
+        )
     with pytest.raises(services.InvalidEntries, match="parent 'nope' is not an entry"):
-        services.append_entries(session=session, entries=[{**_say("x"), "parentId": "nope"}, _say("y")])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{**_say("x"), "parentId": "nope"}, _say("y")]
+        )
     with pytest.raises(services.InvalidEntries, match="entry 1: id 'u1' already exists"):
-        services.append_entries(session=session, entries=[_say("x"), {**_say("y"), "id": "u1"}])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[_say("x"), {**_say("y"), "id": "u1"}]
+        )
     with pytest.raises(services.AppendConflict):
-        services.append_entries(session=session, entries=[{**_say("x"), "id": "u1"}], expected_leaf="zz")
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{**_say("x"), "id": "u1"}], expected_leaf="zz"
+        )
     with pytest.raises(ChatSession.DoesNotExist):
-        services.append_entries(session=ChatSession(pk=session.pk + 1000), entries=[_say("x")])
-    services.delete_session(session=session)
+        services.append_entries(
+            session=ChatSession(pk=session.pk + 1000), actor=SystemActor("tests"), entries=[_say("x")]
+        )
+    services.delete_session(session=session, actor=session.owner)
     with pytest.raises(ChatSession.DoesNotExist):  # hidden at once, before the purge
-        services.append_entries(session=session, entries=[_say("x")])
+        services.append_entries(session=session, actor=session.owner, entries=[_say("x")])
     session = ChatSession.with_deleted.get(pk=session.pk)
     session.refresh_from_db()
     assert (Entry.objects.filter(session=session).count(), session.next_seq, session.leaf_entry_id) == (
@@ -209,22 +226,22 @@ def test_refusals_name_the_first_problem_and_store_nothing(user: Callable[..., A
 
 @real_transactions
 def test_a_failed_append_rolls_back_and_leaves_the_connection_usable(user: Callable[..., Any]) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     # The next seq past the column's range: the database refuses the insert after taking the lock.
     ChatSession.objects.filter(pk=session.pk).update(next_seq=2**31 - 1)
     with pytest.raises(DataError):
-        services.append_entries(session=session, entries=[_say("a"), _say("b")])
+        services.append_entries(session=session, actor=session.owner, entries=[_say("a"), _say("b")])
     assert connection.connection.info.transaction_status == TransactionStatus.IDLE
     stored = ChatSession.objects.get(pk=session.pk)
     assert (stored.leaf_entry_id, stored.entry_count) == ("u1", 1)
     ChatSession.objects.filter(pk=session.pk).update(next_seq=1)
-    (row,) = services.append_entries(session=session, entries=[_say("a")])
+    (row,) = services.append_entries(session=session, actor=session.owner, entries=[_say("a")])
     assert (row.seq, row.parent_id) == (1, "u1")
 
 
 @real_transactions
 def test_receivers_hear_the_appends_they_act_on_inside_the_transaction(user: Callable[..., Any]) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     heard: list[tuple[str, list[str], bool]] = []
 
     def every(sender: Any, *, rows: list[Entry], **_: Any) -> None:
@@ -235,16 +252,18 @@ def test_receivers_hear_the_appends_they_act_on_inside_the_transaction(user: Cal
 
     signals.entries_stored.connect(every, dispatch_uid="test-every")
     try:
-        services.append_entries(session=session, entries=[_say("a")])
+        services.append_entries(session=session, actor=session.owner, entries=[_say("a")])
         assert heard == [("every", ["message"], True)]
     finally:
         signals.entries_stored.disconnect(dispatch_uid="test-every")
     heard.clear()
     signals.connect_entries_stored(labels, dispatch_uid="test-labels", acts_on=[("label", "")])
     try:
-        services.append_entries(session=session, entries=[_say("b")])
+        services.append_entries(session=session, actor=session.owner, entries=[_say("b")])
         assert heard == []
-        services.append_entries(session=session, entries=[{"type": "label", "targetId": "u1", "label": "x"}])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{"type": "label", "targetId": "u1", "label": "x"}]
+        )
         assert heard == [("labels", ["label"], True)]
     finally:
         signals.entries_stored.disconnect(dispatch_uid="test-labels")
@@ -252,18 +271,22 @@ def test_receivers_hear_the_appends_they_act_on_inside_the_transaction(user: Cal
 
 @real_transactions
 def test_concurrent_chains_with_and_without_audit_stay_one_gapless_chain(user: Callable[..., Any]) -> None:
-    session = services.import_jsonl(owner=user(), data=session_file([user_message("u1", None, "hi")])).session
+    session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     rounds = 8
 
     def writer(n: int) -> None:
         for i in range(rounds):
             if n % 2:
-                services.append_entries(session=session, entries=[_answer(f"{n}-{i}", tokens=n)])
+                services.append_entries(
+                    session=session, actor=session.owner, entries=[_answer(f"{n}-{i}", tokens=n)]
+                )
             elif n == 2:
                 with transaction.atomic():  # a caller's transaction joined by the append
-                    services.append_entries(session=session, entries=[_say(f"{n}-{i}"), _say("more")])
+                    services.append_entries(
+                        session=session, actor=session.owner, entries=[_say(f"{n}-{i}"), _say("more")]
+                    )
             else:
-                services.append_entries(session=session, entries=[_say(f"{n}-{i}")])
+                services.append_entries(session=session, actor=session.owner, entries=[_say(f"{n}-{i}")])
 
     run_writers(8, writer)
     total = 1 + 8 * rounds + rounds  # the writer in a transaction appends two at a time

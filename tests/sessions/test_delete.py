@@ -30,6 +30,7 @@ from piweb.asgi import application
 from piweb.audit.models import OmittedAttempt, SessionUsage
 from piweb.celery import app as celery_app
 from sessions_app import services
+from sessions_app.actors import SystemActor
 from sessions_app.consumers import CLOSE_FORBIDDEN
 from sessions_app.models import (
     ActionLog,
@@ -83,14 +84,16 @@ def build_world(user: Callable[..., Any]) -> World:
         assistant_message("a4", "u4", "noted", model="doomed-model"),
     ]
     data = session_file(tree, HEADER_OF_DOOMED)
-    session = services.import_jsonl(owner=owner, data=data, filename="doomed.jsonl").session
+    session = services.import_jsonl(actor=owner, data=data, filename="doomed.jsonl").session
     session.name = "Doomed plans"
     session.save(update_fields=["name"])
     services.share_with_team(session=session, team=team, access=SessionShare.Access.EDITOR, actor=owner)
     link = services.create_share_link(session=session, actor=owner)
     # An omitted attempt (audit), a compaction and an agent run, and a fork that names it as its parent.
     services.append_entries(
-        session=session, entries=[{"type": "context_edit", "targetId": "a2", "replacement": None}]
+        session=session,
+        actor=session.owner,
+        entries=[{"type": "context_edit", "targetId": "a2", "replacement": None}],
     )
     CompactionRun.objects.create(
         idempotency_key=f"op-{uuid.uuid4()}",
@@ -110,7 +113,7 @@ def build_world(user: Callable[..., Any]) -> World:
     )
     fork = services.fork_session(session=session, entry_id="a1", actor=owner).session
     # Another session of the same owner, which everything below must leave alone.
-    kept = services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="kept.jsonl").session
+    kept = services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="kept.jsonl").session
     services.share_with_team(session=kept, team=team, access=SessionShare.Access.VIEWER, actor=owner)
     kept_link = services.create_share_link(session=kept, actor=owner)
     world = World(owner, editor, viewer, staff, session, fork, kept, link, kept_link, data)
@@ -234,7 +237,7 @@ def test_the_audit_pages_drop_it_and_the_action_log_keeps_its_name(deleted: Worl
 
 @pytest.mark.django_db
 def test_the_same_file_can_be_imported_again_while_the_old_rows_wait(deleted: World) -> None:
-    again = services.import_jsonl(owner=deleted.owner, data=deleted.data, filename="doomed.jsonl")
+    again = services.import_jsonl(actor=deleted.owner, data=deleted.data, filename="doomed.jsonl")
     assert again.session.pk != deleted.session.pk and again.appended == 8
 
 
@@ -244,9 +247,9 @@ def test_its_bytes_stop_counting_toward_the_storage_quota_at_once(world: World, 
     raws = Entry.objects.filter(session__owner=world.owner).values_list("raw", flat=True)
     settings.PIWEB_MAX_STORED_BYTES_PER_USER = sum(len(raw.encode()) for raw in raws) + 10
     with pytest.raises(services.QuotaExceeded):
-        services.import_jsonl(owner=world.owner, data=another)  # full
+        services.import_jsonl(actor=world.owner, data=another)  # full
     services.delete_session(session=world.session, actor=world.owner)
-    assert services.import_jsonl(owner=world.owner, data=another).appended == 6
+    assert services.import_jsonl(actor=world.owner, data=another).appended == 6
 
 
 @pytest.mark.django_db(transaction=True)
@@ -349,7 +352,7 @@ def test_a_purge_cut_short_stays_hidden_and_the_next_run_finishes_it(deleted: Wo
     pk = deleted.session.pk
     stored = Entry.objects.filter(session_id=pk).count()
     with pytest.raises(ConnectionError), connection.execute_wrapper(CrashAfter(deletes=3)):
-        purging.purge_session(pk, batch=2)
+        purging.purge_session(pk, actor=SystemActor("tests"), batch=2)
     # Two batches went (4 entries), the third rolled back; the session is still hidden from everyone.
     assert Entry.objects.filter(session_id=pk).count() == stored - 4
     assert not ChatSession.objects.filter(pk=pk).exists() and ChatSession.with_deleted.filter(pk=pk).exists()
@@ -361,10 +364,12 @@ def test_a_purge_cut_short_stays_hidden_and_the_next_run_finishes_it(deleted: Wo
 @pytest.mark.django_db
 def test_the_sweep_command_finishes_every_deleted_session_and_no_live_one(deleted: World) -> None:
     other = services.import_jsonl(
-        owner=deleted.editor, data=session_file(small_tree()), filename="other.jsonl"
+        actor=deleted.editor, data=session_file(small_tree()), filename="other.jsonl"
     ).session
     services.delete_session(session=other, actor=deleted.editor)  # its task never ran either
-    assert purging.purge_session(deleted.kept.pk) is False  # a live session is never purged
+    assert (
+        purging.purge_session(deleted.kept.pk, actor=SystemActor("tests")) is False
+    )  # a live session is never purged
     out = StringIO()
     call_command("purge_deleted_sessions", stdout=out)
     assert out.getvalue().strip() == "purged 2 deleted sessions"
@@ -406,7 +411,9 @@ def test_deleting_from_the_admin_is_the_same_delete_logged_as_the_staff_member(w
     assert admin.post(listing, chosen).status_code == 302
     assert not ChatSession.objects.filter(pk=world.kept.pk).exists()
     assert rows_of(world.kept.pk)["entries"] == 6
-    assert purging.purge_session(pk) and purging.purge_session(world.kept.pk)
+    assert purging.purge_session(pk, actor=SystemActor("tests")) and purging.purge_session(
+        world.kept.pk, actor=SystemActor("tests")
+    )
     assert sum(rows_of(pk).values()) == sum(rows_of(world.kept.pk).values()) == 0
 
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_session_read_by_key_equals_the_orm_read_in_one_query(user: Callable[..., Any]) -> None:
     owner = user()
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree())).session
     fork = services.fork_session(session=session, entry_id="u2", actor=owner).session
     ChatSession.objects.filter(pk=fork.pk).update(
         compaction_settings={"enabled": False, "keepRecentTokens": 5}, sync_cursor={"lines": 3}
@@ -45,7 +45,7 @@ def test_a_session_read_by_key_equals_the_orm_read_in_one_query(user: Callable[.
 
 
 def test_a_key_with_no_row_or_out_of_range_is_none_without_an_error(user: Callable[..., Any]) -> None:
-    session = services.create_session(owner=user(), cwd="/w")
+    session = services.create_session(actor=user(), cwd="/w")
     by_pk = ByPk(ChatSession, lambda: ChatSession.objects.all())
     assert by_pk.get(session.pk + 1) is None
     with CaptureQueriesContext(connection) as queries:
@@ -57,7 +57,7 @@ def test_a_key_with_no_row_or_out_of_range_is_none_without_an_error(user: Callab
 
 def test_the_querysets_own_filters_hold(user: Callable[..., Any]) -> None:
     owner = user()
-    kept, deleted = (services.create_session(owner=owner, cwd=f"/{n}") for n in ("kept", "deleted"))
+    kept, deleted = (services.create_session(actor=owner, cwd=f"/{n}") for n in ("kept", "deleted"))
     services.delete_session(session=deleted, actor=owner)
     live = ByPk(ChatSession, lambda: ChatSession.objects.all())
     every = ByPk(ChatSession, lambda: ChatSession.with_deleted.all())

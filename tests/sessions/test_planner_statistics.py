@@ -44,21 +44,21 @@ def owner(user: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_an_import_that_outgrows_the_statistics_refreshes_them(owner: Any) -> None:
     analyze_now()
     small = conversation(2)  # below the threshold: no ANALYZE
-    services.import_jsonl(owner=owner, data=session_file(small, {**HEADER, "id": "small"}))
+    services.import_jsonl(actor=owner, data=session_file(small, {**HEADER, "id": "small"}))
     assert believed_rows() == {Entry._meta.db_table: 0, EntrySearch._meta.db_table: 0}
     big = conversation(12)
-    services.import_jsonl(owner=owner, data=session_file(big, {**HEADER, "id": "big"}))
+    services.import_jsonl(actor=owner, data=session_file(big, {**HEADER, "id": "big"}))
     believed = believed_rows()
     assert believed[Entry._meta.db_table] == Entry.objects.count() == len(small) + len(big)
     assert believed[EntrySearch._meta.db_table] == EntrySearch.objects.count() > 0
 
 
 def test_a_big_import_into_a_big_table_is_a_session_the_statistics_must_learn(owner: Any) -> None:
-    services.import_jsonl(owner=owner, data=session_file(conversation(50), {**HEADER, "id": "large"}))
+    services.import_jsonl(actor=owner, data=session_file(conversation(50), {**HEADER, "id": "large"}))
     before = believed_rows()[Entry._meta.db_table]
     assert before == Entry.objects.count() > 100
     # Far less than a fifth of the table, yet a whole session the planner has never seen.
-    services.import_jsonl(owner=owner, data=session_file(conversation(6), {**HEADER, "id": "newer"}))
+    services.import_jsonl(actor=owner, data=session_file(conversation(6), {**HEADER, "id": "newer"}))
     assert believed_rows()[Entry._meta.db_table] == Entry.objects.count() > before
 
 
@@ -67,7 +67,7 @@ def test_syncs_that_add_up_refresh_them_too(owner: Any) -> None:
     body = [line(e) for e in conversation(12)]
     header = line({**HEADER, "id": "synced"})
     sync_lines(
-        owner=owner,
+        actor=owner,
         header_line=header,
         start=Cursor(0, None, None),
         end_lines=len(body),
@@ -87,6 +87,6 @@ def test_an_import_stands_when_its_statistics_cannot_be_refreshed(
 
     entries = conversation(12)
     with connection.execute_wrapper(refuse_analyze):
-        result = services.import_jsonl(owner=owner, data=session_file(entries, {**HEADER, "id": "kept"}))
+        result = services.import_jsonl(actor=owner, data=session_file(entries, {**HEADER, "id": "kept"}))
     assert result.created and Entry.objects.filter(session=result.session).count() == len(entries)
     assert "could not refresh the planner statistics" in caplog.text

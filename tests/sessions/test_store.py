@@ -61,7 +61,7 @@ def _valid_case_files() -> list[Path]:
 @pytest.mark.parametrize("path", _valid_case_files(), ids=lambda p: p.stem)
 def test_export_keeps_every_valid_line_byte_for_byte(path: Path, user: Callable[..., Any]) -> None:
     data = path.read_bytes()
-    result = services.import_jsonl(owner=user(), data=data, filename=path.name)
+    result = services.import_jsonl(actor=user(), data=data, filename=path.name)
     exported = _export(result.session)
     if not result.migrated:
         # Independent of our loader: every line that JSON-parses to a truthy value, verbatim, in order.
@@ -75,7 +75,7 @@ def test_export_keeps_every_valid_line_byte_for_byte(path: Path, user: Callable[
                 kept.append(line)
         assert exported == ("\n".join(kept) + "\n").encode()
     # Import → export → import is lossless.
-    again = services.import_jsonl(owner=user(), data=exported, filename=path.name)
+    again = services.import_jsonl(actor=user(), data=exported, filename=path.name)
     assert _export(again.session) == exported
     assert again.session.leaf_entry_id == result.session.leaf_entry_id
 
@@ -83,7 +83,7 @@ def test_export_keeps_every_valid_line_byte_for_byte(path: Path, user: Callable[
 def test_unknown_types_and_fields_round_trip(user: Callable[..., Any]) -> None:
     odd = '{"type":"future_thing","id":"f1","parentId":"u1","timestamp":"x","payload":{"z":1.50,"a":[1e5]}}'
     data = _session_file("odd", [_line("u1", None, "hi", extraField={"kept": True}), odd])
-    session = services.import_jsonl(owner=user(), data=data).session
+    session = services.import_jsonl(actor=user(), data=data).session
     assert _export(session) == data
     assert session.leaf_entry_id == "f1"
 
@@ -91,12 +91,12 @@ def test_unknown_types_and_fields_round_trip(user: Callable[..., Any]) -> None:
 def test_reimport_is_idempotent_and_appends_only_new_lines(user: Callable[..., Any]) -> None:
     owner = user()
     lines = [_line("u1", None, "one"), _line("a1", "u1", "two", role="assistant")]
-    first = services.import_jsonl(owner=owner, data=_session_file("same", lines))
-    second = services.import_jsonl(owner=owner, data=_session_file("same", lines))
+    first = services.import_jsonl(actor=owner, data=_session_file("same", lines))
+    second = services.import_jsonl(actor=owner, data=_session_file("same", lines))
     assert (first.created, second.created, second.appended) == (True, False, 0)
     assert ChatSession.objects.filter(owner=owner).count() == 1
     grown = services.import_jsonl(
-        owner=owner, data=_session_file("same", [*lines, _line("u2", "a1", "three")])
+        actor=owner, data=_session_file("same", [*lines, _line("u2", "a1", "three")])
     )
     assert (grown.created, grown.appended) == (False, 1)
     session = ChatSession.objects.get(owner=owner)
@@ -106,9 +106,9 @@ def test_reimport_is_idempotent_and_appends_only_new_lines(user: Callable[..., A
 
 def test_reimport_of_a_different_file_with_the_same_id_is_refused(user: Callable[..., Any]) -> None:
     owner = user()
-    services.import_jsonl(owner=owner, data=_session_file("clash", [_line("u1", None, "one")]))
+    services.import_jsonl(actor=owner, data=_session_file("clash", [_line("u1", None, "one")]))
     with pytest.raises(services.InvalidSessionFile, match="already stored"):
-        services.import_jsonl(owner=owner, data=_session_file("clash", [_line("u1", None, "changed")]))
+        services.import_jsonl(actor=owner, data=_session_file("clash", [_line("u1", None, "changed")]))
     assert Entry.objects.filter(session__owner=owner).count() == 1
 
 
@@ -116,14 +116,14 @@ def test_bad_header_names_the_line_and_stores_nothing(user: Callable[..., Any]) 
     owner = user()
     data = b"garbage\n" + _line("u1", None, "first").encode() + b"\n"
     with pytest.raises(services.InvalidSessionFile, match="line 2"):
-        services.import_jsonl(owner=owner, data=data)
+        services.import_jsonl(actor=owner, data=data)
     assert not ChatSession.objects.filter(owner=owner).exists()
 
 
 def test_malformed_lines_are_reported_with_line_numbers(user: Callable[..., Any]) -> None:
     data = _session_file("bad-lines", [_line("u1", None, "ok"), "{not json", "", _line("a1", "u1", "fine")])
     data += b'{"type":"message","id":"torn"'  # a torn final line, as a crash mid-write leaves it
-    result = services.import_jsonl(owner=user(), data=data)
+    result = services.import_jsonl(actor=user(), data=data)
     skipped = [(s.line_no, s.reason) for s in result.skipped.lines]
     assert skipped == [(3, "not valid JSON"), (6, "not valid JSON")]
     assert result.session.entry_count == 2
@@ -137,7 +137,7 @@ def test_orphans_and_cycles_load_as_extra_roots(user: Callable[..., Any]) -> Non
         _line("c1", "c2", "cycle a"),
         _line("c2", "c1", "cycle b"),
     ]
-    session = services.import_jsonl(owner=user(), data=_session_file("odd-tree", lines)).session
+    session = services.import_jsonl(actor=user(), data=_session_file("odd-tree", lines)).session
     assert [e.id for e in queries.context_for_leaf(session, "c2").path] == ["c1", "c2"]
     assert [e.id for e in queries.context_for_leaf(session, "c1").path] == ["c1"]
     assert [e.id for e in queries.context_for_leaf(session, "o1").path] == ["o1"]
@@ -145,18 +145,28 @@ def test_orphans_and_cycles_load_as_extra_roots(user: Callable[..., Any]) -> Non
 
 def test_appends_are_validated(user: Callable[..., Any]) -> None:
     session = services.import_jsonl(
-        owner=user(), data=_session_file("app", [_line("u1", None, "hi")])
+        actor=user(), data=_session_file("app", [_line("u1", None, "hi")])
     ).session
     with pytest.raises(services.InvalidEntries, match="not an entry of this session"):
-        services.append_entries(session=session, entries=[{"type": "label", "parentId": "nope"}])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{"type": "label", "parentId": "nope"}]
+        )
     with pytest.raises(services.InvalidEntries, match="already exists"):
-        services.append_entries(session=session, entries=[{"type": "custom", "id": "u1", "customType": "x"}])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{"type": "custom", "id": "u1", "customType": "x"}]
+        )
     with pytest.raises(services.AppendConflict):
         services.append_entries(
-            session=session, entries=[{"type": "custom", "customType": "x"}], expected_leaf="zz"
+            session=session,
+            actor=session.owner,
+            entries=[{"type": "custom", "customType": "x"}],
+            expected_leaf="zz",
         )
     rows = services.append_entries(
-        session=session, entries=[{"type": "custom", "customType": "x"}], expected_leaf="u1"
+        session=session,
+        actor=session.owner,
+        entries=[{"type": "custom", "customType": "x"}],
+        expected_leaf="u1",
     )
     assert rows[0].parent_id == "u1" and rows[0].depth == 1
     assert json.loads(rows[0].raw).keys() >= {"type", "id", "parentId", "timestamp", "customType"}
@@ -166,13 +176,14 @@ def test_appends_are_validated(user: Callable[..., Any]) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_never_corrupt_the_tree(user: Callable[..., Any]) -> None:
     session = services.import_jsonl(
-        owner=user(), data=_session_file("busy", [_line("u1", None, "hi")])
+        actor=user(), data=_session_file("busy", [_line("u1", None, "hi")])
     ).session
 
     def writer(n: int) -> None:
         for i in range(15):
             services.append_entries(
                 session=session,
+                actor=session.owner,
                 entries=[
                     {"type": "custom", "id": f"w{n}-{i}", "customType": "load", "data": {"n": n, "i": i}}
                 ],
@@ -204,7 +215,7 @@ def test_path_facts_agree_with_an_in_memory_walk(user: Callable[..., Any]) -> No
             lines.append(json.dumps(compaction))
             ids.append(f"k{i}")
     data = _session_file("random", lines)
-    session = services.import_jsonl(owner=user(), data=data).session
+    session = services.import_jsonl(actor=user(), data=data).session
     tree = load_session(data.decode()).tree
     for leaf in rng.sample(ids, 40):
         expected = [e.id for e in tree.path(leaf)]
@@ -240,7 +251,7 @@ def test_context_of_a_100k_entry_session_reads_only_what_the_model_sees(user: Ca
         _line(f"e{i}", f"e{i - 1}", f"message {i}", role="assistant" if i % 2 else "user")
         for i in range(cut + 1, n)
     ]
-    session = services.import_jsonl(owner=user(), data=_session_file("big", lines)).session
+    session = services.import_jsonl(actor=user(), data=_session_file("big", lines)).session
     assert session.entry_count == n + 1
     with CaptureQueriesContext(connection) as ctx:
         view = queries.context_for_leaf(session)
@@ -258,10 +269,14 @@ def test_path_seqs_follow_the_path_when_branches_grow_in_turns(user: Callable[..
         lines.append(_line(f"a{i}", f"a{i - 1}" if i else "r29", f"left {i}"))
         lines.append(_line(f"b{i}", f"b{i - 1}" if i else "r9", f"right {i}"))
     data = _session_file("turns", lines)
-    session = services.import_jsonl(owner=user(), data=data).session
+    session = services.import_jsonl(actor=user(), data=data).session
     for _ in range(3):  # appends that continue the left branch and open a third one
-        services.append_entries(session=session, entries=[{"type": "custom", "customType": "x", "data": 1}])
-    services.append_entries(session=session, entries=[{"type": "custom", "parentId": "b5", "data": 2}])
+        services.append_entries(
+            session=session, actor=session.owner, entries=[{"type": "custom", "customType": "x", "data": 1}]
+        )
+    services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "custom", "parentId": "b5", "data": 2}]
+    )
     rows = dict(Entry.objects.filter(session=session).values_list("seq", "entry_id"))
     tree = load_session(b"".join(services.export_jsonl(session)).decode()).tree
     for leaf in ("a39", "b39", "r29", rows[max(rows)], *(rows[s] for s in sorted(rows)[-4:-1])):
@@ -272,20 +287,22 @@ def test_path_seqs_follow_the_path_when_branches_grow_in_turns(user: Callable[..
 
 def test_appends_under_the_leaf_keep_segments_names_and_paths_right(user: Callable[..., Any]) -> None:
     owner = user()
-    session = services.create_session(owner=owner, cwd="/w")
+    session = services.create_session(actor=owner, cwd="/w")
 
     def add(*kinds: str) -> list[Entry]:
         return services.append_entries(
-            session=session, entries=[{"type": "custom", "customType": k} for k in kinds]
+            session=session, actor=session.owner, entries=[{"type": "custom", "customType": k} for k in kinds]
         )
 
     (root,) = add("first")  # a root in an empty session
     assert (root.parent_id, root.depth) == (None, 0)
     trunk = add("a", "b", "c")
-    services.set_leaf(session=session, entry_id=trunk[0].entry_id)
+    services.set_leaf(session=session, actor=session.owner, entry_id=trunk[0].entry_id)
     branch = add("x", "y")  # a branch: a new segment under "a"
     assert branch[0].parent_id == trunk[0].entry_id and branch[0].segment != trunk[0].segment
-    named = services.append_entries(session=session, entries=[{"type": "session_info", "name": "  Named  "}])
+    named = services.append_entries(
+        session=session, actor=session.owner, entries=[{"type": "session_info", "name": "  Named  "}]
+    )
     session.refresh_from_db()
     assert (session.name, session.leaf_entry_id, session.next_seq) == ("Named", named[0].entry_id, 7)
     assert (session.entry_count, session.next_segment) == (7, 2)

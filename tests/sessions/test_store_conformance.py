@@ -52,9 +52,9 @@ def test_projection_from_database_matches_pi(run: ConformanceRun, user: Any) -> 
     path = Path(run.argv[1])
     if "error" in expected or path.stat().st_size == 0:
         with pytest.raises(services.InvalidSessionFile):
-            services.import_jsonl(owner=user(), data=path.read_bytes(), filename=path.name)
+            services.import_jsonl(actor=user(), data=path.read_bytes(), filename=path.name)
         return
-    result = services.import_jsonl(owner=user(), data=path.read_bytes(), filename=path.name)
+    result = services.import_jsonl(actor=user(), data=path.read_bytes(), filename=path.name)
     args = list(run.argv[2:])
     explicit_null = bool(args) and args[0] == "null"
     ours = _db_projection(result.session, args[0] if args and not explicit_null else None, explicit_null)

@@ -35,7 +35,7 @@ def test_a_branch_older_than_the_continuation_is_drawn_first(user: Callable[...,
         _line("epoch", "a", None),  # new Date(null) is 1970: oldest of all
     ]
     stored = services.import_jsonl(
-        owner=user(), data=("\n".join(lines) + "\n").encode(), filename="o.jsonl"
+        actor=user(), data=("\n".join(lines) + "\n").encode(), filename="o.jsonl"
     ).session
     drawn = []
     for item in build_tree_overview(stored)["items"]:

@@ -14,7 +14,7 @@ from sessions_app import access, services
 from sessions_app.api.errors import api_exception_handler
 from sessions_app.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, close_code
 from sessions_app.models import ActionLog, Entry, SessionShare, Team, TeamMembership
-from sessions_app.services import labels
+from sessions_app.services import actions
 from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def world(user: Callable[..., Any]) -> dict[str, Any]:
     team = Team.objects.create(name="readers")
     TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
     TeamMembership.objects.create(team=team, user=viewer, role=TeamMembership.Role.VIEWER)
-    session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+    session = services.import_jsonl(actor=owner, data=session_file(small_tree())).session
     services.share_with_team(session=session, team=team, access=SessionShare.Access.EDITOR, actor=owner)
     return {"owner": owner, "viewer": viewer, "other": other, "team": team, "session": session}
 
@@ -38,7 +38,7 @@ def test_a_failing_log_write_rolls_the_label_back(world: dict[str, Any], monkeyp
     def broken(**_: Any) -> None:
         raise RuntimeError("the log is down")
 
-    monkeypatch.setattr(labels, "record_action", broken)
+    monkeypatch.setattr(actions, "record_action", broken)
     with pytest.raises(RuntimeError):
         services.set_label(session=session, target_id="u1", label="x", actor=owner)
     assert Entry.objects.filter(session=session).count() == before  # no label without its log row

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def _session(owner: Any) -> Any:
     lines = [header(cwd="/home/me/project"), *chain(4)]
-    return services.import_jsonl(owner=owner, data="".join(x + "\n" for x in lines).encode()).session
+    return services.import_jsonl(actor=owner, data="".join(x + "\n" for x in lines).encode()).session
 
 
 def test_the_command_names_the_node_and_pi_finds_the_file(api_client: APIClient) -> None:

@@ -25,7 +25,7 @@ def setup(live_server: Any, user: Callable[..., Any], tmp_path: Path) -> tuple[A
 
 
 def _import(owner: Any, lines: list[str]) -> ChatSession:
-    return services.import_jsonl(owner=owner, data="".join(line + "\n" for line in lines).encode()).session
+    return services.import_jsonl(actor=owner, data="".join(line + "\n" for line in lines).encode()).session
 
 
 def test_pull_writes_pis_layout_and_name_and_push_sends_only_what_pi_adds(setup: Any) -> None:
@@ -88,7 +88,7 @@ def test_pull_merges_web_entries_into_the_users_own_file(setup: Any) -> None:
     assert cli("push", "--once")[0] == 0
     append(local, chain(1, start=3))  # Pi went on; not pushed yet
     session = ChatSession.objects.get(owner=owner, pi_id="sync-demo")
-    services.set_label(session=session, target_id="e0", label="from the web")
+    services.set_label(session=session, actor=session.owner, target_id="e0", label="from the web")
     code, out, _ = cli("pull", "sync-demo")
     assert code == 0 and Path(out.strip()) == local
     text = local.read_text().splitlines()

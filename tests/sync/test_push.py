@@ -62,9 +62,9 @@ def test_web_edits_never_block_pis_next_lines(setup: Any, live_server: Any) -> N
     assert cli("push", "--once")[0] == 0
     session = ChatSession.objects.get(owner=owner, pi_id="sync-demo")
     # The team labels, renames and moves the leaf: the server's tail is no longer Pi's last line.
-    services.set_label(session=session, target_id="e1", label="checkpoint")
-    services.rename_session(session=session, name="From the web")
-    services.set_leaf(session=session, entry_id="e1")
+    services.set_label(session=session, actor=session.owner, target_id="e1", label="checkpoint")
+    services.rename_session(session=session, actor=session.owner, name="From the web")
+    services.set_leaf(session=session, actor=session.owner, entry_id="e1")
     append(file, chain(3, start=4))
     assert cli("push", "--once") == (0, "", "")
     stored = _stored_lines(owner)
@@ -119,7 +119,7 @@ def test_v2_files_conflicts_and_garbage_each_fail_alone(setup: Any) -> None:
     write(folder / "d-good.jsonl", [header("good"), *chain(3, prefix="g")])
     # The server already holds c1 with other bytes (an earlier, edited copy was imported): a real conflict.
     edited = [header("clash"), entry(0, None, prefix="c"), entry(1, "c0", prefix="c", text="edited")]
-    services.import_jsonl(owner=owner, data="".join(line + "\n" for line in edited).encode())
+    services.import_jsonl(actor=owner, data="".join(line + "\n" for line in edited).encode())
 
     code, out, err = cli("push", "--once")
     assert code == 1  # something needs the user's attention; the rest went through

@@ -35,7 +35,7 @@ def account(django_user_model: Any) -> Callable[[str], Any]:
 
 
 def store(owner: Any, entries: list[dict[str, Any]], header: dict[str, Any] | None = None) -> ChatSession:
-    return services.import_jsonl(owner=owner, data=session_file(entries, header), filename="s.jsonl").session
+    return services.import_jsonl(actor=owner, data=session_file(entries, header), filename="s.jsonl").session
 
 
 def open_session(page: Any, url: str) -> None:
@@ -214,7 +214,9 @@ def test_a_second_browser_sees_new_entries_and_streaming_text_live(
     second.wait_for_selector('.tree-row[data-id="u1"] .badge.label:text("start")')
 
     # An append from elsewhere reaches both, and the second browser follows the leaf to it.
-    services.append_entries(session=session, entries=[user_msg("u9", "a3", "a live question")])
+    services.append_entries(
+        session=session, actor=session.owner, entries=[user_msg("u9", "a3", "a live question")]
+    )
     for page in (first, second):
         row(page, "u9").wait_for()
     expect(second.locator("#branch")).to_contain_text("a live question")
@@ -224,7 +226,9 @@ def test_a_second_browser_sees_new_entries_and_streaming_text_live(
         realtime.broadcast(session.pk, "run_delta", delta=piece, run="r1", index=0, kind="text")
     expect(second.locator("#branch .streaming .stream-text")).to_have_text("Streaming ok")
     screenshot(second, "live-second-browser")
-    services.append_entries(session=session, entries=[assistant_msg("a9", "u9", "Streaming ok")])
+    services.append_entries(
+        session=session, actor=session.owner, entries=[assistant_msg("a9", "u9", "Streaming ok")]
+    )
     expect(second.locator("#branch .streaming")).to_have_count(0)
     row(second, "a9").wait_for()
 

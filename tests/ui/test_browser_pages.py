@@ -35,9 +35,9 @@ def account(django_user_model: Any) -> Callable[..., Any]:
 
 
 def store(owner: Any, entries: list[dict[str, Any]], name: str = "") -> ChatSession:
-    session = services.import_jsonl(owner=owner, data=session_file(entries), filename="s.jsonl").session
+    session = services.import_jsonl(actor=owner, data=session_file(entries), filename="s.jsonl").session
     if name:
-        session = services.rename_session(session=session, name=name)
+        session = services.rename_session(session=session, actor=session.owner, name=name)
     return session
 
 

@@ -31,7 +31,7 @@ def account(django_user_model: Any) -> Callable[[str], Any]:
 
 def shared_session(owner: Any) -> ChatSession:
     return services.import_jsonl(
-        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+        actor=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
     ).session
 
 

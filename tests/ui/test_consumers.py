@@ -15,6 +15,7 @@ from django.test import Client
 
 from piweb.asgi import application
 from sessions_app import realtime, services
+from sessions_app.actors import SystemActor
 from tests.factories import session_file, small_tree
 from tests.factories import user_message as user_msg
 
@@ -65,7 +66,7 @@ def owner(user: Callable[..., Any]) -> Any:
 @pytest.fixture
 def stored(owner: Any) -> Any:
     return services.import_jsonl(
-        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+        actor=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
     ).session
 
 
@@ -162,7 +163,9 @@ def test_sync_reports_a_gap_after_a_dropped_event_and_entries_since_fills_it(own
         assert first["seq"] == 5
         # Two entries land; whatever event announces them is thrown away, as a dropped event would be.
         await database_sync_to_async(services.append_entries)(
-            session=stored, entries=[user_msg("u4", "a3", "more"), user_msg("u5", "u4", "even more")]
+            session=stored,
+            entries=[user_msg("u4", "a3", "more"), user_msg("u5", "u4", "even more")],
+            actor=SystemActor("tests"),
         )
         await ws.send_json_to({"type": "sync", "seq": 5})
         state = await receive_state(ws)

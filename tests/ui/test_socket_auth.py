@@ -45,7 +45,7 @@ def owner(user: Callable[..., Any]) -> Any:
 @pytest.fixture
 def stored(owner: Any) -> Any:
     return services.import_jsonl(
-        owner=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
+        actor=owner, data=session_file(small_tree(rich=True)), filename="s.jsonl"
     ).session
 
 

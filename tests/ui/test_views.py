@@ -26,7 +26,7 @@ def signed_in(account: Any) -> Client:
 def store(owner: Any, pi_id: str, *, cwd: str = "/w", entries: list[dict[str, Any]] | None = None) -> Any:
     header = {**HEADER, "id": pi_id, "cwd": cwd}
     data = session_file(entries if entries is not None else small_tree(rich=True), header)
-    return services.import_jsonl(owner=owner, data=data, filename=f"{pi_id}.jsonl").session
+    return services.import_jsonl(actor=owner, data=data, filename=f"{pi_id}.jsonl").session
 
 
 def listed(client: Client, **params: str) -> list[str]:
@@ -56,7 +56,7 @@ def test_search_matches_name_cwd_and_message_text(user: Callable[..., Any]) -> N
     me = user()
     store(me, "alpha", cwd="/projects/alpha")
     beta = store(me, "beta", cwd="/projects/beta", entries=[user_msg("b1", None, "refactor the parser")])
-    services.rename_session(session=beta, name="Parser work")
+    services.rename_session(session=beta, actor=beta.owner, name="Parser work")
     store(me, "gamma", cwd="/srv", entries=[user_msg("g1", None, "tune the Zeppelin cache")])
     client = signed_in(me)
     assert listed(client, q="parser work") == ["beta"]  # name

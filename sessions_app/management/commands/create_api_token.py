@@ -7,7 +7,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from sessions_app.models import ApiToken
+from sessions_app.actors import command
+from sessions_app.services import create_api_token
 
 
 class Command(BaseCommand):
@@ -30,5 +31,5 @@ class Command(BaseCommand):
             # A token-only account: no password login until one is set.
             user.set_unusable_password()
             user.save(update_fields=["password"])
-        _, token = ApiToken.objects.create(user=user, name=options["name"][:100])
+        _, token = create_api_token(actor=command("create_api_token"), user=user, name=options["name"])
         self.stdout.write(token)

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandParser
 
+from sessions_app.actors import command
 from sessions_app.models import ChatSession
 from sessions_app.services import import_jsonl
 
@@ -40,5 +41,5 @@ class Command(BaseCommand):
             self.stdout.write("Demo sessions already imported.")
             return
         for path in sorted(folder.glob("*.jsonl")):
-            import_jsonl(owner=user, data=path.read_bytes(), filename=path.name)
+            import_jsonl(actor=command("ensure_demo"), owner=user, data=path.read_bytes(), filename=path.name)
             self.stdout.write(f"Imported {path.name}")

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sessions_app import services
+from sessions_app.actors import command
 
 
 class Command(BaseCommand):
@@ -30,7 +31,9 @@ class Command(BaseCommand):
         for path in _session_files([Path(p).expanduser() for p in options["paths"]]):
             try:
                 with path.open("rb") as stream:
-                    result = services.import_stream(owner=owner, stream=stream, filename=path.name)
+                    result = services.import_stream(
+                        actor=command("import_pi_sessions"), owner=owner, stream=stream, filename=path.name
+                    )
             except (OSError, services.InvalidSessionFile) as exc:
                 failures += 1
                 self.stderr.write(f"{path}: error: {exc}")

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from sessions_app.actors import command
 from sessions_app.services import purge_deleted_sessions
 
 
@@ -16,5 +17,5 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        purged = purge_deleted_sessions()
+        purged = purge_deleted_sessions(actor=command("purge_deleted_sessions"))
         self.stdout.write(f"purged {purged} deleted session{'' if purged == 1 else 's'}")

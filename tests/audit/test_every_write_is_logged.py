@@ -1,0 +1,414 @@
+"""Every write use case, through every adapter that offers it, leaves exactly one action-log row.
+
+The table names the adapter (REST, task, command, sync, admin), what is done, and the row it must leave:
+its action and who acted (a user, or the named worker or command). Pages and sockets offer no writes of
+their own (a page's buttons call the REST API; the socket only reads), so they have no rows here.
+Everything runs against the real database; tasks run in-process through Celery's own ``apply``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from rest_framework.test import APIClient
+
+from compaction_app import tasks as compaction_tasks
+from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.services import request_compaction, start_branch_summary
+from piweb.agent import services as agent_services
+from sessions_app import services
+from sessions_app import tasks as session_tasks
+from sessions_app.models import ActionLog, ChatSession, ShareLink, Team, TeamInvitation, TeamMembership
+from tests.factories import HEADER, conversation, line, store
+
+pytestmark = pytest.mark.django_db
+
+A = ActionLog.Action
+
+
+@dataclass
+class World:
+    owner: Any
+    other: Any
+    staff: Any
+    session: ChatSession
+    team: Team
+    client: APIClient  # signed in as the owner
+    tmp: Path
+
+    def api(self, user: Any) -> APIClient:
+        client = APIClient()
+        client.force_authenticate(user=user)
+        return client
+
+
+@pytest.fixture
+def world(user: Callable[..., Any], tmp_path: Path, settings: Any) -> World:
+    settings.PIWEB_COMPACTION = {"keepRecentTokens": 100}  # eight turns are enough to compact
+    owner, other = user("owner"), user("other")
+    staff = user("staff", is_staff=True, is_superuser=True)
+    session = store(owner, conversation(8))
+    team = services.create_team(actor=owner, name="core")
+    client = APIClient()
+    client.force_authenticate(user=owner)
+    return World(owner, other, staff, session, team, client, tmp_path)
+
+
+def _file(pi_id: str) -> bytes:
+    return ("\n".join(line(v) for v in [{**HEADER, "id": pi_id}, *conversation(2)]) + "\n").encode()
+
+
+def _ok(response: Any) -> None:
+    assert response.status_code < 300, (response.status_code, getattr(response, "content", b"")[:300])
+
+
+def _provider() -> LLMProvider:
+    return LLMProvider.objects.create(
+        name="scripted", base_url="http://127.0.0.1:9/v1", model_id="m", provider="p"
+    )
+
+
+def _link(w: World) -> ShareLink:
+    return services.create_share_link(session=w.session, actor=w.owner)
+
+
+def _member(w: World, role: str = "viewer") -> None:
+    TeamMembership.objects.create(team=w.team, user=w.other, role=role)
+
+
+def _invitation(w: World) -> TeamInvitation:
+    services.invite_member(actor=w.owner, team_id=w.team.pk, username="other", role="viewer")
+    return TeamInvitation.objects.get(team=w.team, user=w.other)
+
+
+def _deleted(w: World) -> int:
+    services.delete_session(session=w.session, actor=w.owner)
+    return w.session.pk
+
+
+# -- REST ------------------------------------------------------------------------------------------------
+
+
+def rest_create(w: World) -> None:
+    _ok(w.client.post("/api/sessions/", {"cwd": "/w", "name": "new"}, format="json"))
+
+
+def rest_import(w: World) -> None:
+    _ok(
+        w.client.post(
+            "/api/sessions/import/?filename=x.jsonl", _file("imported"), content_type="application/x-ndjson"
+        )
+    )
+
+
+def rest_rename(w: World) -> None:
+    _ok(w.client.patch(f"/api/sessions/{w.session.pk}/", {"name": "renamed"}, format="json"))
+
+
+def rest_append(w: World) -> None:
+    entry = {"type": "custom", "customType": "note", "data": 1}
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/append/", {"entries": [entry]}, format="json"))
+
+
+def rest_label(w: World) -> None:
+    body = {"targetId": "u1", "label": "start"}
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/labels/", body, format="json"))
+
+
+def rest_navigate(w: World) -> None:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/navigate/", {"targetId": "a2"}, format="json"))
+
+
+def rest_navigate_with_summary(w: World) -> None:
+    body = {"targetId": "a2", "summarize": True}
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/navigate/", body, format="json"))
+
+
+def rest_fork(w: World) -> None:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/fork/", {"entryId": "a2"}, format="json"))
+
+
+def rest_clone(w: World) -> None:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/clone/", {}, format="json"))
+
+
+def rest_export(w: World) -> None:
+    response = w.client.get(f"/api/sessions/{w.session.pk}/export/")
+    _ok(response)
+    b"".join(response.streaming_content)
+
+
+def rest_delete(w: World) -> None:
+    _ok(w.client.delete(f"/api/sessions/{w.session.pk}/"))
+
+
+def rest_settings(w: World) -> None:
+    body = {"compaction": {"keepRecentTokens": 100}}
+    _ok(w.client.put(f"/api/sessions/{w.session.pk}/settings/", body, format="json"))
+
+
+def rest_compact(w: World) -> None:
+    response = w.client.post(f"/api/sessions/{w.session.pk}/compact/", {}, format="json")
+    assert response.status_code == 202, response.content
+
+
+def rest_compact_refused(w: World) -> Callable[[], None]:
+    small = store(w.owner, conversation(1), pi_id="small")
+
+    def refused() -> None:
+        response = w.client.post(f"/api/sessions/{small.pk}/compact/", {}, format="json")
+        assert response.status_code == 400, response.content
+
+    return refused
+
+
+def rest_cancel(w: World) -> Callable[[], None]:
+    run = request_compaction(session=w.session, actor=w.owner)
+    return lambda: _ok(w.client.post(f"/api/operations/{run.operation_id}/cancel/", {}, format="json"))
+
+
+def rest_run(w: World) -> Callable[[], None]:
+    provider = _provider()
+    body = {"prompt": "Continue, please.", "providerId": provider.pk}
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/runs/", body, format="json"))
+
+
+def rest_abort(w: World) -> Callable[[], None]:
+    run = agent_services.start_run(session=w.session, user=w.owner, prompt="hi", provider=_provider())
+    return lambda: _ok(w.client.post(f"/api/runs/{run.public_id}/abort/", {}, format="json"))
+
+
+def rest_share(w: World) -> None:
+    body = {"teamId": w.team.pk, "access": "viewer"}
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/shares/", body, format="json"))
+
+
+def rest_unshare(w: World) -> Callable[[], None]:
+    services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    return lambda: _ok(w.client.delete(f"/api/sessions/{w.session.pk}/shares/{w.team.pk}/"))
+
+
+def rest_link_create(w: World) -> None:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/links/", {"scope": "tree"}, format="json"))
+
+
+def rest_link_revoke(w: World) -> Callable[[], None]:
+    link = _link(w)
+    return lambda: _ok(w.client.delete(f"/api/links/{link.pk}/"))
+
+
+def rest_team_create(w: World) -> None:
+    _ok(w.client.post("/api/teams/", {"name": "second"}, format="json"))
+
+
+def rest_team_invite(w: World) -> None:
+    body = {"username": "other", "role": "viewer"}
+    _ok(w.client.post(f"/api/teams/{w.team.pk}/members/", body, format="json"))
+
+
+def rest_team_accept(w: World) -> Callable[[], None]:
+    invitation = _invitation(w)
+    return lambda: _ok(w.api(w.other).post(f"/api/invitations/{invitation.pk}/accept/", {}, format="json"))
+
+
+def rest_team_decline(w: World) -> Callable[[], None]:
+    invitation = _invitation(w)
+    return lambda: _ok(w.api(w.other).post(f"/api/invitations/{invitation.pk}/decline/", {}, format="json"))
+
+
+def rest_team_role(w: World) -> Callable[[], None]:
+    _member(w)
+    url = f"/api/teams/{w.team.pk}/members/other/"
+    return lambda: _ok(w.client.patch(url, {"role": "editor"}, format="json"))
+
+
+def rest_team_leave(w: World) -> Callable[[], None]:
+    _member(w)
+    return lambda: _ok(w.api(w.other).delete(f"/api/teams/{w.team.pk}/members/other/"))
+
+
+def rest_team_remove(w: World) -> Callable[[], None]:
+    _member(w)
+    return lambda: _ok(w.client.delete(f"/api/teams/{w.team.pk}/members/other/"))
+
+
+def rest_token_create(w: World) -> None:
+    body = {"username": "owner", "password": "pw-for-tests", "name": "laptop"}
+    _ok(APIClient().post("/api/token/", body, format="json"))
+
+
+def rest_token_revoke(w: World) -> Callable[[], None]:
+    token, _ = services.create_api_token(actor=w.owner, user=w.owner, name="old")
+    return lambda: _ok(w.client.delete(f"/api/tokens/{token.token_key}/"))
+
+
+# -- sync, tasks, commands, admin ------------------------------------------------------------------------
+
+
+def sync_push(w: World) -> None:
+    lines = [line(e) for e in conversation(2)]
+    body = {
+        "header": line({**HEADER, "id": "pushed"}),
+        "from": {"lines": 0, "bytes": 0, "lastId": None},
+        "to": {"lines": len(lines), "bytes": None},
+        "lines": lines,
+        "path": "/home/me/.pi/pushed.jsonl",
+    }
+    _ok(w.client.post("/api/sync/", body, format="json"))
+
+
+def task_purge(w: World) -> Callable[[], None]:
+    pk = _deleted(w)
+    return lambda: session_tasks.purge_deleted_session.apply(args=(pk,)).get()
+
+
+def task_sweep(w: World) -> Callable[[], None]:
+    _deleted(w)
+    return lambda: session_tasks.sweep_deleted_sessions.apply().get()
+
+
+def task_compaction(w: World) -> Callable[[], None]:
+    run = request_compaction(session=w.session, actor=w.owner)
+    return lambda: compaction_tasks.run_compaction.apply(args=(run.pk,)).get()
+
+
+def task_branch_summary(w: World) -> Callable[[], None]:
+    operation = start_branch_summary(session=w.session, target_id="a2", actor=w.owner)
+    run = CompactionRun.objects.get(operation_id=operation)
+    return lambda: compaction_tasks.run_branch_summary.apply(args=(run.pk,)).get()
+
+
+def command_import(w: World) -> None:
+    path = w.tmp / "one.jsonl"
+    path.write_bytes(_file("from-disk"))
+    call_command("import_pi_sessions", str(path), user="owner", stdout=StringIO(), stderr=StringIO())
+
+
+def command_demo(w: World) -> None:
+    folder = w.tmp / "demo"
+    folder.mkdir()
+    (folder / "demo.jsonl").write_bytes(_file("demo-1"))
+    call_command("ensure_demo", dir=folder, stdout=StringIO())
+
+
+def command_purge(w: World) -> Callable[[], None]:
+    _deleted(w)
+    return lambda: call_command("purge_deleted_sessions", stdout=StringIO())
+
+
+def command_token(w: World) -> None:
+    call_command("create_api_token", "owner", name="ci", stdout=StringIO())
+
+
+def _staff(w: World) -> Client:
+    client = Client()
+    client.force_login(w.staff)
+    return client
+
+
+def admin_delete_session(w: World) -> None:
+    url = f"/admin/sessions_app/chatsession/{w.session.pk}/delete/"
+    response = _staff(w).post(url, {"post": "yes"})
+    assert response.status_code == 302, response.content[:300]
+
+
+def admin_team_create(w: World) -> None:
+    body = {
+        "name": "by-staff",
+        "memberships-TOTAL_FORMS": "0",
+        "memberships-INITIAL_FORMS": "0",
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+    }
+    response = _staff(w).post("/admin/sessions_app/team/add/", body)
+    assert response.status_code == 302, response.content[:300]
+
+
+# -- the table -------------------------------------------------------------------------------------------
+
+USER = "owner"
+OTHER = "other"
+STAFF = "staff"
+
+CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
+    ("rest", rest_create, A.CREATE, USER),
+    ("rest", rest_import, A.IMPORT, USER),
+    ("rest", rest_rename, A.RENAME, USER),
+    ("rest", rest_append, A.APPEND, USER),
+    ("rest", rest_label, A.LABEL, USER),
+    ("rest", rest_navigate, A.NAVIGATE, USER),
+    ("rest", rest_navigate_with_summary, A.NAVIGATE, USER),
+    ("rest", rest_fork, A.FORK, USER),
+    ("rest", rest_clone, A.CLONE, USER),
+    ("rest", rest_export, A.EXPORT, USER),
+    ("rest", rest_delete, A.DELETE, USER),
+    ("rest", rest_settings, A.SETTINGS, USER),
+    ("rest", rest_compact, A.COMPACT, USER),
+    ("rest", rest_compact_refused, A.COMPACT_REFUSED, USER),
+    ("rest", rest_cancel, A.CANCEL, USER),
+    ("rest", rest_run, A.RUN, USER),
+    ("rest", rest_abort, A.ABORT, USER),
+    ("rest", rest_share, A.SHARE, USER),
+    ("rest", rest_unshare, A.REVOKE, USER),
+    ("rest", rest_link_create, A.SHARE, USER),
+    ("rest", rest_link_revoke, A.REVOKE, USER),
+    ("rest", rest_team_create, A.TEAM_CREATE, USER),
+    ("rest", rest_team_invite, A.TEAM_INVITE, USER),
+    ("rest", rest_team_accept, A.TEAM_ACCEPT, OTHER),
+    ("rest", rest_team_decline, A.TEAM_DECLINE, OTHER),
+    ("rest", rest_team_role, A.TEAM_ROLE, USER),
+    ("rest", rest_team_leave, A.TEAM_LEAVE, OTHER),
+    ("rest", rest_team_remove, A.TEAM_REMOVE, USER),
+    ("rest", rest_token_create, A.TOKEN_CREATE, USER),
+    ("rest", rest_token_revoke, A.TOKEN_REVOKE, USER),
+    ("sync", sync_push, A.SYNC, USER),
+    ("task", task_purge, A.PURGE, "purge-worker"),
+    ("task", task_sweep, A.PURGE, "purge-worker"),
+    ("task", task_compaction, A.COMPACTED, "compaction-worker"),
+    ("task", task_branch_summary, A.BRANCH_SUMMARY, "compaction-worker"),
+    ("command", command_import, A.IMPORT, "manage.py import_pi_sessions"),
+    ("command", command_demo, A.IMPORT, "manage.py ensure_demo"),
+    ("command", command_purge, A.PURGE, "manage.py purge_deleted_sessions"),
+    ("command", command_token, A.TOKEN_CREATE, "manage.py create_api_token"),
+    ("admin", admin_delete_session, A.DELETE, STAFF),
+    ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
+]
+
+# The per-push sync row is written by the sync engine itself (its matching is being rewritten).
+PENDING = {sync_push}
+
+
+def _param(adapter: str, act: Callable[[World], Any], action: str, actor: str) -> Any:
+    marks = (
+        [pytest.mark.xfail(reason="the per-push SYNC row comes with the sync engine")]
+        if act in PENDING
+        else []
+    )
+    return pytest.param(act, action, actor, id=f"{adapter}-{act.__name__}", marks=marks)
+
+
+@pytest.mark.parametrize(("act", "action", "actor"), [_param(*case) for case in CASES])
+def test_the_write_leaves_exactly_one_row_naming_its_action_and_actor(
+    world: World, act: Callable[[World], Any], action: str, actor: str
+) -> None:
+    before = set(ActionLog.objects.values_list("pk", flat=True))
+    prepared = act(world)  # a case that needs something first prepares it and returns the write
+    if callable(prepared):
+        before = set(ActionLog.objects.values_list("pk", flat=True))
+        prepared()
+    rows = list(ActionLog.objects.exclude(pk__in=before))
+    assert [(r.action, r.actor_name) for r in rows] == [(action, actor)], json.dumps(
+        [(r.action, r.actor_name, r.detail) for r in rows], default=str
+    )
+    row = rows[0]
+    system = not actor.isidentifier() or "-" in actor
+    assert row.actor_kind == ("system" if system else "user")
+    assert (row.actor is None) == system
