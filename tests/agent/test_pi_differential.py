@@ -174,7 +174,7 @@ def _run_both(
         file = pi.prompt("Look at calc.py and fix the parser.")
         started = len(pi_server.requests)
 
-        session = session_services.import_jsonl(owner=owner, data=file.read_bytes()).session
+        session = session_services.import_jsonl(actor=owner, data=file.read_bytes()).session
         base_url = f"{web_server.url}/v1" if api == "openai-completions" else web_server.url
         provider = LLMProvider.objects.create(
             name=f"fake-{api}",

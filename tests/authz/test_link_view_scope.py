@@ -56,8 +56,8 @@ def views(session: Any, links: dict[str, ShareLink]) -> dict[str, Any]:
 
 
 def test_a_restricted_links_view_comes_only_from_its_scope(owner: Any) -> None:
-    stored = services.import_jsonl(owner=owner, data=session_file(small_tree()), filename="s.jsonl").session
-    services.rename_session(session=stored, name="Visible")  # on the path u1 → a1 → u3 → a3
+    stored = services.import_jsonl(actor=owner, data=session_file(small_tree()), filename="s.jsonl").session
+    services.rename_session(session=stored, name="Visible", actor=owner)  # on the path u1 → a1 → u3 → a3
     links = {
         "path": services.create_share_link(session=stored, actor=owner, scope=ShareLink.Scope.PATH),
         "frozen path": services.create_share_link(
@@ -68,9 +68,9 @@ def test_a_restricted_links_view_comes_only_from_its_scope(owner: Any) -> None:
     before = views(stored, links)
 
     # The owner works on the other branch: a new name there, messages and notes.
-    services.navigate_without_summary(session=stored, target_id="a2")
-    services.rename_session(session=stored, name="SECRET elsewhere")
-    services.append_entries(session=stored, entries=[MESSAGE, NOTE, MESSAGE])
+    services.navigate_without_summary(session=stored, target_id="a2", actor=owner)
+    services.rename_session(session=stored, name="SECRET elsewhere", actor=owner)
+    services.append_entries(session=stored, entries=[MESSAGE, NOTE, MESSAGE], actor=owner)
     api = APIClient()
     api.force_login(owner)
     now = api.get(f"/api/sessions/{stored.pk}/").json()

@@ -92,7 +92,7 @@ def staff_browser(user: Callable[..., Any]) -> Client:
 
 def new_session(owner: Any, name: str) -> Any:
     data = session_file(small_tree(), {**HEADER, "id": name})
-    return services.import_jsonl(owner=owner, data=data, filename=f"{name}.jsonl").session
+    return services.import_jsonl(actor=owner, data=data, filename=f"{name}.jsonl").session
 
 
 async def opened(socket: Awaitable[ClientConnection]) -> ClientConnection:

@@ -36,7 +36,7 @@ def account(django_user_model: Any) -> Callable[..., Any]:
 
 
 def store(owner: Any, entries: list[dict[str, Any]]) -> ChatSession:
-    return services.import_jsonl(owner=owner, data=session_file(entries), filename="s.jsonl").session
+    return services.import_jsonl(actor=owner, data=session_file(entries), filename="s.jsonl").session
 
 
 def open_session(page: Any, url: str) -> None:
