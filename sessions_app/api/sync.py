@@ -44,8 +44,10 @@ class SyncRequestSerializer(serializers.Serializer[Any]):
         help_text="The file's path on the client",
     )
     reset = Flag(
-        default=False, help_text="The client restarted this file: skip the cursor check, drop known lines"
+        default=False,
+        help_text="The client restarted this file: skip the cursor check, match migrated lines by content",
     )
+    dryRun = Flag(default=False, help_text="Store nothing: say what a push would store and its conflicts")
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
@@ -81,6 +83,7 @@ class SyncView(APIView):
                     "appended": serializers.IntegerField(),
                     "known": serializers.IntegerField(),
                     "cursor": _CURSOR,
+                    "conflicts": serializers.ListField(child=serializers.CharField()),
                     "skippedLines": serializers.ListField(child=serializers.DictField()),
                     "skippedCount": serializers.IntegerField(),
                 },
@@ -102,22 +105,30 @@ class SyncView(APIView):
                 lines=values["lines"],
                 reset=values["reset"],
                 path=values["path"],
+                dry_run=values["dryRun"],
             )
         except SyncCursorMismatch as exc:
             return error_response(
                 str(exc), status.HTTP_409_CONFLICT, kind="cursor", cursor=exc.cursor.as_json()
             )
         except SyncConflict as exc:
-            return error_response(str(exc), status.HTTP_409_CONFLICT, kind="conflict", entryId=exc.entry_id)
+            return error_response(
+                str(exc),
+                status.HTTP_409_CONFLICT,
+                kind="conflict",
+                entryId=exc.entry_id,
+                entryIds=exc.entry_ids,
+            )
         except InvalidSessionFile as exc:
             return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
         return Response(
             {
-                "sessionId": result.session.pk,
+                "sessionId": result.session.pk if result.session is not None else None,
                 "created": result.created,
                 "appended": result.appended,
                 "known": result.known,
                 "cursor": result.cursor.as_json(),
+                "conflicts": result.conflicts,
                 **skipped_payload(result.skipped),
             }
         )
