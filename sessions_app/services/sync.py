@@ -16,19 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import orjson
 from django.db import transaction
 
+from .. import realtime
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
 from ..domain.jsonl import SkipReport, skip_reason
+from ..domain.search import search_text
 from ..domain.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
 from ..models import ChatSession, Entry
 from .actions import Action, record_action
 from .errors import InvalidSessionFile
 from .importing import import_jsonl, refresh_statistics
-from .rows import append_rows, check_storable_entry, create_session_row
+from .rows import append_rows, check_storable_entry, create_session_row, insert_all
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 
@@ -187,14 +191,24 @@ def _store(
         session = create_session_row(
             owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename=path or "live sync"
         )
-    entries = [entry_from_value(0, value) for _, value in plan.new]
-    for offset, entry in enumerate(entries):
-        try:
-            check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
-        except InvalidSessionFile as exc:
-            raise InvalidSessionFile(f"a line after the header: {exc}") from exc
-    if entries:
-        append_rows(session, entries, [raw for raw, _ in plan.new], move_leaf=True)
+    entries = [entry_from_value(seq, value) for seq, (_, value) in enumerate(plan.new)]
+    try:
+        if created:
+            # A whole new file: stored as an import stores it, by COPY with the tree folded once.
+            insert_all(
+                session,
+                entries,
+                ((raw, value.get("timestamp"), search_text(value)) for raw, value in plan.new),
+            )
+            transaction.on_commit(
+                partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
+            )
+        elif entries:
+            for offset, entry in enumerate(entries):
+                check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
+            append_rows(session, entries, [raw for raw, _ in plan.new], move_leaf=True)
+    except InvalidSessionFile as exc:
+        raise InvalidSessionFile(f"a line after the header: {exc}") from exc
     if plan.leaf_marker is not None and plan.leaf_marker != session.leaf_entry_id:
         # The file ends at a leaf marker (a pull put it there): Pi resumes at its node, so does the session.
         seq = (
@@ -247,7 +261,10 @@ def _parse(lines: Sequence[str], first: int) -> tuple[list[Line], SkipReport]:
         text = line[:-1] if line.endswith("\n") else line
         if not text.strip():
             continue
-        value = parse_json(text)
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = parse_json(text)  # what JSON.parse accepts beyond orjson (lone surrogates, huge numbers)
         reason = skip_reason(value)
         if reason is not None:
             skipped.add(first + index + 1, reason, text)

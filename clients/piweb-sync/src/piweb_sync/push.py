@@ -8,6 +8,7 @@ alone: a conflict or a refused file is reported for that file and the others go 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 from dataclasses import dataclass
@@ -24,10 +25,12 @@ log = logging.getLogger("piweb_sync")
 
 __all__ = ["FileReport", "Pusher", "session_files"]
 
-# Fewer, larger requests: a 50k-line file goes in about a dozen (the server takes up to 5,000 lines and
-# a body of 8 MiB, which these lines fill to about 5 MiB once JSON-escaped).
+# ``status`` asks in JSON batches (the server takes up to 5,000 lines and a body of 8 MiB, which these
+# lines fill to about 5 MiB once JSON-escaped). A push streams the file's bytes as they are, in requests
+# of up to 64 MiB (the server's import limit is 256 MiB): a 50k-line file goes in one or two.
 MAX_BATCH_LINES = 5000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
+MAX_STREAM_BYTES = 64 * 1024 * 1024
 
 
 class ServerUnavailable(Exception):
@@ -219,13 +222,13 @@ class Pusher:
         for index, span in enumerate(spans):
             batch.append(span)
             size += span[1] - span[0]
-            if len(batch) < MAX_BATCH_LINES and size < MAX_BATCH_BYTES and index < len(spans) - 1:
+            if size < MAX_STREAM_BYTES and index < len(spans) - 1:
                 continue
-            lines = [_text(data[s:e]) for s, e in batch]
             last_id = next((i for s, e in reversed(batch) if (i := line_id(data[s:e]))), None)
-            hasher.update(data[batch[0][0] : batch[-1][1]])
+            raw = data[batch[0][0] : batch[-1][1]]
+            hasher.update(raw)
             report = self._post(
-                path, key, state, data, header, lines, batch[-1][1], state.lines + len(batch), last_id,
+                path, key, state, data, header, raw, batch[-1][1], state.lines + len(batch), last_id,
                 digest_after=hasher.copy().hexdigest(),
             )  # fmt: skip
             if report.status != "synced":
@@ -241,7 +244,7 @@ class Pusher:
         state: FileState,
         data: bytes,
         header: Header,
-        lines: list[str],
+        lines: list[str] | bytes,
         end: int,
         end_lines: int,
         last_id: str | None,
@@ -249,15 +252,24 @@ class Pusher:
         retried: bool = False,
         digest_after: str | None = None,
     ) -> FileReport:
-        body = {
+        """Send lines (a list in JSON, or the file's bytes streamed after one JSON line of the rest)."""
+        body: dict[str, Any] = {
             "header": header.text,
             "from": {"lines": state.lines, "bytes": state.bytes, "lastId": state.last_id},
             "to": {"lines": end_lines, "bytes": end},
-            "lines": lines,
             "reset": state.reset,
             "path": key,  # named by forks as their parentSession, as Pi names a source file
         }
-        response = self._request("POST", "/api/sync/", json=body)
+        count = end_lines - state.lines
+        if isinstance(lines, bytes):
+            response = self._request(
+                "POST",
+                "/api/sync/",
+                content=json.dumps(body).encode() + b"\n" + lines,
+                headers={"Content-Type": "application/x-ndjson"},
+            )
+        else:
+            response = self._request("POST", "/api/sync/", json={**body, "lines": lines})
         payload = _json(response)
         if response.status_code == 200:
             state.session_id = header.session_id
@@ -270,7 +282,7 @@ class Pusher:
             state.status, state.reason, state.size_at_failure = "synced", "", -1
             self.store.save()
             appended = int(payload.get("appended") or 0)
-            log.info("%s: %d new line(s) stored, %d already there", path, appended, len(lines) - appended)
+            log.info("%s: %d new line(s) stored, %d already there", path, appended, count - appended)
             listed = payload.get("skippedLines") or []
             for skipped in listed:
                 log.info("%s: line %s skipped: %s", path, skipped.get("line"), skipped.get("reason"))
