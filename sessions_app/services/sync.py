@@ -14,7 +14,7 @@ aliases (a pulled file's leaf markers, ids Pi gave a migrated file) are kept bes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -277,11 +277,12 @@ def _plan(session: ChatSession | None, lines: list[Line], aliases: dict[str, str
     """Fetch what the batch's ids (and, on a restart, its unknown lines' contents) match, then decide."""
     if session is None:
         return plan_lines(lines, stored={}, aliases={})
-    ids = {line.value["id"] for line in lines if isinstance(line.value.get("id"), str)}
+    ids = sorted({line.value["id"] for line in lines if isinstance(line.value.get("id"), str)})
     stored: dict[str, set[str]] = {}
-    rows = Entry.objects.filter(session=session, entry_id__in=ids).values_list("entry_id", "raw")
-    for entry_id, raw in rows.iterator(chunk_size=2000):
-        stored.setdefault(entry_id, set()).add(raw)
+    for part in _chunks(ids):
+        rows = Entry.objects.filter(session=session, entry_id__in=part).values_list("entry_id", "raw")
+        for entry_id, raw in rows.iterator(chunk_size=2000):
+            stored.setdefault(entry_id, set()).add(raw)
     if any(not isinstance(line.value.get("id"), str) for line in lines):
         loose = Entry.objects.filter(session=session, entry_id__isnull=True).values_list("raw", flat=True)
         stored[""] = set(loose)
@@ -292,17 +293,24 @@ def _plan(session: ChatSession | None, lines: list[Line], aliases: dict[str, str
             if isinstance(line.value.get("id"), str) and line.value["id"] not in stored
             and line.value["id"] not in aliases and not is_leaf_marker(line.value)
         ]  # fmt: skip
-        stamps = {v for line in unknown if isinstance(v := line.value.get("timestamp"), str)}
+        stamps = sorted({v for line in unknown if isinstance(v := line.value.get("timestamp"), str)})
         if stamps:
             by_content = {}
-            candidates = Entry.objects.filter(
-                session=session, timestamp__in=stamps, entry_id__isnull=False
-            ).values_list("entry_id", "raw")
-            for entry_id, raw in candidates.iterator(chunk_size=2000):
-                value = parse_json(raw)
-                if isinstance(value, dict):
-                    by_content.setdefault(content_key(value), entry_id)
+            for part in _chunks(stamps):
+                candidates = Entry.objects.filter(
+                    session=session, timestamp__in=part, entry_id__isnull=False
+                ).values_list("entry_id", "raw")
+                for entry_id, raw in candidates.iterator(chunk_size=2000):
+                    value = parse_json(raw)
+                    if isinstance(value, dict):
+                        by_content.setdefault(content_key(value), entry_id)
     return plan_lines(lines, stored=stored, aliases=aliases, by_content=by_content)
+
+
+def _chunks(values: list[str], size: int = 5000) -> Iterator[list[str]]:
+    """Bounded ``IN`` lists: a whole file's ids would pass PostgreSQL's 65,535 query parameters."""
+    for first in range(0, len(values), size):
+        yield values[first : first + size]
 
 
 def _sync_old_file(

@@ -262,11 +262,14 @@ class Pusher:
         }
         count = end_lines - state.lines
         if isinstance(lines, bytes):
+            # The server answers once every line is stored: allow it time in proportion to the body.
+            wait = httpx.Timeout(30.0, read=30.0 + 10.0 * len(lines) / (1024 * 1024))
             response = self._request(
                 "POST",
                 "/api/sync/",
                 content=json.dumps(body).encode() + b"\n" + lines,
                 headers={"Content-Type": "application/x-ndjson"},
+                timeout=wait,
             )
         else:
             response = self._request("POST", "/api/sync/", json={**body, "lines": lines})
