@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from piweb_sync.config import pi_session_subdir
 
 from piweb.llm import testserver as script
 from piweb.llm.testserver import ProviderServer
@@ -137,7 +138,7 @@ def test_a_file_pi_migrated_and_rewrote_stores_nothing_twice(
 ) -> None:
     owner, machine = machines
     a = machine("a")
-    old = a.sessions / "--w--" / "2026-03-01T10-00-00-000Z_old-one.jsonl"
+    old = a.sessions / pi_session_subdir(str(a.work)) / "2026-03-01T10-00-00-000Z_old-one.jsonl"
     old.parent.mkdir(parents=True)
     v1 = [
         {"type": "session", "id": "old-one", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": str(a.work)},
@@ -167,6 +168,9 @@ def test_a_file_pi_migrated_and_rewrote_stores_nothing_twice(
     session.refresh_from_db()
     assert session.leaf_entry_id == json.loads(lines[-1])["id"]
     assert _ok(a.sync("status")).startswith("synced")
+    before = old.read_bytes()
+    pulled = Path(_ok(a.sync("pull", "old-one")).strip().splitlines()[-1])
+    assert pulled == old and old.read_bytes() == before  # the server's ids for the old lines are known
 
     # Pi loads the server's file: one tree, the old exchange still in the context at the leaf.
     pulled = Path(_ok(a.sync("pull", str(session.pk), "--dir", str(tmp_path / "elsewhere"))).strip())

@@ -121,15 +121,33 @@ def _merge(path: Path, server: bytes, store: StateStore) -> PullResult:
     server_marker = server_spans.pop() if server_spans and _is_marker(parse_line(server_spans[-1])) else None
     leaf = _leaf(server_spans, server_marker)
     missing: list[bytes] = []
+    # Pi gave the lines of a file it migrated new ids; the server keeps its own. A server line with an
+    # unknown id whose content (references mapped to local ids) is a local line's is that line.
+    aliases: dict[str, str] = {}  # server id -> local id
+    by_content: dict[str, str] | None = None
+    claimed: set[str] = set()
     for raw in server_spans:
         entry_id = line_id(raw)
         if entry_id is None:
             if raw not in local_raw:
                 missing.append(raw)
         elif entry_id not in local_lines:
-            missing.append(raw)
-        elif local_lines[entry_id] != raw and _through_markers(local_lines[entry_id], markers) != raw:
+            raw = _repoint(raw, aliases)
+            if by_content is None:
+                by_content = {_content(parse_line(line)): i for i, line in local_lines.items()}
+            match = by_content.get(_content(parse_line(raw)))
+            if match is not None and match not in claimed:
+                aliases[entry_id] = match
+                claimed.add(match)
+            else:
+                missing.append(raw)
+        elif local_lines[entry_id] != raw and _through_markers(local_lines[entry_id], markers) not in (
+            raw,
+            _repoint(raw, aliases),
+        ):
             raise PullError(f"{path}: entry {entry_id} differs from the server's copy; nothing was written")
+    if leaf is not None:
+        leaf = aliases.get(leaf, leaf)
     last = line_id(missing[-1]) if missing else last_local
     if last is not None and last in markers:
         last = _resolve(last, markers)
@@ -183,6 +201,34 @@ def _through_markers(raw: bytes, markers: dict[str, str]) -> bytes:
     old = b'"parentId":' + json.dumps(parent, ensure_ascii=False).encode()
     new = b'"parentId":' + json.dumps(_resolve(parent, markers), ensure_ascii=False).encode()
     return raw.replace(old, new, 1)
+
+
+REFERENCES = ("parentId", "firstKeptEntryId", "targetId")
+
+
+def _content(value: Any) -> str:
+    """A line's identity apart from its own id (what a migration keeps)."""
+    if not isinstance(value, dict):
+        return json.dumps(value)
+    return json.dumps({k: v for k, v in value.items() if k != "id"}, sort_keys=True, ensure_ascii=False)
+
+
+def _repoint(raw: bytes, aliases: dict[str, str]) -> bytes:
+    """The server's line with references to lines the file holds under other ids named by those ids."""
+    value = parse_line(raw)
+    if not aliases or not isinstance(value, dict):
+        return raw
+    for key in REFERENCES:
+        old = value.get(key)
+        if isinstance(old, str) and old in aliases:
+            before = f'"{key}":{json.dumps(old, ensure_ascii=False)}'.encode()
+            after = f'"{key}":{json.dumps(aliases[old], ensure_ascii=False)}'.encode()
+            if raw.count(before) != 1:
+                value = {**value, key: aliases[old]}
+                raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+            else:
+                raw = raw.replace(before, after)
+    return raw
 
 
 def _marker_line(leaf: str, taken: set[str], *, seed: str) -> bytes:
