@@ -24,6 +24,7 @@ METRIC_MODULES = (
     "bench.metrics.delete",
     "bench.metrics.browser",
     "bench.metrics.runs",
+    "bench.metrics.sync",
 )
 
 

@@ -14,7 +14,7 @@ from ..services import InvalidSessionFile
 from ..services.sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
 from .errors import error_response
 from .fields import Flag, Text
-from .parsers import LimitedJSONParser
+from .parsers import LimitedJSONParser, NdjsonParser, parse_json_body
 from .serializers import skipped_payload
 
 
@@ -44,8 +44,10 @@ class SyncRequestSerializer(serializers.Serializer[Any]):
         help_text="The file's path on the client",
     )
     reset = Flag(
-        default=False, help_text="The client restarted this file: skip the cursor check, drop known lines"
+        default=False,
+        help_text="The client restarted this file: skip the cursor check, match migrated lines by content",
     )
+    dryRun = Flag(default=False, help_text="Store nothing: say what a push would store and its conflicts")
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
@@ -65,10 +67,22 @@ _CURSOR = inline_serializer(
 )
 
 
-class SyncView(APIView):
-    """Store new lines of a local Pi session file; the local file's own progress is the cursor."""
+class SyncStreamSerializer(SyncRequestSerializer):
+    """The first line of a streamed push: everything but the lines, which follow it verbatim."""
 
-    parser_classes = [LimitedJSONParser]
+    lines = None  # type: ignore[assignment]
+
+
+class SyncView(APIView):
+    """Store new lines of a local Pi session file; the local file's own progress is the cursor.
+
+    The lines come in a JSON body (``lines``, at most 5,000 and ``PIWEB_MAX_BODY_BYTES``) or streamed as
+    ``application/x-ndjson``: one JSON line with the other fields, then the file's lines as they are,
+    up to ``PIWEB_MAX_IMPORT_BYTES`` (spooled to disk as an import is), so a big file goes in one request.
+    """
+
+    parser_classes = [LimitedJSONParser, NdjsonParser]
+    accepts_large_body = True  # only the streamed form: the JSON parser keeps its own smaller cap
 
     @extend_schema(
         request=SyncRequestSerializer,
@@ -81,6 +95,7 @@ class SyncView(APIView):
                     "appended": serializers.IntegerField(),
                     "known": serializers.IntegerField(),
                     "cursor": _CURSOR,
+                    "conflicts": serializers.ListField(child=serializers.CharField()),
                     "skippedLines": serializers.ListField(child=serializers.DictField()),
                     "skippedCount": serializers.IntegerField(),
                 },
@@ -88,9 +103,22 @@ class SyncView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = SyncRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        upload = (
+            request.FILES.get("file") if request.content_type.startswith("application/x-ndjson") else None
+        )
+        if upload is not None:
+            with upload:
+                control = parse_json_body(upload.readline())
+                data = SyncStreamSerializer(data=control if isinstance(control, dict) else {})
+                data.is_valid(raise_exception=True)
+                values = dict(data.validated_data)
+                values["lines"] = [
+                    line.decode("utf-8", errors="replace").rstrip("\n") for line in iter(upload.readline, b"")
+                ]
+        else:
+            data = SyncRequestSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            values = data.validated_data
         start, end = values["from"], values["to"]
         try:
             result = sync_lines(
@@ -102,22 +130,30 @@ class SyncView(APIView):
                 lines=values["lines"],
                 reset=values["reset"],
                 path=values["path"],
+                dry_run=values["dryRun"],
             )
         except SyncCursorMismatch as exc:
             return error_response(
                 str(exc), status.HTTP_409_CONFLICT, kind="cursor", cursor=exc.cursor.as_json()
             )
         except SyncConflict as exc:
-            return error_response(str(exc), status.HTTP_409_CONFLICT, kind="conflict", entryId=exc.entry_id)
+            return error_response(
+                str(exc),
+                status.HTTP_409_CONFLICT,
+                kind="conflict",
+                entryId=exc.entry_id,
+                entryIds=exc.entry_ids,
+            )
         except InvalidSessionFile as exc:
             return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
         return Response(
             {
-                "sessionId": result.session.pk,
+                "sessionId": result.session.pk if result.session is not None else None,
                 "created": result.created,
                 "appended": result.appended,
                 "known": result.known,
                 "cursor": result.cursor.as_json(),
+                "conflicts": result.conflicts,
                 **skipped_payload(result.skipped),
             }
         )

@@ -1,29 +1,40 @@
-"""Live sync from a Pi user's local session files, keyed on the local file's own progress.
+"""Live sync from a Pi user's local session files, matched by identity: entry id and bytes, never position.
 
 The client says how far the server has acknowledged its file (lines and bytes after the header, and the
-last local entry id among them) and sends the complete lines after that. What the web added to the
-session meanwhile (labels, summaries, forks, runs) is not part of the file and never blocks it. A line
-whose id is already stored with the same bytes is skipped, so a resend after a crash stores nothing
-twice; the same id with other bytes is a real conflict, reported for that file alone.
+last local entry id among them) and sends the complete lines after that. Every line is matched to the
+stored ones by id (``domain.sync_match``): a known id with the same bytes is skipped, so a resend after a
+crash or from a second machine stores nothing twice; a new id is stored under its own parent, so two
+machines that diverged keep both tails as two branches; the same id with other bytes is a conflict for
+that file, reported with its ids. The leaf follows the last push. What the web added meanwhile (labels,
+summaries, forks, runs) is not part of the file and never blocks it.
+
+The cursor the server keeps (the last push's) is only a hint for a client that lost its own progress;
+aliases (a pulled file's leaf markers, ids Pi gave a migrated file) are kept beside it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import orjson
 from django.db import transaction
 
+from .. import realtime
 from ..access import NotSignedIn
 from ..actors import Actor, user_of
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
 from ..domain.jsonl import SkipReport, skip_reason
+from ..domain.search import search_text
+from ..domain.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
 from ..models import ChatSession, Entry
+from .actions import Action, record_action
 from .errors import InvalidSessionFile
 from .importing import import_jsonl, refresh_statistics
-from .rows import append_rows, check_storable_entry, create_session_row
+from .rows import append_rows, check_storable_entry, create_session_row, insert_all
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 
@@ -50,9 +61,10 @@ class Cursor:
 class SyncConflict(Exception):
     """A line's id is stored with other bytes (or an old file no longer matches): this file stops here."""
 
-    def __init__(self, message: str, entry_id: str | None = None) -> None:
+    def __init__(self, message: str, entry_id: str | None = None, entry_ids: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.entry_id = entry_id
+        self.entry_ids = list(entry_ids) or ([entry_id] if entry_id else [])
 
 
 class SyncCursorMismatch(Exception):
@@ -65,12 +77,13 @@ class SyncCursorMismatch(Exception):
 
 @dataclass(frozen=True, slots=True)
 class SyncResult:
-    session: ChatSession
+    session: ChatSession | None  # None only for a dry run of a session the server does not hold
     created: bool
     appended: int
     known: int
     cursor: Cursor
     skipped: SkipReport = field(default_factory=SkipReport)
+    conflicts: list[str] = field(default_factory=list)  # ids stored with other bytes (a dry run's)
 
 
 def sync_state(*, owner: Any, pi_id: str) -> tuple[ChatSession | None, Cursor | None]:
@@ -111,12 +124,15 @@ def sync_lines(
     lines: Sequence[str],
     reset: bool = False,
     path: str = "",
+    dry_run: bool = False,
 ) -> SyncResult:
     """Store the complete lines a local file holds after ``start``; see the module docstring.
 
-    ``reset`` says the client restarted its file (it was rewritten, or the client lost its place): the
-    cursor is not checked and lines already stored are recognised by id. ``path`` is where the file
+    ``reset`` says the client restarted its file (it was rewritten, or the client lost its place): lines
+    Pi gave new ids in a migration are then recognised by their content too. ``path`` is where the file
     lives on the client's machine (a fork's ``parentSession`` names it, as Pi names its source file).
+    ``dry_run`` stores and logs nothing: the result says what a push would store (``status`` asks it).
+    Each push leaves one action-log row (lines stored, conflicts), in its own transaction.
     ``actor`` is the signed-in user pushing their own file.
     """
     owner = user_of(actor)
@@ -128,89 +144,180 @@ def sync_lines(
     if end_lines != start.lines + len(lines):
         raise InvalidSessionFile(f"to.lines must be from.lines + {len(lines)}")
     if _is_old(header):
-        return _sync_old_file(actor, header_line, header, end_lines, end_bytes, lines, path)
+        return _sync_old_file(actor, header_line, header, end_lines, end_bytes, lines, path, dry_run)
+    parsed, skipped = _parse(lines, start.lines)
     with transaction.atomic():
-        session = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
-        cursor = Cursor.of(session)
+        query = ChatSession.objects.filter(owner=owner, pi_id=header["id"])
+        session = (query if dry_run else query.select_for_update()).first()
         if session is None and start.lines > 0:
             raise SyncCursorMismatch(Cursor(0, None, None))
-        skip = 0
-        if cursor is not None and not reset:
-            if start.lines > cursor.lines:
-                raise SyncCursorMismatch(cursor)
-            skip = min(cursor.lines - start.lines, len(lines))  # a resend: these are stored already
-        raws, values, skipped = _parse(lines, start.lines, skip)
-        created = session is None
-        if session is None:
-            session = create_session_row(
-                owner=owner,
-                header=header,
-                header_raw=header_line.rstrip("\r\n"),
-                filename=path or "live sync",
+        aliases = _aliases(session)
+        # The lines after ``start`` hang under the last acknowledged one: the server must hold it.
+        if (
+            session is not None
+            and not reset
+            and start.lines > 0
+            and start.last_id is not None
+            and not _holds(session, resolve(start.last_id, aliases))
+        ):
+            raise SyncCursorMismatch(Cursor(0, None, None))
+        plan = _plan(session, parsed, aliases, reset=reset)
+        if dry_run:
+            return SyncResult(
+                session, False, len(plan.new), plan.known + plan.markers, Cursor.of(session) or start,
+                skipped, plan.conflicts,
+            )  # fmt: skip
+        if plan.conflicts:
+            record_action(
+                actor=actor, action=Action.SYNC, session=session, lines=0, conflicts=plan.conflicts[:50]
             )
-        fresh_raws, fresh_values = _drop_known(session, raws, values)
-        entries = [entry_from_value(0, v) for v in fresh_values]
-        for offset, entry in enumerate(entries):
-            try:
+        else:
+            result = _store(actor, session, header, header_line, path, plan, start, end_lines, end_bytes)
+    if plan.conflicts:
+        raise SyncConflict(_conflict_message(plan.conflicts), plan.conflicts[0], plan.conflicts)
+    refresh_statistics(result.appended)
+    return SyncResult(
+        result.session, result.created, result.appended, result.known, result.cursor, skipped, []
+    )
+
+
+def _store(
+    actor: Actor,
+    session: ChatSession | None,
+    header: dict[str, Any],
+    header_line: str,
+    path: str,
+    plan: Plan,
+    start: Cursor,
+    end_lines: int,
+    end_bytes: int | None,
+) -> SyncResult:
+    owner = user_of(actor)
+    created = session is None
+    if session is None:
+        session = create_session_row(
+            owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename=path or "live sync"
+        )
+    entries = [entry_from_value(seq, value) for seq, (_, value) in enumerate(plan.new)]
+    try:
+        if created:
+            # A whole new file: stored as an import stores it, by COPY with the tree folded once.
+            insert_all(
+                session,
+                entries,
+                ((raw, value.get("timestamp"), search_text(value)) for raw, value in plan.new),
+            )
+            transaction.on_commit(
+                partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
+            )
+        elif entries:
+            for offset, entry in enumerate(entries):
                 check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
-            except InvalidSessionFile as exc:
-                raise InvalidSessionFile(
-                    f"line {start.lines + skip + offset + 1} after the header: {exc}"
-                ) from exc
-        if entries:
-            append_rows(session, entries, fresh_raws, move_leaf=True)
-        ids = [v["id"] for v in values if isinstance(v, dict) and isinstance(v.get("id"), str)]
-        last_id = ids[-1] if ids else (cursor.last_id if cursor is not None and not reset else start.last_id)
-        new_cursor = Cursor(end_lines, end_bytes, last_id)
-        session.sync_cursor = new_cursor.as_json()
-        session.save(update_fields=["sync_cursor"])
-    refresh_statistics(len(entries))
-    return SyncResult(session, created, len(entries), len(raws) - len(entries), new_cursor, skipped)
+            append_rows(session, entries, [raw for raw, _ in plan.new], move_leaf=True)
+    except InvalidSessionFile as exc:
+        raise InvalidSessionFile(f"a line after the header: {exc}") from exc
+    if plan.leaf_marker is not None and plan.leaf_marker != session.leaf_entry_id:
+        # The file ends at a leaf marker (a pull put it there): Pi resumes at its node, so does the session.
+        seq = (
+            Entry.objects.filter(session=session, entry_id=plan.leaf_marker)
+            .order_by("-seq")
+            .values_list("seq", flat=True)
+            .first()
+        )
+        if seq is not None:
+            session.leaf_entry_id, session.leaf_seq = plan.leaf_marker, seq
+            session.save(update_fields=["leaf_entry_id", "leaf_seq"])
+    ids = [v["id"] for _, v in plan.new if isinstance(v.get("id"), str)]
+    old = Cursor.of(session)
+    last_id = ids[-1] if ids else (old.last_id if old is not None else start.last_id)
+    new_cursor = Cursor(end_lines, end_bytes, last_id)
+    aliases = {**_aliases(session), **plan.aliases}
+    session.sync_cursor = {**new_cursor.as_json(), **({"aliases": aliases} if aliases else {})}
+    session.save(update_fields=["sync_cursor"])
+    known = plan.known + plan.markers
+    record_action(
+        actor=actor, action=Action.SYNC, session=session, lines=len(entries), known=known, conflicts=[]
+    )
+    return SyncResult(session, created, len(entries), known, new_cursor)
 
 
-def _parse(lines: Sequence[str], first: int, skip: int) -> tuple[list[str], list[Any], SkipReport]:
-    """Keep the lines after ``skip`` that import would store (JSON objects); report the others."""
-    raws: list[str] = []
-    values: list[Any] = []
+def _conflict_message(ids: list[str]) -> str:
+    more = (
+        f" (and {len(ids) - 1} more: {', '.join(ids[1:6])}{'…' if len(ids) > 6 else ''})"
+        if len(ids) > 1
+        else ""
+    )
+    return f"entry {ids[0]} is stored on the server with different content{more}; this file is skipped"
+
+
+def _aliases(session: ChatSession | None) -> dict[str, str]:
+    raw = session.sync_cursor if session is not None else None
+    aliases = raw.get("aliases") if isinstance(raw, dict) else None
+    return {k: v for k, v in aliases.items() if isinstance(v, str)} if isinstance(aliases, dict) else {}
+
+
+def _holds(session: ChatSession, entry_id: str) -> bool:
+    return Entry.objects.filter(session=session, entry_id=entry_id).exists()
+
+
+def _parse(lines: Sequence[str], first: int) -> tuple[list[Line], SkipReport]:
+    """Keep the lines import would store (JSON objects); report the others."""
+    kept: list[Line] = []
     skipped = SkipReport()
     for index, line in enumerate(lines):
-        if index < skip:
-            continue
         text = line[:-1] if line.endswith("\n") else line
         if not text.strip():
             continue
-        value = parse_json(text)
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = parse_json(text)  # what JSON.parse accepts beyond orjson (lone surrogates, huge numbers)
         reason = skip_reason(value)
         if reason is not None:
             skipped.add(first + index + 1, reason, text)
             continue
-        raws.append(text)
-        values.append(value)
-    return raws, values, skipped
+        kept.append(Line(first + index + 1, text, value))
+    return kept, skipped
 
 
-def _drop_known(session: ChatSession, raws: list[str], values: list[Any]) -> tuple[list[str], list[Any]]:
-    """Drop lines whose id is stored with the same bytes; refuse one stored with other bytes."""
-    ids = {v["id"] for v in values if isinstance(v, dict) and isinstance(v.get("id"), str)}
+def _plan(session: ChatSession | None, lines: list[Line], aliases: dict[str, str], *, reset: bool) -> Plan:
+    """Fetch what the batch's ids (and, on a restart, its unknown lines' contents) match, then decide."""
+    if session is None:
+        return plan_lines(lines, stored={}, aliases={})
+    ids = sorted({line.value["id"] for line in lines if isinstance(line.value.get("id"), str)})
     stored: dict[str, set[str]] = {}
-    for entry_id, raw in Entry.objects.filter(session=session, entry_id__in=ids).values_list(
-        "entry_id", "raw"
-    ):
-        stored.setdefault(entry_id, set()).add(raw)
-    kept_raws: list[str] = []
-    kept_values: list[Any] = []
-    for raw, value in zip(raws, values, strict=True):
-        entry_id = value.get("id") if isinstance(value, dict) else None
-        if isinstance(entry_id, str) and entry_id in stored:
-            if raw in stored[entry_id]:
-                continue
-            raise SyncConflict(
-                f"entry {entry_id} is stored on the server with different content; this file is skipped",
-                entry_id,
-            )
-        kept_raws.append(raw)
-        kept_values.append(value)
-    return kept_raws, kept_values
+    for part in _chunks(ids):
+        rows = Entry.objects.filter(session=session, entry_id__in=part).values_list("entry_id", "raw")
+        for entry_id, raw in rows.iterator(chunk_size=2000):
+            stored.setdefault(entry_id, set()).add(raw)
+    if any(not isinstance(line.value.get("id"), str) for line in lines):
+        loose = Entry.objects.filter(session=session, entry_id__isnull=True).values_list("raw", flat=True)
+        stored[""] = set(loose)
+    by_content = None
+    if reset:
+        unknown = [
+            line for line in lines
+            if isinstance(line.value.get("id"), str) and line.value["id"] not in stored
+            and line.value["id"] not in aliases and not is_leaf_marker(line.value)
+        ]  # fmt: skip
+        stamps = sorted({v for line in unknown if isinstance(v := line.value.get("timestamp"), str)})
+        if stamps:
+            by_content = {}
+            for part in _chunks(stamps):
+                candidates = Entry.objects.filter(
+                    session=session, timestamp__in=part, entry_id__isnull=False
+                ).values_list("entry_id", "raw")
+                for entry_id, raw in candidates.iterator(chunk_size=2000):
+                    value = parse_json(raw)
+                    if isinstance(value, dict):
+                        by_content.setdefault(content_key(value), entry_id)
+    return plan_lines(lines, stored=stored, aliases=aliases, by_content=by_content)
+
+
+def _chunks(values: list[str], size: int = 5000) -> Iterator[list[str]]:
+    """Bounded ``IN`` lists: a whole file's ids would pass PostgreSQL's 65,535 query parameters."""
+    for first in range(0, len(values), size):
+        yield values[first : first + size]
 
 
 def _sync_old_file(
@@ -221,12 +328,15 @@ def _sync_old_file(
     end_bytes: int | None,
     lines: Sequence[str],
     path: str,
+    dry_run: bool,
 ) -> SyncResult:
     """A v1/v2 file is migrated as import migrates it; Pi rewrites such files before appending to them."""
     existing = ChatSession.objects.filter(owner=user_of(actor), pi_id=header["id"]).first()
     cursor = Cursor.of(existing)
     if existing is not None and cursor is not None and cursor.lines >= end_lines:
         return SyncResult(existing, False, 0, end_lines, cursor)  # already stored, ids were assigned then
+    if dry_run:
+        return SyncResult(existing, False, len(lines), 0, cursor or Cursor(0, None, None))
     text = header_line.rstrip("\r\n") + "\n" + "".join(line.rstrip("\n") + "\n" for line in lines)
     try:
         result = import_jsonl(

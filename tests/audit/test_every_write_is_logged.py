@@ -382,17 +382,8 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
 ]
 
-# The per-push sync row is written by the sync engine itself (its matching is being rewritten).
-PENDING = {sync_push}
-
-
 def _param(adapter: str, act: Callable[[World], Any], action: str, actor: str) -> Any:
-    marks = (
-        [pytest.mark.xfail(reason="the per-push SYNC row comes with the sync engine")]
-        if act in PENDING
-        else []
-    )
-    return pytest.param(act, action, actor, id=f"{adapter}-{act.__name__}", marks=marks)
+    return pytest.param(act, action, actor, id=f"{adapter}-{act.__name__}")
 
 
 @pytest.mark.parametrize(("act", "action", "actor"), [_param(*case) for case in CASES])

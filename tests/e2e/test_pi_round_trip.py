@@ -142,13 +142,23 @@ def test_round_trip_with_pi(
         assert pulled.returncode == 0 and Path(pulled.stdout.strip()) == local, pulled.stderr
         provider.enqueue(script.reply("seven"))
         home.pi("--session", str(local), "-p", "seventh")
-        # The merged web lines sit in another order locally; every line is stored exactly once.
-        wait_for(lambda: set(file_lines(local)) <= set(stored_lines(session)), what="the last push")
+
+        # The merged web lines sit in another order locally; every line is stored exactly once, but the
+        # leaf marker: the client's own bookkeeping, never stored. Pi's next line hangs under its node.
+        def local_ids() -> set[str]:
+            return {e["id"] for e in _entries(file_lines(local)) if e.get("customType") != "piweb.leaf"}
+
+        def stored_ids() -> set[str]:
+            return {e["id"] for e in _entries(stored_lines(session))}
+
+        wait_for(lambda: local_ids() <= stored_ids(), what="the last push")
         assert len(stored_lines(session)) == len(set(stored_lines(session)))
+        assert [e for e in _entries(stored_lines(session)) if e.get("customType") == "piweb.leaf"] == []
         body = provider.requests[-1].body
-        marker = _check_request(body, session)
+        assert _check_request(body, session) == one  # stored under the marker's node
         assert body["messages"][:-1] == piweb_request(session, one)["messages"]
-        assert _entries(file_lines(local))[-3]["id"] == marker  # the marker, then Pi's two lines
+        marker = _entries(file_lines(local))[-3]  # the marker, then Pi's two lines
+        assert marker["customType"] == "piweb.leaf" and marker["parentId"] == one
         assert [line.split()[0] for line in home.sync("status").stdout.splitlines()] == ["synced", "synced"]
     finally:
         errors = home.stop_push()

@@ -16,7 +16,7 @@ from . import __version__
 from .config import ConfigError, config_path, load_credentials, pi_session_root, state_path, write_config
 from .files import complete_lines, digest, find_header
 from .pull import PullError, pull
-from .push import Pusher, ServerUnavailable, make_client, session_files
+from .push import FileReport, Pusher, ServerUnavailable, make_client, session_files
 from .state import FileState, StateStore
 
 log = logging.getLogger("piweb_sync")
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _push(http, store, args)
         if args.command == "pull":
             return _pull(http, store, args)
-        return _status(store, args)
+        return _status(http, store, args)
 
 
 def _setup_logging(verbose: int) -> None:
@@ -118,15 +118,34 @@ def _pull(http: httpx.Client, store: StateStore, args: argparse.Namespace) -> in
     return 0
 
 
-def _status(store: StateStore, args: argparse.Namespace) -> int:
+def _status(http: httpx.Client, store: StateStore, args: argparse.Namespace) -> int:
     root = args.dir or pi_session_root()
+    pusher = Pusher(http=http, store=store, root=root)
     for path in session_files(root):
         state = store.files.get(str(path.resolve()))
-        print(_status_line(path, state))
+        line = _status_line(path, state)
+        if line is None:  # no progress of ours for this file: the server says what it holds
+            try:
+                line = _report_line(pusher.check_file(path))
+            except ServerUnavailable as exc:
+                line = f"{'unknown':8} {path}  {exc}"
+            except OSError as exc:
+                line = f"{'error':8} {path}  {exc}"
+        print(line)
     return 0
 
 
-def _status_line(path: Path, state: FileState | None) -> str:
+def _report_line(report: FileReport) -> str:
+    if report.status == "synced":
+        return f"{'synced':8} {report.path}"
+    if report.status == "behind":
+        what = f" ({report.reason})" if report.reason else ""
+        return f"{'behind':8} {report.path}  {report.pending} line(s) not pushed{what}"
+    return f"{report.status:8} {report.path}  {report.reason}"
+
+
+def _status_line(path: Path, state: FileState | None) -> str | None:
+    """The file's status from this machine's own progress; None when that progress is missing or stale."""
     if state is not None and state.status in ("conflict", "error"):
         return f"{state.status:8} {path}  {state.reason}"
     try:
@@ -136,19 +155,17 @@ def _status_line(path: Path, state: FileState | None) -> str:
     header = find_header(data)
     if header is None:
         return f"{'waiting':8} {path}  no session header yet"
-    fresh = (
+    if not (
         state is not None
         and state.session_id == header.session_id
         and state.bytes
         and digest(data[: state.bytes]) == state.digest
-    )
-    start = state.bytes if fresh and state is not None else header.end
-    pending = sum(1 for _ in complete_lines(data, start))
-    if fresh and pending == 0:
+    ):
+        return None
+    pending = sum(1 for _ in complete_lines(data, state.bytes))
+    if pending == 0:
         return f"{'synced':8} {path}"
-    what = "new file" if not fresh and (state is None or not state.bytes) else "changed" if not fresh else ""
-    detail = f"{pending} line(s) not pushed" + (f" ({what})" if what else "")
-    return f"{'behind':8} {path}  {detail}"
+    return f"{'behind':8} {path}  {pending} line(s) not pushed"
 
 
 def _login(args: argparse.Namespace) -> int:

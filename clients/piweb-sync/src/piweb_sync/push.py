@@ -7,6 +7,8 @@ alone: a conflict or a refused file is reported for that file and the others go 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from dataclasses import dataclass
@@ -23,8 +25,12 @@ log = logging.getLogger("piweb_sync")
 
 __all__ = ["FileReport", "Pusher", "session_files"]
 
-MAX_BATCH_LINES = 500
+# ``status`` asks in JSON batches (the server takes up to 5,000 lines and a body of 8 MiB, which these
+# lines fill to about 5 MiB once JSON-escaped). A push streams the file's bytes as they are, in requests
+# of up to 64 MiB (the server's import limit is 256 MiB): a 50k-line file goes in one or two.
+MAX_BATCH_LINES = 5000
 MAX_BATCH_BYTES = 4 * 1024 * 1024
+MAX_STREAM_BYTES = 64 * 1024 * 1024
 
 
 class ServerUnavailable(Exception):
@@ -106,8 +112,9 @@ class Pusher:
                 return self._fail(key, state, data, "error", "not a Pi session file (no session header)")
             return FileReport(path, "waiting")  # Pi has not written the header line yet
         self._place(state, data, header)
-        if state.lines == 0 and not state.reset and header.version >= 3:
-            self._ask_cursor(path, state, data, header)
+        fresh = state.lines == 0 and not state.reset and header.version >= 3
+        if fresh and self._ask_cursor(path, state, data, header):
+            self.store.save()  # the server's cursor is ours again: status reads it from the state
         if header.version < 3:
             report = self._push_whole(path, key, state, data, header)
         else:
@@ -115,6 +122,45 @@ class Pusher:
         if report.status == "synced":
             self._seen[key] = signature
         return report
+
+    def check_file(self, path: Path) -> FileReport:
+        """Ask the server what a push of the whole file would store, storing nothing (for ``status``).
+
+        Used when this machine holds no progress for the file (state lost, or a file copied from another
+        machine): the server matches every line by id, so the answer is exact whoever pushed last.
+        """
+        data = path.read_bytes()
+        header = find_header(data)
+        if header is None:
+            return FileReport(path, "waiting")
+        spans = list(complete_lines(data, header.end))
+        new, conflicts = 0, []
+        for first in range(0, max(len(spans), 1), MAX_BATCH_LINES):
+            batch = spans[first : first + MAX_BATCH_LINES] if header.version >= 3 else spans
+            start = batch[0][0] if batch else header.end
+            body = {
+                "header": header.text,
+                "from": {"lines": first, "bytes": start, "lastId": None},
+                "to": {"lines": first + len(batch), "bytes": batch[-1][1] if batch else header.end},
+                "lines": [_text(data[s:e]) for s, e in batch],
+                "reset": True,
+                "dryRun": True,
+            }
+            response = self._request("POST", "/api/sync/", json=body)
+            payload = _json(response)
+            if response.status_code == 409 and payload.get("kind") == "cursor":
+                return FileReport(path, "behind", reason="new file", pending=len(spans))
+            if response.status_code != 200:
+                return FileReport(path, "error", reason=str(payload.get("error") or response.status_code))
+            new += int(payload.get("appended") or 0)
+            conflicts += [str(i) for i in payload.get("conflicts") or []]
+            if header.version < 3:
+                break
+        if conflicts:
+            more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+            reason = f"entry {conflicts[0]} is stored on the server with different content{more}"
+            return FileReport(path, "conflict", reason=reason, pending=new)
+        return FileReport(path, "behind" if new else "synced", pending=new)
 
     def _place(self, state: FileState, data: bytes, header: Header) -> None:
         """Make the state's offset point at a line boundary of this file, noticing rewrites."""
@@ -136,12 +182,21 @@ class Pusher:
                 return
         _reset(state, header, rewind=bool(state.bytes))
 
-    def _ask_cursor(self, path: Path, state: FileState, data: bytes, header: Header) -> None:
-        """A file we hold no progress for may be known to the server (state lost, or another machine)."""
+    def _ask_cursor(self, path: Path, state: FileState, data: bytes, header: Header) -> bool:
+        """A file we hold no progress for may be known to the server (state lost, or another machine).
+
+        When the server's cursor is not a point of this file (another machine pushed last), the whole
+        file is sent as a restart: the server recognises every line it holds by id and stores the rest.
+        """
         response = self._request("GET", "/api/sync/", params={"piId": header.session_id})
-        cursor = _json(response).get("cursor") if response.status_code == 200 else None
+        payload = _json(response) if response.status_code == 200 else {}
+        cursor = payload.get("cursor")
         if isinstance(cursor, dict) and cursor.get("lines") and _at_cursor(state, data, header, cursor):
             log.info("%s: resuming at line %d as the server says", path, state.lines)
+            return True
+        if payload.get("sessionId"):
+            state.reset = True
+        return False
 
     def _push_whole(self, path: Path, key: str, state: FileState, data: bytes, header: Header) -> FileReport:
         """An old-version file goes in one request; the server migrates it as an import does."""
@@ -160,17 +215,22 @@ class Pusher:
         if not spans:
             if state.status not in ("conflict", "error"):
                 state.status, state.reason = "synced", ""
+                self.store.save()
             return FileReport(path, state.status, reason=state.reason)
+        # One running digest of the acknowledged prefix, not one hash of the whole prefix per batch.
+        hasher = hashlib.sha256(data[: state.bytes])
         for index, span in enumerate(spans):
             batch.append(span)
             size += span[1] - span[0]
-            if len(batch) < MAX_BATCH_LINES and size < MAX_BATCH_BYTES and index < len(spans) - 1:
+            if size < MAX_STREAM_BYTES and index < len(spans) - 1:
                 continue
-            lines = [_text(data[s:e]) for s, e in batch]
             last_id = next((i for s, e in reversed(batch) if (i := line_id(data[s:e]))), None)
+            raw = data[batch[0][0] : batch[-1][1]]
+            hasher.update(raw)
             report = self._post(
-                path, key, state, data, header, lines, batch[-1][1], state.lines + len(batch), last_id
-            )
+                path, key, state, data, header, raw, batch[-1][1], state.lines + len(batch), last_id,
+                digest_after=hasher.copy().hexdigest(),
+            )  # fmt: skip
             if report.status != "synced":
                 return FileReport(path, report.status, pushed + report.pushed, report.reason, report.pending)
             pushed += report.pushed
@@ -184,22 +244,35 @@ class Pusher:
         state: FileState,
         data: bytes,
         header: Header,
-        lines: list[str],
+        lines: list[str] | bytes,
         end: int,
         end_lines: int,
         last_id: str | None,
         *,
         retried: bool = False,
+        digest_after: str | None = None,
     ) -> FileReport:
-        body = {
+        """Send lines (a list in JSON, or the file's bytes streamed after one JSON line of the rest)."""
+        body: dict[str, Any] = {
             "header": header.text,
             "from": {"lines": state.lines, "bytes": state.bytes, "lastId": state.last_id},
             "to": {"lines": end_lines, "bytes": end},
-            "lines": lines,
             "reset": state.reset,
             "path": key,  # named by forks as their parentSession, as Pi names a source file
         }
-        response = self._request("POST", "/api/sync/", json=body)
+        count = end_lines - state.lines
+        if isinstance(lines, bytes):
+            # The server answers once every line is stored: allow it time in proportion to the body.
+            wait = httpx.Timeout(30.0, read=30.0 + 10.0 * len(lines) / (1024 * 1024))
+            response = self._request(
+                "POST",
+                "/api/sync/",
+                content=json.dumps(body).encode() + b"\n" + lines,
+                headers={"Content-Type": "application/x-ndjson"},
+                timeout=wait,
+            )
+        else:
+            response = self._request("POST", "/api/sync/", json={**body, "lines": lines})
         payload = _json(response)
         if response.status_code == 200:
             state.session_id = header.session_id
@@ -207,12 +280,12 @@ class Pusher:
             state.bytes, state.lines = end, end_lines
             cursor = payload.get("cursor") or {}
             state.last_id = cursor.get("lastId") if header.version < 3 else (last_id or state.last_id)
-            state.digest = digest(data[:end])
+            state.digest = digest_after or digest(data[:end])
             state.reset = False
             state.status, state.reason, state.size_at_failure = "synced", "", -1
             self.store.save()
             appended = int(payload.get("appended") or 0)
-            log.info("%s: %d new line(s) stored, %d already there", path, appended, len(lines) - appended)
+            log.info("%s: %d new line(s) stored, %d already there", path, appended, count - appended)
             listed = payload.get("skippedLines") or []
             for skipped in listed:
                 log.info("%s: line %s skipped: %s", path, skipped.get("line"), skipped.get("reason"))
