@@ -106,7 +106,7 @@ def test_abort_stops_a_streaming_run_and_keeps_the_aborted_message(
 
 
 def test_stop_ends_the_active_run_and_keeps_what_streamed(api_client, make_provider, server) -> None:
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     # Two words stream, then the provider stalls: Stop must end the run with those words kept.
     server.enqueue(script.hang(30, after=5, text="Once upon a time"))
     run = AgentRun.objects.create(
@@ -136,14 +136,14 @@ def test_stop_ends_the_active_run_and_keeps_what_streamed(api_client, make_provi
 
 
 def test_stop_without_an_active_run_is_a_conflict(api_client) -> None:
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     response = api_client.post(f"/api/sessions/{session.pk}/runs/stop/")
     assert response.status_code == 409 and response.json()["error"] == "No run is active for this session"
 
 
 def test_regenerate_answers_the_turn_again_as_a_sibling_branch(api_client, make_provider, server) -> None:
     provider = make_provider()
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     server.enqueue(script.reply("First answer."), script.reply("Second answer."))
     api_client.post(
         f"/api/sessions/{session.pk}/runs/",
@@ -171,9 +171,10 @@ def test_regenerate_answers_the_turn_again_as_a_sibling_branch(api_client, make_
 
 def test_regenerate_needs_an_assistant_entry_of_the_session(api_client, make_provider) -> None:
     make_provider()
-    session = session_services.create_session(owner=api_client.user, cwd="/repo")
+    session = session_services.create_session(actor=api_client.user, cwd="/repo")
     (question,) = session_services.append_entries(
         session=session,
+        actor=api_client.user,
         entries=[{"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}],
     )
     url = f"/api/sessions/{session.pk}/runs/regenerate/"
