@@ -21,7 +21,8 @@ from ..domain.jsonl import SkipReport, skip_reason
 from ..models import ChatSession, Entry
 from .errors import InvalidSessionFile
 from .importing import import_jsonl, refresh_statistics
-from .rows import append_rows, check_storable_entry, create_session_row
+from .rows import create_session_row
+from .store import entry_store
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 
@@ -144,15 +145,11 @@ def sync_lines(
             )
         fresh_raws, fresh_values = _drop_known(session, raws, values)
         entries = [entry_from_value(0, v) for v in fresh_values]
-        for offset, entry in enumerate(entries):
-            try:
-                check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
-            except InvalidSessionFile as exc:
-                raise InvalidSessionFile(
-                    f"line {start.lines + skip + offset + 1} after the header: {exc}"
-                ) from exc
         if entries:
-            append_rows(session, entries, fresh_raws, move_leaf=True)
+            first = start.lines + skip + 1
+            entry_store().append_lines(
+                session, entries, fresh_raws, where=lambda i: f"line {first + i} after the header"
+            )
         ids = [v["id"] for v in values if isinstance(v, dict) and isinstance(v.get("id"), str)]
         last_id = ids[-1] if ids else (cursor.last_id if cursor is not None and not reset else start.last_id)
         new_cursor = Cursor(end_lines, end_bytes, last_id)
