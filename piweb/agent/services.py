@@ -196,8 +196,11 @@ def _close_interrupted(run: AgentRun) -> AgentRun:
     """End a run whose worker died: one error entry if the prompt was recorded, nothing half-written."""
     if run.user_entry_id is not None:
         config = run.provider.config() if run.provider is not None else None
+        # The end of a turn whose prompt is stored: closed whatever the quotas say (see ``RunLoop``).
         rows = append_entries(
-            session=run.session, entries=[{"type": "message", "message": interrupted_message(config)}]
+            session=run.session,
+            entries=[{"type": "message", "message": interrupted_message(config)}],
+            quota=False,
         )
         run.final_entry_id = rows[-1].entry_id
         run.stop_reason = "error"

@@ -88,7 +88,8 @@ ok AS (
         AND (%(any_leaf)s OR s.leaf_entry_id IS NOT DISTINCT FROM %(expected)s)
         AND (%(parent_id)s::text IS NULL OR EXISTS (SELECT FROM p))
         AND (%(max_entries)s = 0 OR s.entry_count + %(n)s <= %(max_entries)s)
-        AND (%(quota)s = 0 OR u.used + %(bytes)s <= %(quota)s)
+        AND (%(quota)s = 0 OR u.used + %(bytes)s + CASE WHEN %(under_leaf)s
+            THEN octet_length(coalesce(to_json(s.leaf_entry_id)::text, 'null')) ELSE 0 END <= %(quota)s)
 ),
 claim AS (
     UPDATE sessions_app_chatsession AS c SET
@@ -411,6 +412,8 @@ def _refuse(
             "session holds."
         )
     quota, size = params["quota"], params["bytes"]
+    if params["under_leaf"]:
+        size += line_bytes(js_stringify(current))  # the leaf the first line names
     raise QuotaExceeded(
         f"Storing these entries ({size} bytes) would bring your sessions to {used + size} bytes; the "
         f"limit is {quota} bytes."
