@@ -17,6 +17,7 @@ from sessions_app.domain.storable import check_text
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
 from sessions_app.services import Action, append_entries, record_action
+from sessions_app.services.store import check_quotas
 
 from . import compaction
 from .loop import RunLoop, interrupted_message
@@ -87,6 +88,8 @@ def start_run(
             active = AgentRun.objects.filter(session=locked).active().first()
             if active is not None:
                 raise RunConflict(active)
+            # A run whose prompt could not be stored is refused now (413), not queued to fail.
+            check_quotas(locked, entries=1, size=len(prompt.encode("utf-8", "surrogatepass")))
             run = AgentRun.objects.create(
                 session=locked,
                 requested_by=user if getattr(user, "is_authenticated", False) else None,

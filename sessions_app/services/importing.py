@@ -26,6 +26,7 @@ from ..domain.jsonl import (
     scan_lines,
 )
 from ..domain.search import search_text
+from ..domain.storable import Unstorable
 from ..models import ChatSession, Entry, EntrySearch
 from .actions import Action, record_action
 from .errors import InvalidSessionFile, QuotaExceeded
@@ -150,7 +151,10 @@ Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], 
 
 def _read(stream: IO[bytes]) -> Read:
     """Scan the file: what it loaded, its entries, (line, timestamp, search text) per kept line, and bytes."""
-    scanned = scan_lines(stream)
+    try:
+        scanned = scan_lines(stream)
+    except Unstorable as exc:  # a key field past its cap: the file's error, as every adapter shows it
+        raise InvalidSessionFile(str(exc)) from exc
     loaded = scanned.loaded
     if not loaded.valid:
         raise InvalidSessionFile(loaded.error or "not a Pi session file")

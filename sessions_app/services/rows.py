@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..domain.jsjson import js_stringify
-from ..domain.storable import NOT_STORABLE, storable_text
+from ..domain.placement import check_fields
+from ..domain.storable import NOT_STORABLE, Unstorable, storable_text
 from ..models import ChatSession
 from .errors import InvalidSessionFile
 
@@ -19,7 +20,14 @@ __all__ = ["check_storable", "create_session_row"]
 def create_session_row(
     *, owner: Any, header: dict[str, Any], header_raw: str = "", filename: str
 ) -> ChatSession:
-    """Create the session row for a Pi header (written as Pi writes it unless the verbatim line is given)."""
+    """Create the session row for a Pi header (written as Pi writes it unless the verbatim line is given).
+
+    The header's id is capped like an entry's (it is indexed with the owner).
+    """
+    try:
+        check_fields(header, "the session header")
+    except Unstorable as exc:
+        raise InvalidSessionFile(str(exc)) from exc
     version = header.get("version")
 
     def text(key: str) -> str | None:
