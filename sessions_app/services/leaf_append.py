@@ -1,16 +1,18 @@
-"""Appends of a chain of entries with one locked round trip (PostgreSQL).
+"""The entry store's PostgreSQL backend: chains in one locked round trip, whole files by COPY.
 
 A chain is what almost every append is: entries that each hang under the one before, the first under
 the leaf, under a named parent or as a new root (an API append, a run's turn, a label, a summary).
 Concurrent writers of one session queue on its row lock, so what happens under the lock sets the p99.
 Everything that does not need the lock is done before taking it: validation, ids, timestamps, the
 verbatim lines (the database splices in the first one's parent when that is the leaf), search text and
-which entry of the batch each projection anchor points at. Under the lock the database runs two
+the chain's placement relative to its parent (the domain's ``relative_chain``: seq, depth and anchor
+offsets). Under the lock the database runs two
 statements sent together in one pipeline: the first takes the row lock; the second, a new statement and
 so a new snapshot that sees what the writer before committed, reads the parent's path facts, claims the
-seqs, moves the leaf and the counters, inserts every entry and extends or opens their segment. The
-client does not speak again until the database has answered both, so no client turnaround happens
-under the lock before the commit.
+seqs, checks the quotas, moves the leaf and the counters, inserts every entry (the parent's facts plus
+the domain's offsets) and extends or opens their segment. The client does not speak again until the
+database has answered both, so no client turnaround happens under the lock before the commit. Other
+batches go the portable way (``store.PortableStore``); the conformance test holds both to one result.
 """
 
 from __future__ import annotations
