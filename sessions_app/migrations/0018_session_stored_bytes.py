@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="chatsession",
             name="stored_bytes",
-            field=models.BigIntegerField(default=0),
+            field=models.BigIntegerField(default=0, db_default=0),
         ),
         migrations.RunPython(count_bytes, migrations.RunPython.noop),
     ]

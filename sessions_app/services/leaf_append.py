@@ -18,6 +18,7 @@ batches go the portable way (``store.PortableStore``); the conformance test hold
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -151,8 +152,15 @@ _USED = {
     False: "SELECT 0::bigint AS used",
 }
 _PARENTS = {"leaf": "e.seq = s.leaf_seq", "id": "e.entry_id = %(parent_id)s", "root": "false"}
+def _compact(sql: str) -> str:
+    """Drop the whitespace SQL does not need (the statement holds no comments or spaced literals)."""
+    return re.sub(r"\s*([,()=+<|-])\s*", r"\1", " ".join(sql.split()))
+
+
+# Whitespace dropped: psycopg caches the conversion of statements up to 4096 characters only, and
+# converting this one on every append cost a fifth of a millisecond of CPU.
 _STATEMENTS = {
-    (mode, quota): _APPEND.replace("{parent}", parent).replace("{used}", _USED[quota])
+    (mode, quota): _compact(_APPEND.replace("{parent}", parent).replace("{used}", _USED[quota]))
     for mode, parent in _PARENTS.items()
     for quota in (True, False)
 }

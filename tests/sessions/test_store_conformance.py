@@ -90,3 +90,13 @@ def test_both_backends_store_the_same_rows_on_postgresql_and_sqlite(tmp_path: Pa
     assert [r[:segment] + r[segment + 1 :] for r in chain["copy"]["rows"]] == [
         r[:segment] + r[segment + 1 :] for r in rows
     ]
+
+
+def test_the_chain_statements_fit_psycopgs_statement_cache() -> None:
+    # Past 4096 characters psycopg converts the statement again on every append (CPU under no lock,
+    # but on every writer's path): keep the one-round-trip statement within its cache.
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    from sessions_app.services.leaf_append import _STATEMENTS
+
+    assert max(len(sql) for sql in _STATEMENTS.values()) <= MAX_CACHED_STATEMENT_LENGTH
