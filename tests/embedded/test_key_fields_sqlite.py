@@ -37,13 +37,20 @@ def answer(response):
     return [response.status_code, response.json().get("error", "")]
 
 out = {}
-out["long_id"] = answer(client.post(url, {"entries": [{"type": "message", "id": "9" * 9000, "message": message}]}, format="json"))
-out["long_parent"] = answer(client.post(url, {"entries": [{"type": "message", "parentId": "9" * 9000, "message": message}]}, format="json"))
-body = '{"entries": [{"type": "message", "id": "\\ud800", "message": {"role": "user", "content": "x"}}]}'
-out["surrogate_id"] = answer(client.post(url, data=body, content_type="application/json"))
-body = '{"entries": [{"type": "message", "parentId": "\\udc00", "message": {"role": "user", "content": "x"}}]}'
-out["surrogate_parent"] = answer(client.post(url, data=body, content_type="application/json"))
-lines = [line({"type": "message", "id": "9" * 9000, "parentId": None, "timestamp": "t", "message": message})]
+def append(entry):
+    body = {"entries": [{"type": "message", "message": message, **entry}]}
+    return answer(client.post(url, body, format="json"))
+
+def append_raw(field, escaped):
+    body = '{"entries": [{"type": "message", "%s": "%s", "message": {"role": "user"}}]}' % (field, escaped)
+    return answer(client.post(url, data=body, content_type="application/json"))
+
+out["long_id"] = append({"id": "9" * 9000})
+out["long_parent"] = append({"parentId": "9" * 9000})
+out["surrogate_id"] = append_raw("id", "\\ud800")
+out["surrogate_parent"] = append_raw("parentId", "\\udc00")
+long = {"type": "message", "id": "9" * 9000, "parentId": None, "timestamp": "t", "message": message}
+lines = [line(long)]
 sync = {"header": line({**HEADER, "id": "synced"}), "from": {"lines": 0, "bytes": 0},
         "to": {"lines": 1, "bytes": len(lines[0]) + 1}, "lines": lines}
 out["sync"] = answer(client.post("/api/sync/", sync, format="json"))
