@@ -93,9 +93,7 @@ class RunLoop:
     def append(self, entries: list[dict[str, Any]]) -> list[str]:
         """Append entries under the run's own last entry and return their ids."""
         first = {**entries[0], "parentId": self.leaf}
-        rows = append_entries(
-            session=self.session, entries=[first, *entries[1:]], quota=not self.within_turn
-        )
+        rows = append_entries(session=self.session, entries=[first, *entries[1:]], quota=not self.within_turn)
         self.leaf = rows[-1].entry_id
         return [row.entry_id or "" for row in rows]
 

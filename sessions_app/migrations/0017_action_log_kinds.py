@@ -4,44 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("sessions_app", "0016_entry_search_rows"),
+        ('sessions_app', '0016_entry_search_rows'),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name="actionlog",
-            name="action",
-            field=models.CharField(
-                choices=[
-                    ("import", "Import"),
-                    ("export", "Export"),
-                    ("navigate", "Navigate"),
-                    ("fork", "Fork"),
-                    ("clone", "Clone"),
-                    ("compact", "Compact"),
-                    ("share", "Share"),
-                    ("revoke", "Revoke"),
-                    ("label", "Label"),
-                    ("append", "Append"),
-                    ("rename", "Rename"),
-                    ("delete", "Delete"),
-                    ("run", "Run"),
-                    ("settings", "Settings"),
-                    ("create", "Create"),
-                    ("sync", "Sync"),
-                    ("purge", "Purge"),
-                    ("team_create", "Team Create"),
-                    ("team_invite", "Team Invite"),
-                    ("team_accept", "Team Accept"),
-                    ("team_decline", "Team Decline"),
-                    ("team_role", "Team Role"),
-                    ("team_leave", "Team Leave"),
-                    ("team_remove", "Team Remove"),
-                    ("token_create", "Token Create"),
-                    ("token_revoke", "Token Revoke"),
-                ],
-                max_length=16,
-            ),
+            model_name='actionlog',
+            name='action',
+            field=models.CharField(choices=[('import', 'Import'), ('export', 'Export'), ('navigate', 'Navigate'), ('fork', 'Fork'), ('clone', 'Clone'), ('compact', 'Compact'), ('share', 'Share'), ('revoke', 'Revoke'), ('label', 'Label'), ('append', 'Append'), ('rename', 'Rename'), ('delete', 'Delete'), ('run', 'Run'), ('settings', 'Settings'), ('create', 'Create'), ('sync', 'Sync'), ('purge', 'Purge'), ('team_create', 'Team Create'), ('team_invite', 'Team Invite'), ('team_accept', 'Team Accept'), ('team_decline', 'Team Decline'), ('team_role', 'Team Role'), ('team_leave', 'Team Leave'), ('team_remove', 'Team Remove'), ('token_create', 'Token Create'), ('token_revoke', 'Token Revoke')], max_length=16),
         ),
     ]

@@ -152,6 +152,8 @@ _USED = {
     False: "SELECT 0::bigint AS used",
 }
 _PARENTS = {"leaf": "e.seq = s.leaf_seq", "id": "e.entry_id = %(parent_id)s", "root": "false"}
+
+
 def _compact(sql: str) -> str:
     """Drop the whitespace SQL does not need (the statement holds no comments or spaced literals)."""
     return re.sub(r"\s*([,()=+<|-])\s*", r"\1", " ".join(sql.split()))
