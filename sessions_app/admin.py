@@ -72,6 +72,7 @@ class ChatSessionAdmin(DeletesThroughUseCase):
         "next_segment",
         "entry_count",
         "message_count",
+        "stored_bytes",
         "forked_from",
         "forked_from_entry",
         "forked_by",

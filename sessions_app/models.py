@@ -98,6 +98,8 @@ class ChatSession(models.Model):
     next_segment = models.IntegerField(default=0)
     entry_count = models.IntegerField(default=0)
     message_count = models.IntegerField(default=0)
+    # Bytes (UTF-8) of the stored lines, kept by the entry store: the owner's quota sums these rows.
+    stored_bytes = models.BigIntegerField(default=0, db_default=0)
     source_filename = models.TextField(blank=True, default="")
     compaction_settings = models.JSONField(
         null=True,

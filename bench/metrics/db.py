@@ -178,7 +178,7 @@ def copy_baseline_seconds(pk: int) -> tuple[float, int]:
     from django.db import connection
 
     from sessions_app.models import Entry
-    from sessions_app.services.rows import COLUMNS
+    from sessions_app.services.store import COLUMNS
 
     table = Entry._meta.db_table
     columns = ", ".join(COLUMNS)

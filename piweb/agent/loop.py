@@ -39,7 +39,7 @@ from sessions_app.actors import RUN_WORKER
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.models import Entry
 from sessions_app.queries import ContextView, context_for_leaf
-from sessions_app.services import append_entries
+from sessions_app.services import QuotaExceeded, append_entries
 
 from . import compaction, policy
 from .abort_watch import AbortWatch
@@ -84,6 +84,9 @@ class RunLoop:
     retry_attempt: int = 0
     last_message: dict[str, Any] | None = None
     error: str = ""
+    # Once the prompt is stored the turn is finished whatever the quotas say: refusing the provider's
+    # answer would lose what was already paid for. The quotas are checked up to the prompt.
+    within_turn: bool = False
 
     @property
     def session(self) -> Any:
@@ -104,7 +107,13 @@ class RunLoop:
     def append(self, entries: list[dict[str, Any]]) -> list[str]:
         """Append entries under the run's own last entry and return their ids."""
         first = {**entries[0], "parentId": self.leaf}
-        rows = append_entries(session=self.session, entries=[first, *entries[1:]], actor=RUN_WORKER, log=None)
+        rows = append_entries(
+            session=self.session,
+            entries=[first, *entries[1:]],
+            actor=RUN_WORKER,
+            log=None,
+            quota=not self.within_turn,
+        )
         self.leaf = rows[-1].entry_id
         return [row.entry_id or "" for row in rows]
 
@@ -131,6 +140,9 @@ class RunLoop:
                     self._pre_prompt_check()
                     self._append_user_message()
                 self._turns()
+            except QuotaExceeded as exc:
+                # Only the prompt or the settings before it can meet a quota; nothing was sent yet.
+                self.error = f"The run did not start: {exc}"
             except Exception as exc:
                 log.exception("agent run %s failed", self.run.public_id)
                 self.error = self.error or f"The run failed: {type(exc).__name__}: {exc}"
@@ -184,6 +196,7 @@ class RunLoop:
             "timestamp": _now_ms(),
         }
         (entry_id,) = self.append([{"type": "message", "message": message}])
+        self.within_turn = True
         self.fuse = False  # a user message opens a new recovery window
         self.run.user_entry_id = entry_id
         self.run.recovery_attempted = False

@@ -18,6 +18,7 @@ from sessions_app.domain.storable import check_text
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import context_for_leaf
 from sessions_app.services import Action, append_entries, record_action
+from sessions_app.services.store import check_quotas
 
 from . import compaction
 from .loop import RunLoop, interrupted_message
@@ -98,6 +99,8 @@ def start_run(
             active = AgentRun.objects.filter(session=locked).active().first()
             if active is not None:
                 raise RunConflict(active)
+            # A run whose prompt could not be stored is refused now (413), not queued to fail.
+            check_quotas(locked, entries=1, size=len(prompt.encode("utf-8", "surrogatepass")))
             run = AgentRun.objects.create(
                 session=locked,
                 requested_by=user_of(user),
@@ -261,11 +264,13 @@ def _close_interrupted(run: AgentRun) -> AgentRun:
     """End a run whose worker died: one error entry if the prompt was recorded, nothing half-written."""
     if run.user_entry_id is not None:
         config = run.provider.config() if run.provider is not None else None
+        # The end of a turn whose prompt is stored: closed whatever the quotas say (see ``RunLoop``).
         rows = append_entries(
             session=run.session,
             entries=[{"type": "message", "message": interrupted_message(config)}],
             actor=RUN_WORKER,
             log=None,  # a step of the run, which was logged when it was started
+            quota=False,
         )
         run.final_entry_id = rows[-1].entry_id
         run.stop_reason = "error"

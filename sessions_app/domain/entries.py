@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Entry", "entry_from_value"]
+__all__ = ["ANCHORS", "Entry", "anchor_of", "entry_from_value"]
+
+# The projection anchors an entry row carries: the seq of the nearest compaction, model change (or
+# assistant answer, which names its model) and thinking-level change on its path, itself included.
+ANCHORS = ("compaction_seq", "model_seq", "thinking_seq")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,3 +54,14 @@ def entry_from_value(seq: int, value: Any) -> Entry:
         type=entry_type if isinstance(entry_type, str) else None,
         payload=value,
     )
+
+
+def anchor_of(entry: Entry) -> str | None:
+    """Return which projection anchor the entry itself is, if any (the one rule imports and appends use)."""
+    if entry.type == "compaction":
+        return "compaction_seq"
+    if entry.type == "model_change" or (entry.type == "message" and entry.role == "assistant"):
+        return "model_seq"
+    if entry.type == "thinking_level_change":
+        return "thinking_seq"
+    return None

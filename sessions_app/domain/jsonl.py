@@ -21,6 +21,7 @@ from typing import Any
 from .entries import Entry, entry_from_value
 from .jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
 from .search import search_text
+from .storable import check_fields
 
 CURRENT_VERSION = 3
 
@@ -424,6 +425,8 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
             skipped.add(line_no, NOT_AN_OBJECT, text)
             continue
         kept_bytes += len(text.encode("utf-8", "surrogatepass"))
+        # The payload kept below is light, so the key fields are measured here, on the whole line.
+        check_fields(value, f"line {line_no}")
         entry = entry_from_value(len(entries), value)
         entries.append(
             Entry(

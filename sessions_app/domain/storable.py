@@ -14,12 +14,17 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "FIELD_CAPS",
     "MAX_DEPTH",
+    "MAX_ID_CHARS",
+    "MAX_KEY_CHARS",
+    "MAX_LABEL_CHARS",
     "MAX_NAME_CHARS",
     "MAX_PARAM_CHARS",
     "MAX_TEXT_CHARS",
     "NOT_STORABLE",
     "Unstorable",
+    "check_fields",
     "check_json",
     "check_param",
     "check_text",
@@ -39,6 +44,40 @@ MAX_NAME_CHARS = 1_000
 MAX_PARAM_CHARS = 2_000
 
 NOT_STORABLE = "holds a NUL character or a lone surrogate, which cannot be stored"
+
+# Pi writes 8 hex characters; ids are indexed, so they are capped well below what an index row holds.
+MAX_ID_CHARS = 255
+# Types, custom types, roles, provider and model names, thinking levels, timestamps.
+MAX_KEY_CHARS = 255
+# Labels and session names are shown as text, not indexed.
+MAX_LABEL_CHARS = 1_000
+
+# The documented caps, by field (``message.x`` is a field of the entry's message). Only string values
+# are measured: Pi's own entries hold strings there, and other values are kept as they came.
+FIELD_CAPS: dict[str, int] = {
+    "id": MAX_ID_CHARS,
+    "parentId": MAX_ID_CHARS,
+    "targetId": MAX_ID_CHARS,
+    "fromId": MAX_ID_CHARS,
+    "firstKeptEntryId": MAX_ID_CHARS,
+    "type": MAX_KEY_CHARS,
+    "customType": MAX_KEY_CHARS,
+    "provider": MAX_KEY_CHARS,
+    "modelId": MAX_KEY_CHARS,
+    "thinkingLevel": MAX_KEY_CHARS,
+    "timestamp": MAX_KEY_CHARS,
+    "label": MAX_LABEL_CHARS,
+    "name": MAX_LABEL_CHARS,
+    "message.role": MAX_KEY_CHARS,
+    "message.provider": MAX_KEY_CHARS,
+    "message.model": MAX_KEY_CHARS,
+    "message.api": MAX_KEY_CHARS,
+    "message.customType": MAX_KEY_CHARS,
+    "message.toolCallId": MAX_ID_CHARS,
+    "message.toolName": MAX_KEY_CHARS,
+}
+_TOP_FIELDS = [(k, v) for k, v in FIELD_CAPS.items() if "." not in k]
+_MESSAGE_FIELDS = [(k.split(".", 1)[1], k, v) for k, v in FIELD_CAPS.items() if k.startswith("message.")]
 
 
 class Unstorable(ValueError):
@@ -106,3 +145,31 @@ def check_json(value: Any, where: str, *, max_depth: int = MAX_DEPTH, strings: b
                     stack.append((child, depth + 1))
             else:
                 stack.extend((child, depth + 1) for child in item)
+
+
+# -- key fields of an entry -------------------------------------------------------------------------------
+
+
+def check_fields(value: Any, where: str) -> None:
+    """Refuse an entry whose key fields pass their caps or cannot be stored; the message names the field.
+
+    Content strings are stored escaped in the verbatim line, so only the key fields (those extracted
+    into columns, indexed, or shown as names) are measured here.
+    """
+    if not isinstance(value, dict):
+        return
+    for name, cap in _TOP_FIELDS:
+        _check_one(value.get(name), where, name, cap)
+    message = value.get("message")
+    if isinstance(message, dict):
+        for key, name, cap in _MESSAGE_FIELDS:
+            _check_one(message.get(key), where, name, cap)
+
+
+def _check_one(value: Any, where: str, name: str, cap: int) -> None:
+    if not isinstance(value, str):
+        return
+    if len(value) > cap:
+        raise Unstorable(f"{where}: '{name}'", f"is longer than {cap} characters")
+    if not storable_text(value):
+        raise Unstorable(f"{where}: '{name}'", NOT_STORABLE)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import Entry
+from .entries import Entry, anchor_of
 from .jsjson import JS_WHITESPACE, UNDEFINED
 from .jssort import js_sort
 from .timestamps import js_date_ms
@@ -231,11 +231,12 @@ class SessionTree:
                     segments.append(Segment(segment, up.segment, depth))
                     segment_tip.append(pos)
                 compaction, model, thinking = up.compaction, up.model, up.thinking
-            if entry.type == "compaction":
+            kind = anchor_of(entry)
+            if kind == "compaction_seq":
                 compaction = pos
-            elif entry.type == "model_change" or (entry.type == "message" and entry.role == "assistant"):
+            elif kind == "model_seq":
                 model = pos
-            elif entry.type == "thinking_level_change":
+            elif kind == "thinking_seq":
                 thinking = pos
             facts[pos] = PathFacts(depth, segment, compaction, model, thinking)
             queue.extend(kids.get(pos, ()))

@@ -18,7 +18,8 @@ from ..queries import find_entry, load_tree
 from .actions import Action, record_action
 from .errors import InvalidEntries
 from .exporting import pi_session_path
-from .rows import create_session_row, insert_all
+from .rows import create_session_row
+from .store import entry_store, line_bytes
 
 __all__ = ["PATH_ONLY", "ForkOutcome", "clone_session", "fork_session"]
 
@@ -104,10 +105,14 @@ def _store_branched(
         raise access.NotSignedIn()
     with transaction.atomic():
         new = create_session_row(owner=owner, header=header, filename="")
-        insert_all(
+        raws = [js_stringify(e) for e in entries]
+        # Copies of stored entries: the owner's quota applies, the field caps were applied when stored.
+        entry_store().insert_all(
             new,
             [entry_from_value(seq, e) for seq, e in enumerate(entries)],
-            [(js_stringify(e), e.get("timestamp"), search_text(e)) for e in entries],
+            [(raw, e.get("timestamp"), search_text(e)) for raw, e in zip(raws, entries, strict=True)],
+            size=sum(line_bytes(raw) for raw in raws),
+            checked=False,
         )
         # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
         leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from ..domain.placement import InvalidEntries
+
 __all__ = ["AppendConflict", "InvalidEntries", "InvalidSessionFile", "QuotaExceeded", "TeamConflict"]
 
 
 class InvalidSessionFile(ValueError):
     """The uploaded file is not a Pi session; the message names the line."""
-
-
-class InvalidEntries(ValueError):
-    """Entries offered for append break the tree's rules."""
 
 
 class AppendConflict(Exception):
@@ -27,4 +25,5 @@ class TeamConflict(Exception):
 
 
 class QuotaExceeded(Exception):
-    """An import passes a configured limit (413); the message names the limit and the numbers."""
+    """A write passes a configured limit (413): entries a session holds, bytes its owner stores, or an
+    imported file's entries; the message names the limit and the numbers."""

@@ -11,7 +11,6 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Func, IntegerField, Sum
 
 from .. import access, realtime
 from ..actors import Actor, SystemActor, user_of
@@ -28,10 +27,12 @@ from ..domain.jsonl import (
     scan_lines,
 )
 from ..domain.search import search_text
+from ..domain.storable import Unstorable
 from ..models import ChatSession, Entry, EntrySearch
 from .actions import Action, record_action
 from .errors import InvalidSessionFile, QuotaExceeded
-from .rows import append_rows, check_storable, check_storable_entry, create_session_row, insert_all
+from .rows import check_storable, create_session_row
+from .store import entry_store
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream", "refresh_statistics"]
 
@@ -43,16 +44,6 @@ log = logging.getLogger(__name__)
 ANALYZE_AFTER = 20_000
 STALE_SHARE = 0.2
 STREAM_ROWS = 2_000  # stored rows read at a time when a re-import compares them with the file
-
-
-class OctetLength(Func):
-    """Bytes of a text column in UTF-8 (``Length`` counts characters)."""
-
-    function = "OCTET_LENGTH"
-    output_field = IntegerField()
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))", **extra)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +66,13 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
     ``owner`` is the actor itself unless a system actor (a command) imports for a user. Re-importing
     the same session appends only what is new. All or nothing: one transaction with its action-log
     row; a bad file raises InvalidSessionFile and stores nothing. Only the entries (JSON objects after
-    the header) count toward the entry limit, and only their bytes toward the quota: skipped lines are
-    not stored.
+    the header) count toward the entry limit, and only their bytes toward the quota (the entry
+    store's): skipped lines are not stored.
     """
     owner = _owner(actor, owner)
     loaded, entries, lines, kept_bytes = _read(stream)
     header = loaded.header or {}
-    _check_quotas(owner, entries=len(entries), size=kept_bytes, pi_id=header.get("id"))
+    _check_file(len(entries))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
@@ -92,7 +83,7 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            insert_all(session, entries, lines)
+            entry_store().insert_all(session, entries, lines, size=kept_bytes)
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
@@ -160,28 +151,14 @@ def _analyze(cursor: Any, table: str) -> None:
         log.warning("could not refresh the planner statistics of %s", table, exc_info=True)
 
 
-def _check_quotas(owner: Any, *, entries: int, size: int, pi_id: Any) -> None:
-    """Refuse (413, with the numbers) a file past the entry limit, or one the owner's quota cannot take.
+def _check_file(entries: int) -> None:
+    """Refuse (413, with the numbers) a file past the entry limit before anything is stored.
 
-    Once imported, the session ``pi_id`` holds exactly the file's entries (a re-import of a grown file
-    appends only its new lines), so the file's bytes replace what that session stores now.
+    The stored-bytes quota is the entry store's, as for every write.
     """
     limit = int(settings.PIWEB_MAX_IMPORT_ENTRIES)
     if limit and entries > limit:
         raise QuotaExceeded(f"The file holds {entries} entries; an import accepts at most {limit}.")
-    quota = int(settings.PIWEB_MAX_STORED_BYTES_PER_USER)
-    if not quota:
-        return
-    # A deleted session no longer counts, though its rows may still be waiting for their purge.
-    mine = Entry.objects.filter(session__owner=owner, session__deleted_at__isnull=True)
-    if isinstance(pi_id, str):
-        mine = mine.exclude(session__pi_id=pi_id)
-    stored = mine.aggregate(total=Sum(OctetLength("raw")))["total"] or 0
-    if stored + size > quota:
-        raise QuotaExceeded(
-            f"Storing this file ({size} bytes of entries) would bring your sessions to {stored + size} "
-            f"bytes; the limit is {quota} bytes."
-        )
 
 
 Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], int]
@@ -189,7 +166,10 @@ Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], 
 
 def _read(stream: IO[bytes]) -> Read:
     """Scan the file: what it loaded, its entries, (line, timestamp, search text) per kept line, and bytes."""
-    scanned = scan_lines(stream)
+    try:
+        scanned = scan_lines(stream)
+    except Unstorable as exc:  # a key field past its cap: the file's error, as every adapter shows it
+        raise InvalidSessionFile(str(exc)) from exc
     loaded = scanned.loaded
     if not loaded.valid:
         raise InvalidSessionFile(loaded.error or "not a Pi session file")
@@ -228,7 +208,5 @@ def _import_into_existing(session: ChatSession, raws: Iterator[str]) -> int:
     if not new_raws:
         return 0
     new_entries = [entry_from_value(0, parse_json(raw)) for raw in new_raws]
-    for seq, entry in enumerate(new_entries, start=stored):
-        check_storable_entry(entry, entry.timestamp, seq)
-    append_rows(session, new_entries, new_raws, move_leaf=True)
+    entry_store().append_lines(session, new_entries, new_raws, where=lambda i: f"entry {stored + i + 1}")
     return len(new_raws)

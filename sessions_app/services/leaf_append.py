@@ -1,22 +1,25 @@
-"""Appends of a chain of entries with one locked round trip (PostgreSQL).
+"""The entry store's PostgreSQL backend: chains in one locked round trip, whole files by COPY.
 
 A chain is what almost every append is: entries that each hang under the one before, the first under
 the leaf, under a named parent or as a new root (an API append, a run's turn, a label, a summary).
 Concurrent writers of one session queue on its row lock, so what happens under the lock sets the p99.
 Everything that does not need the lock is done before taking it: validation, ids, timestamps, the
 verbatim lines (the database splices in the first one's parent when that is the leaf), search text and
-which entry of the batch each projection anchor points at. Under the lock the database runs two
+the chain's placement relative to its parent (the domain's ``relative_chain``: seq, depth and anchor
+offsets). Under the lock the database runs two
 statements sent together in one pipeline: the first takes the row lock; the second, a new statement and
 so a new snapshot that sees what the writer before committed, reads the parent's path facts, claims the
-seqs, moves the leaf and the counters, inserts every entry and extends or opens their segment. The
-client does not speak again until the database has answered both, so no client turnaround happens
-under the lock before the commit.
+seqs, checks the quotas, moves the leaf and the counters, inserts every entry (the parent's facts plus
+the domain's offsets) and extends or opens their segment. The client does not speak again until the
+database has answered both, so no client turnaround happens under the lock before the commit. Other
+batches go the portable way (``store.PortableStore``); the conformance test holds both to one result.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -26,19 +29,26 @@ from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
 from .. import realtime, signals
-from ..domain.entries import entry_from_value
+from ..domain import placement
+from ..domain.entries import ANCHORS, entry_from_value
 from ..domain.jsjson import js_stringify
-from ..domain.jsonl import generate_entry_id
 from ..domain.search import search_text
-from ..domain.storable import check_json
-from ..domain.timestamps import now_iso
 from ..domain.tree import js_trim
 from ..models import ChatSession, Entry
 from .actions import PendingAction
-from .errors import AppendConflict, InvalidEntries
-from .rows import ANCHORS, anchor_of, check_storable, role, timestamp
+from .errors import AppendConflict, InvalidEntries, QuotaExceeded
+from .store import (
+    COLUMNS,
+    PortableStore,
+    _prepare,
+    bytes_quota,
+    line_bytes,
+    role,
+    session_limit,
+    timestamp,
+)
 
-__all__ = ["append_chain", "eligible"]
+__all__ = ["PostgresStore"]
 
 _LOCK = "SELECT 1 FROM sessions_app_chatsession WHERE id = %(pk)s FOR NO KEY UPDATE"
 
@@ -49,9 +59,10 @@ _LOCK = "SELECT 1 FROM sessions_app_chatsession WHERE id = %(pk)s FOR NO KEY UPD
 # answer says why.
 _APPEND = """
 WITH s AS (
-    SELECT next_seq, leaf_seq, leaf_entry_id, next_segment FROM sessions_app_chatsession
-    WHERE id = %(pk)s AND deleted_at IS NULL
+    SELECT next_seq, leaf_seq, leaf_entry_id, next_segment, entry_count, owner_id
+    FROM sessions_app_chatsession WHERE id = %(pk)s AND deleted_at IS NULL
 ),
+u AS ({used}),
 p AS (
     SELECT e.seq, e.depth, e.segment, e.compaction_seq, e.model_seq, e.thinking_seq
     FROM s JOIN sessions_app_entry e ON e.session_id = %(pk)s AND {parent}
@@ -76,9 +87,13 @@ ok AS (
         f.segment AS parent_segment, coalesce(f.extend, false) AS extend,
         f.compaction_seq, f.model_seq, f.thinking_seq
     FROM s CROSS JOIN taken LEFT JOIN facts f ON true
+    CROSS JOIN u
     WHERE cardinality(taken.ids) = 0
         AND (%(any_leaf)s OR s.leaf_entry_id IS NOT DISTINCT FROM %(expected)s)
         AND (%(parent_id)s::text IS NULL OR EXISTS (SELECT FROM p))
+        AND (%(max_entries)s = 0 OR s.entry_count + %(n)s <= %(max_entries)s)
+        AND (%(quota)s = 0 OR u.used + %(bytes)s + CASE WHEN %(under_leaf)s
+            THEN octet_length(coalesce(to_json(s.leaf_entry_id)::text, 'null')) ELSE 0 END <= %(quota)s)
 ),
 claim AS (
     UPDATE sessions_app_chatsession AS c SET
@@ -89,118 +104,147 @@ claim AS (
         leaf_seq = ok.first + %(n)s - 1,
         next_segment = c.next_segment + CASE WHEN ok.extend THEN 0 ELSE 1 END,
         name = coalesce(%(name)s, c.name),
+        stored_bytes = c.stored_bytes + %(bytes)s + CASE WHEN %(under_leaf)s
+            THEN octet_length(coalesce(to_json(ok.parent_id)::text, 'null')) ELSE 0 END,
         updated_at = %(now)s
     FROM ok WHERE c.id = %(pk)s
-    RETURNING c.entry_count, c.message_count, c.name, c.next_segment
+    RETURNING c.entry_count, c.message_count, c.name, c.next_segment, c.stored_bytes
 ),
 stored AS (
     INSERT INTO sessions_app_entry (session_id, seq, entry_id, parent_id, type, role, timestamp, raw,
         parent_seq, depth, segment, compaction_seq, model_seq, thinking_seq, search_text)
-    SELECT %(pk)s, ok.first + b.i - 1, b.id,
-        CASE WHEN b.i = 1 THEN ok.parent_id ELSE b.parent END,
+    SELECT %(pk)s, ok.first + b.at, b.id,
+        CASE WHEN b.up IS NULL THEN ok.parent_id ELSE b.parent END,
         b.type, b.role, b.stamp,
         coalesce(b.raw, %(head)s || coalesce(to_json(ok.parent_id)::text, 'null') || %(tail)s),
-        CASE WHEN b.i = 1 THEN ok.parent_seq ELSE ok.first + b.i - 2 END,
-        ok.depth + b.i - 1, ok.segment,
+        CASE WHEN b.up IS NULL THEN ok.parent_seq ELSE ok.first + b.up END,
+        ok.depth + b.depth, ok.segment,
         coalesce(ok.first + b.compaction, ok.compaction_seq),
         coalesce(ok.first + b.model, ok.model_seq),
         coalesce(ok.first + b.thinking, ok.thinking_seq),
         b.text
-    FROM ok, unnest(%(ids)s::text[], %(parents)s::text[], %(types)s::text[], %(roles)s::text[],
-        %(stamps)s::text[], %(raws)s::text[], %(texts)s::text[], %(compaction_seq)s::int[],
-        %(model_seq)s::int[], %(thinking_seq)s::int[])
-        WITH ORDINALITY AS b(id, parent, type, role, stamp, raw, text, compaction, model, thinking, i)
+    FROM ok, unnest(%(at)s::int[], %(up)s::int[], %(depths)s::int[], %(ids)s::text[], %(parents)s::text[],
+        %(types)s::text[], %(roles)s::text[], %(stamps)s::text[], %(raws)s::text[], %(texts)s::text[],
+        %(compaction_seq)s::int[], %(model_seq)s::int[], %(thinking_seq)s::int[])
+        AS b(at, up, depth, id, parent, type, role, stamp, raw, text, compaction, model, thinking)
     RETURNING id, seq
 ),
 extended AS (
-    UPDATE sessions_app_segment AS g SET tip_seq = ok.first + %(n)s - 1, tip_depth = ok.depth + %(n)s - 1
+    UPDATE sessions_app_segment AS g SET tip_seq = ok.first + %(tip_at)s, tip_depth = ok.depth + %(tip_depth)s
     FROM ok WHERE ok.extend AND g.session_id = %(pk)s AND g."index" = ok.segment
 ),
 opened AS (
     INSERT INTO sessions_app_segment (session_id, "index", parent_index, start_depth, first_seq, tip_seq,
         tip_depth)
-    SELECT %(pk)s, ok.segment, ok.parent_segment, ok.depth, ok.first, ok.first + %(n)s - 1,
-        ok.depth + %(n)s - 1
+    SELECT %(pk)s, ok.segment, ok.parent_segment, ok.depth, ok.first, ok.first + %(tip_at)s,
+        ok.depth + %(tip_depth)s
     FROM ok WHERE NOT ok.extend
 )
-SELECT s.leaf_entry_id, taken.ids, EXISTS (SELECT FROM p), ok.first, ok.parent_id, ok.parent_seq,
-    ok.depth, ok.segment, ok.compaction_seq, ok.model_seq, ok.thinking_seq, claim.entry_count,
-    claim.message_count, claim.name, claim.next_segment, (SELECT array_agg(id ORDER BY seq) FROM stored)
-FROM s CROSS JOIN taken LEFT JOIN ok ON true LEFT JOIN claim ON true
+SELECT s.leaf_entry_id, taken.ids, EXISTS (SELECT FROM p), s.entry_count, u.used, ok.first, ok.parent_id,
+    ok.parent_seq, ok.depth, ok.segment, ok.compaction_seq, ok.model_seq, ok.thinking_seq, claim.entry_count,
+    claim.message_count, claim.name, claim.next_segment, claim.stored_bytes,
+    (SELECT array_agg(id ORDER BY seq) FROM stored)
+FROM s CROSS JOIN taken CROSS JOIN u LEFT JOIN ok ON true LEFT JOIN claim ON true
 """
+# What the owner's live sessions store, read only when a stored-bytes quota is configured.
+_USED = {
+    True: "SELECT coalesce(sum(stored_bytes), 0) AS used FROM sessions_app_chatsession "
+    "WHERE owner_id = (SELECT owner_id FROM s) AND deleted_at IS NULL",
+    False: "SELECT 0::bigint AS used",
+}
+_PARENTS = {"leaf": "e.seq = s.leaf_seq", "id": "e.entry_id = %(parent_id)s", "root": "false"}
+
+
+def _compact(sql: str) -> str:
+    """Drop the whitespace SQL does not need (the statement holds no comments or spaced literals)."""
+    return re.sub(r"\s*([,()=+<|-])\s*", r"\1", " ".join(sql.split()))
+
+
+# Whitespace dropped: psycopg caches the conversion of statements up to 4096 characters only, and
+# converting this one on every append cost a fifth of a millisecond of CPU.
 _STATEMENTS = {
-    "leaf": _APPEND.replace("{parent}", "e.seq = s.leaf_seq"),
-    "id": _APPEND.replace("{parent}", "e.entry_id = %(parent_id)s"),
-    "root": _APPEND.replace("{parent}", "false"),
+    (mode, quota): _compact(_APPEND.replace("{parent}", parent).replace("{used}", _USED[quota]))
+    for mode, parent in _PARENTS.items()
+    for quota in (True, False)
 }
 
 
-def eligible(entries: Sequence[Any]) -> bool:
-    """Return whether a batch is a chain on PostgreSQL: objects, each after the first under the one before.
+class PostgresStore(PortableStore):
+    """The PostgreSQL backend: chains in one pipelined round trip, whole files by COPY."""
 
-    Those after the first may leave out ``parentId`` or name the entry before them by its given id.
-    """
-    if connection.vendor != "postgresql" or not all(isinstance(e, dict) for e in entries):
-        return False
-    for before, entry in itertools.pairwise(entries):
-        if "parentId" in entry and not (
-            isinstance(entry["parentId"], str) and entry["parentId"] == before.get("id")
-        ):
-            return False
-    return True
+    def append(
+        self,
+        session: ChatSession,
+        entries: Sequence[Any],
+        *,
+        expected_leaf: object = ...,
+        quota: bool = True,
+        log: PendingAction | None = None,
+    ) -> list[Entry]:
+        prepared = _prepare(entries)
+        if not prepared.chain:
+            # Branches within one batch are rare (an import's tail, a summary with its label): the
+            # portable path reads what it needs under the lock.
+            return self._append_prepared(
+                session, prepared, expected_leaf=expected_leaf, quota=quota, log=log
+            )
+        chain = _chain(prepared)
+        for _ in range(8):
+            try:
+                return _attempt(session, chain, expected_leaf, quota, log)
+            except _Redraw as redraw:
+                # A generated id met a stored one (rare): nothing was written; draw those ids again.
+                taken = set(redraw.args[0])
+                for i, value in enumerate(prepared.values):
+                    if not prepared.explicit[i] and value["id"] in taken:
+                        value["id"] = None
+                placement.draw_ids(prepared, taken)
+                placement.link(prepared, chain.parent_id)
+        raise InvalidEntries("could not draw fresh entry ids")
 
-
-@dataclass(slots=True)
-class _Chain:
-    """A validated chain, ready to store: everything but what the lock decides."""
-
-    prepared: list[dict[str, Any]]  # Pi's key order; the first one's parentId is filled in under the lock
-    explicit: set[int]  # entries that came with their own id (a clash refuses them instead of redrawing)
-    mode: str  # "leaf", "id" or "root": where the first entry hangs
-    parent_id: str | None
-
-
-def append_chain(
-    session: ChatSession,
-    entries: Sequence[dict[str, Any]],
-    expected_leaf: object,
-    *,
-    log: PendingAction | None,
-) -> list[Entry]:
-    """Append a chain of entries. The caller checked access; this opens the transaction (or joins one).
-
-    ``log`` is the action-log row of the append, written in its transaction (None: the caller logs).
-    """
-    chain = _prepare(entries)
-    for _ in range(8):
-        try:
-            return _attempt(session, chain, expected_leaf, log)
-        except _Redraw as redraw:
-            # A generated id met a stored one (rare): nothing was written; draw those ids again.
-            taken = set(redraw.args[0])
-            avoid = taken | {p["id"] for p in chain.prepared}
-            for i, p in enumerate(chain.prepared):
-                if i not in chain.explicit and p["id"] in taken:
-                    p["id"] = generate_entry_id(avoid)
-                    avoid.add(p["id"])
-            _link(chain)
-    raise InvalidEntries("could not draw fresh entry ids")
+    def _write_all(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        table = Entry._meta.db_table
+        with connection.cursor() as cursor:
+            raw_cursor = cursor.cursor
+            with raw_cursor.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
 
 
 class _Redraw(Exception):
     pass
 
 
+@dataclass(slots=True)
+class _Chain:
+    """A validated chain, ready to store: everything but what the lock decides."""
+
+    prepared: placement.Prepared  # the first one's parentId is filled in under the lock (mode "leaf")
+    mode: str  # "leaf", "id" or "root": where the first entry hangs
+    parent_id: str | None
+
+
+def _chain(prepared: placement.Prepared) -> _Chain:
+    first = prepared.first_parent
+    mode = "leaf" if first is ... else "root" if first is None else "id"
+    # Ids drawn now are checked against the stored ones under the lock (and drawn again on a clash).
+    placement.draw_ids(prepared, set())
+    parent = first if isinstance(first, str) else None
+    placement.link(prepared, parent)
+    return _Chain(prepared, mode, parent)
+
+
 def _attempt(
-    session: ChatSession, chain: _Chain, expected_leaf: object, log: PendingAction | None
+    session: ChatSession, chain: _Chain, expected_leaf: object, quota: bool, log: PendingAction | None
 ) -> list[Entry]:
-    params = _params(session, chain, expected_leaf)
+    params = _params(session, chain, expected_leaf, quota)
+    statement = _STATEMENTS[chain.mode, bool(params["quota"])]
     kinds = set(zip(params["types"], params["roles"], strict=True))
     if not connection.in_atomic_block and not signals.entries_stored_wanted(kinds):
         # Nothing else joins this transaction (no caller's, no receiver's writes): the commit goes out
         # with the statements, so the lock is held for the database's work only.
         row = log.insert_sql(session, leaf=params["leaf"], stamp=params["now"]) if log else None
-        answer = _store_and_commit(chain.mode, params, row)
+        answer = _store_and_commit(statement, params, row)
         rows = _rows(session, chain, params, answer, expected_leaf)
         realtime.session_changed(session_id=session.pk, last_seq=rows[-1].seq)
     else:
@@ -208,7 +252,7 @@ def _attempt(
             # Errors arrive when the pipeline ends, past the cursor's own translation into Django's.
             with connection.wrap_database_errors, connection.connection.pipeline():  # type: ignore[union-attr]
                 cursor.execute(_LOCK, params)
-                cursor.execute(_STATEMENTS[chain.mode], params)
+                cursor.execute(statement, params)
             rows = _rows(session, chain, params, cursor.fetchone(), expected_leaf)
             first, last = rows[0].seq, rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
@@ -227,7 +271,7 @@ def _attempt(
 
 
 def _store_and_commit(
-    mode: str, params: dict[str, Any], log_row: tuple[str, list[Any]] | None
+    statement: str, params: dict[str, Any], log_row: tuple[str, list[Any]] | None
 ) -> tuple[Any, ...] | None:
     """Run the transaction in one round trip: BEGIN, the lock, the append, its log row and COMMIT."""
     with connection.cursor() as control, connection.cursor() as cursor:
@@ -237,7 +281,7 @@ def _store_and_commit(
             with connection.wrap_database_errors, raw.pipeline():
                 control.execute("BEGIN")
                 control.execute(_LOCK, params)
-                cursor.execute(_STATEMENTS[mode], params)
+                cursor.execute(statement, params)
                 if log_row is not None:
                     control.execute(*log_row)
                 control.execute("COMMIT")
@@ -249,24 +293,22 @@ def _store_and_commit(
         return cursor.fetchone()
 
 
-def _params(session: ChatSession, chain: _Chain, expected_leaf: object) -> dict[str, Any]:
-    """Return the append statement's parameters: everything about the entries that needs no lock."""
-    prepared = chain.prepared
+def _params(session: ChatSession, chain: _Chain, expected_leaf: object, quota: bool) -> dict[str, Any]:
+    """Return the append statement's parameters: everything about the entries that needs no lock.
+
+    Where each entry lands relative to the chain's parent is the domain's ``relative_chain``; the
+    statement adds the parent's facts, which only the lock makes final.
+    """
+    prepared = chain.prepared.values
     ids = [p["id"] for p in prepared]
     domain = [entry_from_value(0, p) for p in prepared]
-    anchors: dict[str, list[int | None]] = {name: [] for name in ANCHORS}
-    last: dict[str, int] = {}
-    for i, entry in enumerate(domain):
-        kind = anchor_of(entry)
-        if kind is not None:
-            last[kind] = i  # the entry itself and those after it point here
-        for name in ANCHORS:
-            anchors[name].append(last.get(name))
+    spots = placement.relative_chain(domain)
     under_leaf = chain.mode == "leaf"
     raws: list[str | None] = [
         None if under_leaf and i == 0 else js_stringify(p) for i, p in enumerate(prepared)
     ]
     head, tail = _around_parent(prepared[0]) if under_leaf else ("", "")
+    size = sum(line_bytes(r) for r in raws if r is not None) + line_bytes(head) + line_bytes(tail)
     name: str | None = None
     for p in prepared:
         if p["type"] == "session_info":
@@ -281,10 +323,18 @@ def _params(session: ChatSession, chain: _Chain, expected_leaf: object) -> dict[
         "now": timezone.now(),
         "any_leaf": expected_leaf is ...,
         "expected": expected_leaf if isinstance(expected_leaf, str) else None,
-        "under_leaf": chain.mode == "leaf",
+        "under_leaf": under_leaf,
         "parent_id": chain.parent_id,
+        "max_entries": session_limit() if quota else 0,
+        "quota": bytes_quota() if quota else 0,
+        "bytes": size,
+        "at": [s.seq for s in spots],
+        "up": [s.parent_seq if s.parent_seq is not None and s.parent_seq >= 0 else None for s in spots],
+        "depths": [s.depth for s in spots],
+        "tip_at": spots[-1].seq,
+        "tip_depth": spots[-1].depth,
         "ids": ids,
-        "parents": [None, *ids[:-1]],
+        "parents": [p["parentId"] for p in prepared],
         "types": types,
         "roles": [role(e) for e in domain],
         "stamps": [timestamp(e) for e in domain],
@@ -292,7 +342,7 @@ def _params(session: ChatSession, chain: _Chain, expected_leaf: object) -> dict[
         "head": head,
         "tail": tail,
         "texts": [search_text(p) for p in prepared],
-        **anchors,
+        **{anchor: [getattr(s, anchor) for s in spots] for anchor in ANCHORS},
     }
 
 
@@ -306,26 +356,27 @@ def _rows(
     """Return the stored rows as the database placed them, or raise why it did not append."""
     if answer is None:
         raise ChatSession.DoesNotExist(f"session {session.pk} is gone")
-    current, taken, parent_found, first, parent_id, parent_seq, depth, segment, *rest = answer
-    *bases, entry_count, message_count, name, next_segment, pks = rest
+    current, taken, parent_found, count, used, first, parent_id, parent_seq, depth, segment, *rest = answer
+    *bases, entry_count, message_count, name, next_segment, stored_bytes, pks = rest
     if first is None:
-        _refuse(chain, expected_leaf, current, taken, parent_found)
+        _refuse(chain, params, expected_leaf, current, taken, parent_found, count, used)
     ids = params["ids"]
     rows: list[Entry] = []
     for i, pk in enumerate(pks):
+        up = params["up"][i]
         row = Entry(
             pk=pk,
             session=session,
-            seq=first + i,
+            seq=first + params["at"][i],
             entry_id=ids[i],
-            parent_id=parent_id if i == 0 else ids[i - 1],
+            parent_id=parent_id if up is None else ids[i - 1],
             type=params["types"][i],
             role=params["roles"][i],
             timestamp=params["stamps"][i],
             raw=params["raws"][i] or f"{params['head']}{js_stringify(parent_id)}{params['tail']}",
             search_text=params["texts"][i],
-            parent_seq=parent_seq if i == 0 else first + i - 1,
-            depth=depth + i,
+            parent_seq=parent_seq if up is None else first + up,
+            depth=depth + params["depths"][i],
             segment=segment,
         )
         for anchor, base in zip(ANCHORS, bases, strict=True):
@@ -333,7 +384,7 @@ def _rows(
             setattr(row, anchor, base if offset is None else first + offset)
         rows.append(row)
     session.entry_count, session.message_count, session.name = entry_count, message_count, name
-    session.next_segment = next_segment
+    session.next_segment, session.stored_bytes = next_segment, stored_bytes
     return rows
 
 
@@ -354,71 +405,41 @@ def _around_parent(entry: dict[str, Any]) -> tuple[str, str]:
 
 
 def _refuse(
-    chain: _Chain, expected_leaf: object, current: str | None, taken: list[str], parent_found: bool
+    chain: _Chain,
+    params: dict[str, Any],
+    expected_leaf: object,
+    current: str | None,
+    taken: list[str],
+    parent_found: bool,
+    count: int,
+    used: int,
 ) -> None:
     """Raise why the database did not append (it changed nothing)."""
     if expected_leaf is not ... and expected_leaf != current:
         raise AppendConflict(expected_leaf if isinstance(expected_leaf, str) else None, current)
-    # The checks in the order the general path makes them: entry by entry, its id before its parent.
-    clash = [i for i, p in enumerate(chain.prepared) if p["id"] in set(taken) and i in chain.explicit]
+    values, explicit = chain.prepared.values, chain.prepared.explicit
+    # The checks in the order the portable path makes them: entry by entry, its id before its parent.
+    clash = [i for i, p in enumerate(values) if p["id"] in set(taken) and explicit[i]]
     if clash and clash[0] == 0:
-        raise InvalidEntries(f"entry 0: id {chain.prepared[0]['id']!r} already exists in this session")
+        raise InvalidEntries(f"entry 0: id {values[0]['id']!r} already exists in this session")
     if chain.mode == "id" and not parent_found:
         raise InvalidEntries(f"entry 0: parent {chain.parent_id!r} is not an entry of this session")
     if clash:
         raise InvalidEntries(
-            f"entry {clash[0]}: id {chain.prepared[clash[0]]['id']!r} already exists in this session"
+            f"entry {clash[0]}: id {values[clash[0]]['id']!r} already exists in this session"
         )
-    raise _Redraw(taken)
-
-
-def _prepare(entries: Sequence[dict[str, Any]]) -> _Chain:
-    """Validate the entries and fill in id, timestamp and (but for the first) parentId in Pi's key order."""
-    out: list[dict[str, Any]] = []
-    batch: set[str] = set()
-    explicit: set[int] = set()
-    for index, entry in enumerate(entries):
-        where = f"entry {index}"
-        # Content strings are stored escaped in the verbatim line; only the depth and the extracted
-        # columns (checked below) can make an entry unstorable.
-        check_json(entry, where, strings=False)
-        kind = entry.get("type")
-        if not isinstance(kind, str) or not kind or kind == "session":
-            raise InvalidEntries(f"{where}: 'type' must be a non-empty string other than 'session'")
-        entry_id = entry.get("id")
-        if entry_id is None:
-            entry_id = generate_entry_id(batch)
-        elif not isinstance(entry_id, str) or not entry_id:
-            raise InvalidEntries(f"{where}: 'id' must be a non-empty string")
-        elif entry_id in batch:
-            raise InvalidEntries(f"{where}: id {entry_id!r} already exists in this session")
-        else:
-            explicit.add(index)
-        stamp = entry.get("timestamp")
-        if stamp is None:
-            stamp = now_iso()
-        rest = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
-        prepared = {"type": kind, "id": entry_id, "parentId": None, "timestamp": stamp, **rest}
-        domain = entry_from_value(0, prepared)
-        name = prepared.get("name") if kind == "session_info" else None
-        check_storable((entry_id, kind, role(domain), stamp, name), where)
-        out.append(prepared)
-        batch.add(entry_id)
-    first = entries[0]
-    parent = first.get("parentId", ...)
-    if parent is not ... and parent is not None and not isinstance(parent, str):
-        raise InvalidEntries("entry 0: 'parentId' must be a string or null")
-    if isinstance(parent, str):
-        check_storable((parent,), "entry 0")
-    mode = "leaf" if parent is ... else "root" if parent is None else "id"
-    chain = _Chain(out, explicit, mode, parent if isinstance(parent, str) else None)
-    _link(chain)
-    return chain
-
-
-def _link(chain: _Chain) -> None:
-    """Point every entry but the first at the one before it (again after ids were redrawn)."""
-    prepared = chain.prepared
-    prepared[0]["parentId"] = chain.parent_id
-    for i in range(1, len(prepared)):
-        prepared[i]["parentId"] = prepared[i - 1]["id"]
+    if taken:
+        raise _Redraw(taken)
+    limit, n = params["max_entries"], params["n"]
+    if limit and count + n > limit:
+        raise QuotaExceeded(
+            f"The session holds {count} entries; {n} more would pass the limit of {limit} entries a "
+            "session holds."
+        )
+    quota, size = params["quota"], params["bytes"]
+    if params["under_leaf"]:
+        size += line_bytes(js_stringify(current))  # the leaf the first line names
+    raise QuotaExceeded(
+        f"Storing these entries ({size} bytes) would bring your sessions to {used + size} bytes; the "
+        f"limit is {quota} bytes."
+    )

@@ -34,7 +34,8 @@ from ..models import ChatSession, Entry
 from .actions import Action, record_action
 from .errors import InvalidSessionFile
 from .importing import import_jsonl, refresh_statistics
-from .rows import append_rows, check_storable_entry, create_session_row, insert_all
+from .rows import create_session_row
+from .store import entry_store, line_bytes
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 
@@ -199,23 +200,25 @@ def _store(
             owner=owner, header=header, header_raw=header_line.rstrip("\r\n"), filename=path or "live sync"
         )
     entries = [entry_from_value(seq, value) for seq, (_, value) in enumerate(plan.new)]
-    try:
-        if created:
-            # A whole new file: stored as an import stores it, by COPY with the tree folded once.
-            insert_all(
-                session,
-                entries,
-                ((raw, value.get("timestamp"), search_text(value)) for raw, value in plan.new),
-            )
-            transaction.on_commit(
-                partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
-            )
-        elif entries:
-            for offset, entry in enumerate(entries):
-                check_storable_entry(entry, entry.timestamp, session.next_seq + offset)
-            append_rows(session, entries, [raw for raw, _ in plan.new], move_leaf=True)
-    except InvalidSessionFile as exc:
-        raise InvalidSessionFile(f"a line after the header: {exc}") from exc
+    if created:
+        # A whole new file: stored as an import stores it, by COPY with the tree folded once.
+        entry_store().insert_all(
+            session,
+            entries,
+            ((raw, value.get("timestamp"), search_text(value)) for raw, value in plan.new),
+            size=sum(line_bytes(raw) for raw, _ in plan.new),
+        )
+        transaction.on_commit(
+            partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
+        )
+    elif entries:
+        entry_store().append_lines(
+            session,
+            entries,
+            [raw for raw, _ in plan.new],
+            where=lambda i: f"new line {i + 1} of this push",
+            move_leaf=True,
+        )
     if plan.leaf_marker is not None and plan.leaf_marker != session.leaf_entry_id:
         # The file ends at a leaf marker (a pull put it there): Pi resumes at its node, so does the session.
         seq = (

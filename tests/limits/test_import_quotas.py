@@ -15,7 +15,7 @@ from sessions_app import services
 from sessions_app.domain.entries import entry_from_value
 from sessions_app.domain.jsonl import EMPTY_VALUE, NOT_AN_OBJECT, NOT_JSON, REPORTED_SKIPPED_LINES
 from sessions_app.models import ChatSession, Entry
-from sessions_app.services.rows import append_rows
+from sessions_app.services.store import entry_store
 from sessions_app.services.sync import Cursor, sync_lines
 from tests.factories import HEADER, line, session_file, small_tree
 
@@ -47,7 +47,7 @@ def test_the_stored_bytes_quota_counts_what_the_user_already_stored(api_client: 
         refused = _import(api_client, second)
     assert refused.status_code == 413
     assert refused.json()["error"] == (
-        f"Storing this file ({size} bytes of entries) would bring your sessions to {2 * size} bytes; "
+        f"Storing these entries ({size} bytes) would bring your sessions to {2 * size} bytes; "
         f"the limit is {quota} bytes."
     )
     assert ChatSession.objects.count() == 1
@@ -183,7 +183,9 @@ def test_reimporting_a_session_stored_with_such_lines_appends_only_the_new_entri
     # Before such lines were skipped an import stored them as rows without an id.
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
-        append_rows(locked, [entry_from_value(0, [1, 2])], ["[1,2]"], move_leaf=False)
+        entry_store().append_lines(
+            locked, [entry_from_value(0, [1, 2])], ["[1,2]"], where=str, move_leaf=False
+        )
     grown = _import(api_client, junk_file(entries, 70))
     assert grown.status_code == 201, grown.json()
     assert grown.json()["created"] is False and grown.json()["appended"] == 3
