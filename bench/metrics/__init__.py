@@ -25,6 +25,7 @@ METRIC_MODULES = (
     "bench.metrics.delete",
     "bench.metrics.browser",
     "bench.metrics.runs",
+    "bench.metrics.teamday",
 )
 
 
