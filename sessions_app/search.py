@@ -253,8 +253,10 @@ _SEARCH_TABLE = EntrySearch._meta.db_table
 _MATCH = "x.vector @@ websearch_to_tsquery(%s, %s)"
 
 
-# Sessions probed one by one, in order, per statement; and the rows past which a query is too common
-# for one scan of the search index over all sessions at once.
+# Sessions probed one by one, in order, first to tell a common query from a rare one, then per
+# statement; and the rows past which a query is too common for one scan of the search index over all
+# sessions at once.
+FIRST_PROBE = 64
 PROBE_CHUNK = 200
 RARE_ROWS = 2000
 
@@ -264,7 +266,7 @@ def _sessions_with_hits(session_ids: list[int], text: str, enough: int | None) -
 
     A probe per session ("has it a hit?") stops at the session's first hit, but reads every row of a
     session without one: for a rare word among 2,001 small sessions that was every row stored (0.2–0.9 s).
-    So the first sessions are probed; when most of them match, the word is common and probing goes on
+    So the first few sessions are probed; when most of them match, the word is common and probing goes on
     (and stops with ``enough``); when few do, one scan of the search index finds the rare query's few
     rows in all sessions at once.
     """
@@ -272,18 +274,22 @@ def _sessions_with_hits(session_ids: list[int], text: str, enough: int | None) -
         _quick_statement(cursor)
 
         def probe(chunk: list[int]) -> list[int]:
+            # Each session's newest hit, as _newest_seqs: an EXISTS here became one hash join over every
+            # session's hits of two common words (0.4 s for 200 sessions).
             cursor.execute(
-                "SELECT s.id FROM unnest(%s::bigint[]) WITH ORDINALITY AS s(id, n) WHERE EXISTS ("
-                f"SELECT 1 FROM {_SEARCH_TABLE} x WHERE x.session_id = s.id AND {_MATCH}) ORDER BY s.n",
+                "SELECT s.id FROM unnest(%s::bigint[]) WITH ORDINALITY AS s(id, n) CROSS JOIN LATERAL ("
+                f"SELECT x.seq FROM {_SEARCH_TABLE} x WHERE x.session_id = s.id AND {_MATCH} "
+                "ORDER BY x.seq DESC LIMIT 1) AS h ORDER BY s.n",
                 [chunk, CONFIG, text],
             )
             return [pk for (pk,) in cursor.fetchall()]
 
-        matched = probe(session_ids[:PROBE_CHUNK])
-        rest = session_ids[PROBE_CHUNK:]
+        first = session_ids[:FIRST_PROBE]
+        matched = probe(first)
+        rest = session_ids[FIRST_PROBE:]
         if not rest or (enough is not None and len(matched) >= enough):
             return matched[:enough]
-        if 2 * len(matched) < PROBE_CHUNK:
+        if 2 * len(matched) < len(first):
             cursor.execute(
                 f"SELECT x.session_id FROM {_SEARCH_TABLE} x WHERE x.session_id = ANY(%s::bigint[]) "
                 f"AND {_MATCH} LIMIT %s",

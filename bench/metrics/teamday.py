@@ -653,7 +653,11 @@ class Team:
     # -- all together ----------------------------------------------------------------------------------
 
     async def drive(self, admin_url: str, database: str) -> Tally:
+        import logging
+
         import httpx
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request would drown the table
 
         load_stop, sampler_stop = threading.Event(), threading.Event()
         sampler = threading.Thread(target=self.sample_connections, args=(admin_url, database, sampler_stop))

@@ -134,7 +134,8 @@ def test_with_many_sessions_the_newest_matching_ones_are_listed_however_rare_the
     from sessions_app.api import search as search_api
 
     # Small numbers stand for thousands of sessions: a probe of 3 sessions per statement, a page of 4.
-    monkeypatch.setattr(search, "PROBE_CHUNK", 3)
+    monkeypatch.setattr(search, "FIRST_PROBE", 3)
+    monkeypatch.setattr(search, "PROBE_CHUNK", 2)
     monkeypatch.setattr(search, "RARE_ROWS", 5)
     monkeypatch.setattr(search_api, "MAX_SESSIONS", 4)
     made = []
