@@ -20,7 +20,7 @@ from bench.metrics.team import QUERIES, RARE_PHRASE
 
 BULK_USER = "bench-bulk"
 BULK_SESSIONS = 2_001
-BULK_ENTRIES = 58  # the generator adds a few: about 70 stored entries per session
+BULK_ENTRIES = 45  # the generator adds tool results: about 70 stored entries per session
 BULK_FILES = 20
 GOAL_MS = 100
 
