@@ -771,6 +771,7 @@ def run_team_day(
     plan: Plan, folder: Path, files: list[Path], *, extra_env: Mapping[str, str] | None = None
 ) -> tuple[Tally, int, str]:
     """Run the whole scenario in ``folder``; return (the tally, the connection budget, the logs' tails)."""
+    from piweb import config
     from piweb.llm.testserver import ProviderServer
 
     with (
@@ -781,7 +782,8 @@ def run_team_day(
         seeded = seed(app, plan, files, provider.url)
         app.start()
         print(f"bench: team day stack ready, seeded in {time.monotonic() - started:.0f} s", file=sys.stderr)
-        budget = connection_budget(app.env, web=plan.web_processes)
+        # Without a pool (PIWEB_DB_POOL_MAX=0, the former setup) nothing bounds the connections: 0.
+        budget = connection_budget(app.env, web=plan.web_processes) if config.database_pool(app.env) else 0
         team = Team(plan, app.bases, seeded, provider, folder)
         tally = asyncio.run(team.drive(postgres.url("postgres"), database))
         team.count_missed(postgres.url(database))
