@@ -53,6 +53,45 @@ SQLITE_OPTIONS: dict[str, Any] = {
 }
 
 
+# The connection budget (README "Connection budget"). Every process that serves concurrently (a web
+# process, a runs worker) draws its PostgreSQL connections from one pool of at most DB_POOL_MAX; a request,
+# a socket event or a task holds one only while it runs, then hands it back. Operations processes run one
+# task at a time and get a pool of OPERATIONS_DB_POOL_MAX (the task, and a helper thread at most).
+DB_POOL_MAX = 8
+DB_POOL_MIN = 1
+DB_POOL_TIMEOUT = 20.0  # seconds a request waits for a free connection before it fails
+DB_POOL_MAX_IDLE = 300.0  # seconds an extra idle connection stays open
+OPERATIONS_DB_POOL_MAX = 2
+
+
+def _env_number(env: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum:g}, not {raw!r}")
+    return value
+
+
+def database_pool(env: Mapping[str, str]) -> dict[str, Any] | None:
+    """Return the psycopg pool options of one process (``OPTIONS["pool"]``), or None when
+    ``PIWEB_DB_POOL_MAX`` is 0 (a persistent connection per thread, as under a WSGI server)."""
+    max_size = int(_env_number(env, "PIWEB_DB_POOL_MAX", DB_POOL_MAX, minimum=0))
+    if max_size == 0:
+        return None
+    min_size = min(int(_env_number(env, "PIWEB_DB_POOL_MIN", DB_POOL_MIN, minimum=0)), max_size)
+    return {
+        "min_size": min_size,
+        "max_size": max_size,
+        "timeout": _env_number(env, "PIWEB_DB_POOL_TIMEOUT", DB_POOL_TIMEOUT, minimum=0.1),
+        "max_idle": DB_POOL_MAX_IDLE,
+    }
+
+
 def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
     """Return the default DATABASES entry: DATABASE_URL if set, else a SQLite file under .data/."""
     url = env.get("DATABASE_URL", "").strip()
@@ -61,6 +100,14 @@ def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]
         if parsed["ENGINE"] == "django.db.backends.postgresql":
             # The same backend, with a health check that asks the socket before it sends SELECT 1.
             parsed["ENGINE"] = "piweb.db.postgresql"
+            pool = database_pool(env)
+            if pool is not None:
+                # Pooled connections are short-lived by definition: each goes back to the pool at the end
+                # of its request or task (Django refuses persistent ones with a pool), and the pool checks
+                # a connection before lending it. Under ASGI a persistent connection stays with the thread
+                # that ran the request, so every concurrent request would keep one open.
+                parsed["CONN_MAX_AGE"] = 0
+                parsed["OPTIONS"] = {**parsed.get("OPTIONS", {}), "pool": pool}
         if parsed["ENGINE"].endswith("sqlite3"):
             parsed["OPTIONS"] = {**SQLITE_OPTIONS, **parsed.get("OPTIONS", {})}
         return parsed

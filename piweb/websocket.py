@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from asgiref.sync import ThreadSensitiveContext
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.security.websocket import WebsocketDenier
@@ -32,7 +33,14 @@ SUBPROTOCOL = "piweb"
 TOKEN_PROTOCOL = "piweb.token."
 LINK_PROTOCOL = "piweb.link."
 
-__all__ = ["LINK_PROTOCOL", "SUBPROTOCOL", "TOKEN_PROTOCOL", "allowed_origin", "websocket_stack"]
+__all__ = [
+    "LINK_PROTOCOL",
+    "SUBPROTOCOL",
+    "TOKEN_PROTOCOL",
+    "SyncThreadPerSocket",
+    "allowed_origin",
+    "websocket_stack",
+]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -140,6 +148,24 @@ class CredentialsMiddleware:
         return await self.cookie_app(scope, receive, send)
 
 
+class SyncThreadPerSocket:
+    """Run each socket's synchronous work (its database reads) on a thread of its own, as Django runs
+    each HTTP request.
+
+    Outside such a context asgiref sends every thread-sensitive call of the process to one shared thread:
+    100 sockets connecting at once then queued their token and access checks one after another, past
+    daphne's 5 s handshake timeout, and each event's checks waited behind every other socket's. The
+    thread holds no database connection between calls: each call hands its connection back to the pool.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        async with ThreadSensitiveContext():
+            return await self.inner(scope, receive, send)
+
+
 def websocket_stack(inner: Any) -> Any:
-    """Wrap the websocket router with the Origin check and authentication."""
-    return CredentialsMiddleware(inner)
+    """Wrap the websocket router with the Origin check and authentication, each socket on its own thread."""
+    return SyncThreadPerSocket(CredentialsMiddleware(inner))

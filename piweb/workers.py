@@ -7,6 +7,10 @@ both; ``make run`` and ``make worker`` use it.
 
 Environment: ``PIWEB_RUN_CONCURRENCY`` (run threads, default 64), ``PIWEB_WORKER_CONCURRENCY``
 (operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names).
+
+Database connections (README "Connection budget"): the runs worker's threads share one pool of
+``PIWEB_DB_POOL_MAX`` (a run holds a connection only while it writes, never while the model answers);
+each operation process runs one task at a time and gets a pool of ``PIWEB_OPERATIONS_DB_POOL_MAX`` (2).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
+from piweb import config
 
 RUNS_QUEUE = "runs"
 OPERATIONS_QUEUE = "operations"
@@ -61,6 +67,17 @@ def worker_commands(env: Mapping[str, str], *, loglevel: str = "INFO") -> list[l
     ]
 
 
+def worker_environments(env: Mapping[str, str]) -> list[dict[str, str]]:
+    """Return the environment of each worker command: the runs worker's as given, and the operation
+    processes' with their own small database pool (one task at a time: it needs no more)."""
+    operations = dict(env)
+    pooled = config.database_pool(env) is not None
+    if pooled:
+        size = env.get("PIWEB_OPERATIONS_DB_POOL_MAX", "").strip() or str(config.OPERATIONS_DB_POOL_MAX)
+        operations.update(PIWEB_DB_POOL_MAX=size, PIWEB_DB_POOL_MIN="0")
+    return [dict(env), operations]
+
+
 def _die_with_parent() -> None:
     """Have Linux stop a worker whose launcher was killed outright, so none is left behind."""
     with contextlib.suppress(Exception):
@@ -69,7 +86,8 @@ def _die_with_parent() -> None:
 
 def main() -> int:
     children = [
-        subprocess.Popen(command, preexec_fn=_die_with_parent) for command in worker_commands(os.environ)
+        subprocess.Popen(command, env=env, preexec_fn=_die_with_parent)
+        for command, env in zip(worker_commands(os.environ), worker_environments(os.environ), strict=True)
     ]
     received: list[int] = []
 

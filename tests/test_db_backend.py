@@ -1,5 +1,6 @@
 """The PostgreSQL backend checks a reused connection on its socket: no SELECT 1 per request, yet a
-connection the server dropped while idle is replaced before a request uses it."""
+connection the server dropped while idle is replaced before a request uses it, whether connections are
+pooled (the default) or kept per thread (``PIWEB_DB_POOL_MAX=0``)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,15 @@ if connection.vendor != "postgresql":
 
 @pytest.fixture
 def reused() -> Iterator[Any]:
-    """A second connection to the test database, as a web thread holds one between requests."""
+    """A second connection to the test database, as a web thread holds one between requests (no pool)."""
     wrapper = connections.create_connection("default")
-    wrapper.settings_dict["CONN_HEALTH_CHECKS"] = True
+    options = {k: v for k, v in wrapper.settings_dict["OPTIONS"].items() if k != "pool"}
+    wrapper.settings_dict = {
+        **wrapper.settings_dict,
+        "OPTIONS": options,
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+    }
     wrapper.ensure_connection()
     try:
         yield wrapper
@@ -61,3 +68,26 @@ def test_a_connection_the_server_dropped_is_replaced_before_the_request_uses_it(
         time.sleep(0.01)  # the server closes the socket a moment after it is told to
     # The request's first query works, on a new connection.
     assert backend_pid(reused) != pid
+
+
+def test_a_pooled_connection_the_server_dropped_is_replaced_before_a_request_uses_it() -> None:
+    if not connection.pool:
+        pytest.skip("connections are not pooled here (PIWEB_DB_POOL_MAX=0)")
+    first = connections.create_connection("default")
+    try:
+        pid = backend_pid(first)
+    finally:
+        first.close()  # back to the pool
+    with connection.cursor() as cursor:
+        # Every idle connection of this test database goes, the one just handed back among them.
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'"
+        )
+        assert cursor.fetchone()[0] >= 1
+    time.sleep(0.2)  # the server closes the sockets a moment after it is told to
+    again = connections.create_connection("default")
+    try:
+        assert backend_pid(again) != pid
+    finally:
+        again.close()

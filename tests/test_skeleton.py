@@ -37,6 +37,34 @@ def test_database_url_selects_postgres() -> None:
     assert (db["HOST"], db["PORT"], db["NAME"], db["USER"]) == ("db.internal", 5433, "piweb", "app")
 
 
+def test_postgres_connections_come_from_a_pool_sized_by_the_environment() -> None:
+    url = {"DATABASE_URL": "postgres://app:secret@db.internal:5433/piweb"}
+    db = config.database_config(url, base_dir=BASE)
+    # Short-lived: every request or task hands its connection back to the process's pool.
+    assert db["CONN_MAX_AGE"] == 0
+    assert db["OPTIONS"]["pool"]["max_size"] == config.DB_POOL_MAX
+    env = {**url, "PIWEB_DB_POOL_MAX": "3", "PIWEB_DB_POOL_MIN": "5", "PIWEB_DB_POOL_TIMEOUT": "2.5"}
+    pool = config.database_config(env, base_dir=BASE)["OPTIONS"]["pool"]
+    assert (pool["min_size"], pool["max_size"], pool["timeout"]) == (3, 3, 2.5)
+    # 0: no pool, a persistent connection per thread (a WSGI server's threads).
+    unpooled = config.database_config({**url, "PIWEB_DB_POOL_MAX": "0"}, base_dir=BASE)
+    assert "pool" not in unpooled.get("OPTIONS", {})
+    assert unpooled["CONN_MAX_AGE"] == 60
+    for bad in ("many", "-1"):
+        with pytest.raises(ValueError, match="PIWEB_DB_POOL_MAX"):
+            config.database_config({**url, "PIWEB_DB_POOL_MAX": bad}, base_dir=BASE)
+
+
+def test_operation_workers_get_a_small_pool_and_run_workers_the_configured_one() -> None:
+    from piweb import workers
+
+    env = {"DATABASE_URL": "postgres://app@db/piweb", "REDIS_URL": "redis://r/0", "PIWEB_DB_POOL_MAX": "6"}
+    runs, operations = workers.worker_environments(env)
+    assert runs["PIWEB_DB_POOL_MAX"] == "6"
+    assert operations["PIWEB_DB_POOL_MAX"] == str(config.OPERATIONS_DB_POOL_MAX)
+    assert workers.worker_environments({**env, "PIWEB_DB_POOL_MAX": "0"})[1]["PIWEB_DB_POOL_MAX"] == "0"
+
+
 def test_without_redis_the_channel_layer_is_in_memory_and_celery_uses_files() -> None:
     layer = config.channel_layers_config({}, base_dir=BASE)["default"]
     # Groups in memory, events across processes through a file beside the embedded database.

@@ -21,10 +21,12 @@ METRIC_MODULES = (
     "bench.metrics.serve",
     "bench.metrics.live",
     "bench.metrics.team",
+    "bench.metrics.bulk",
     "bench.metrics.delete",
     "bench.metrics.browser",
     "bench.metrics.runs",
     "bench.metrics.sync",
+    "bench.metrics.teamday",
 )
 
 

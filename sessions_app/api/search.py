@@ -68,20 +68,24 @@ class SearchView(SessionAPIView):
         query = self.get_queryset().order_by("-updated_at", "-pk")
         if "session" in params:
             query = query.filter(pk=params["session"])
-        sessions = {s.pk: s for s in query.only("pk", "name", "cwd", "updated_at")}
-        # With many sessions, which match comes first (one cheap probe each), then hits and counts for
-        # the listed ones only.
-        probe = None
-        if len(sessions) > MAX_SESSIONS:
-            probe = search.search_entries(list(sessions), text, per_session=0, count=False)
-        listed = list(sessions) if probe is None else probe.session_ids[:MAX_SESSIONS]
+        # Ids only: thousands of readable sessions would cost more as model instances than the search.
+        readable = list(query.values_list("pk", flat=True))
+        # With many sessions, which match comes first, then hits and counts for the listed ones only.
+        probe, stopped = None, False
+        if len(readable) > MAX_SESSIONS:
+            # One past the page says whether there are more.
+            probe, stopped = search.first_matching(readable, text, enough=MAX_SESSIONS + 1)
+        listed = readable if probe is None else probe[:MAX_SESSIONS]
         found = search.search_entries(listed, text)
+        sessions = {
+            s.pk: s for s in query.filter(pk__in=found.session_ids).only("pk", "name", "cwd", "updated_at")
+        }
         return Response(
             {
                 "query": text,
-                "sessions": [_session(sessions[pk], found, pk) for pk in found.session_ids],
-                "moreSessions": probe is not None and len(probe.session_ids) > MAX_SESSIONS,
-                "incomplete": found.incomplete or (probe is not None and probe.incomplete),
+                "sessions": [_session(sessions[pk], found, pk) for pk in found.session_ids if pk in sessions],
+                "moreSessions": probe is not None and len(probe) > MAX_SESSIONS,
+                "incomplete": found.incomplete or stopped,
             }
         )
 

@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 # the planner believes the table holds.
 ANALYZE_AFTER = 20_000
 STALE_SHARE = 0.2
+# The session table grows by one row per import: many small imports (a whole ~/.pi/agent/sessions at
+# once) left it never analyzed, and the planner took 2,001 readable sessions for 7.
+SESSIONS_ANALYZE_AFTER = 200
 STREAM_ROWS = 2_000  # stored rows read at a time when a re-import compares them with the file
 
 
@@ -124,7 +127,8 @@ def refresh_statistics(added: int) -> None:
     """
     if not added or connection.vendor != "postgresql":
         return
-    tables = [Entry._meta.db_table, EntrySearch._meta.db_table]
+    sessions = ChatSession._meta.db_table
+    tables = [Entry._meta.db_table, EntrySearch._meta.db_table, sessions]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname, greatest(c.reltuples, 0), coalesce(s.n_mod_since_analyze, 0) FROM pg_class c "
@@ -132,6 +136,11 @@ def refresh_statistics(added: int) -> None:
             [tables],
         )
         for table, believed, changed in cursor.fetchall():
+            if table == sessions:
+                # Rows changed here are sessions, counted as such (this one may not be counted yet).
+                if int(changed) + 1 >= max(SESSIONS_ANALYZE_AFTER, STALE_SHARE * float(believed)):
+                    _analyze(cursor, table)
+                continue
             # This import's own rows may not be in the counts yet: they are published about once a second.
             pending = max(int(changed), added)
             if added >= ANALYZE_AFTER or (

@@ -127,3 +127,29 @@ def test_a_query_without_words_is_refused_or_empty(api_client: APIClient) -> Non
     assert "error" in api_client.get("/api/search/").json()
     assert found(api_client, "!!! ???") == {}
     assert api_client.get("/api/search/", {"q": "x" * 201}).status_code == 400
+
+
+def test_with_many_sessions_the_newest_matching_ones_are_listed_however_rare_the_words(
+    api_client: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessions_app.api import search as search_api
+
+    # Small numbers stand for thousands of sessions: a probe of 3 sessions per statement, a page of 4.
+    monkeypatch.setattr(search, "FIRST_PROBE", 3)
+    monkeypatch.setattr(search, "PROBE_CHUNK", 2)
+    monkeypatch.setattr(search, "RARE_ROWS", 5)
+    monkeypatch.setattr(search_api, "MAX_SESSIONS", 4)
+    made = []
+    for n in range(10):
+        text = "routine deploy notes" + (" with the kumquat audit" if n in (1, 6, 8) else "")
+        made.append(stored(api_client.user, f"many{n}", [user_msg(f"m{n}", None, text)]).pk)
+    newest_first = made[::-1]
+    rare = [pk for pk in newest_first if made.index(pk) in (1, 6, 8)]
+    assert search.first_matching(newest_first, "kumquat") == (rare, False)
+    assert search.first_matching(newest_first, "routine", enough=5) == (newest_first[:5], False)
+    assert search.matching_sessions(newest_first, '"deploy notes"') == newest_first
+    assert search.matching_sessions(newest_first, "nowhere") == []
+    common = api_client.get("/api/search/", {"q": "routine"}).json()
+    assert [s["id"] for s in common["sessions"]] == newest_first[:4] and common["moreSessions"] is True
+    scarce = api_client.get("/api/search/", {"q": "kumquat"}).json()
+    assert [s["id"] for s in scarce["sessions"]] == rare and scarce["moreSessions"] is False

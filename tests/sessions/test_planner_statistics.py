@@ -3,6 +3,7 @@ the right plans (a search table the planner believes empty made search ten times
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from django.db import OperationalError, connection
 
 from sessions_app import services
-from sessions_app.models import Entry, EntrySearch
+from sessions_app.models import ChatSession, Entry, EntrySearch
 from sessions_app.services import importing
 from sessions_app.services.sync import Cursor, sync_lines
 from tests.factories import HEADER, conversation, line, session_file
@@ -90,3 +91,26 @@ def test_an_import_stands_when_its_statistics_cannot_be_refreshed(
         result = services.import_jsonl(actor=owner, data=session_file(entries, {**HEADER, "id": "kept"}))
     assert result.created and Entry.objects.filter(session=result.session).count() == len(entries)
     assert "could not refresh the planner statistics" in caplog.text
+
+
+def test_many_small_imports_keep_the_session_table_known_to_the_planner(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = ChatSession._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {sessions}")
+
+    def believed() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE relname = %s", [sessions])
+            return float(cursor.fetchone()[0])
+
+    assert believed() == 0
+    monkeypatch.setattr(importing, "SESSIONS_ANALYZE_AFTER", 3)
+    # Each import is far below the entry threshold; together they are sessions the planner never saw.
+    for n in range(12):
+        services.import_jsonl(owner=owner, data=session_file(conversation(2), {**HEADER, "id": f"s{n}"}))
+        if believed() > 0:
+            break
+        time.sleep(0.3)  # the server publishes its change counts about once a second
+    assert 0 < believed() <= ChatSession.objects.count()

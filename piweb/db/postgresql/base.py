@@ -5,20 +5,59 @@ a connection: a round trip, and a statement for the server, on every API read. A
 dropped while it sat idle (a restart, a crash, ``pg_terminate_backend``, an idle timeout) has data or an
 end of file waiting on its socket, and an idle healthy one has nothing. So the check asks the socket
 first: quiet means healthy; anything else gets Django's own ``SELECT 1`` and is closed if that fails.
+
+With a connection pool (``OPTIONS["pool"]``, piweb's default on PostgreSQL) the pool checks a connection
+each time it lends one; the same socket test spares that check's round trip on every request.
 """
 
 from __future__ import annotations
 
 import select
+from typing import Any
 
 from django.db.backends.postgresql import base
 
-__all__ = ["DatabaseWrapper"]
+__all__ = ["DatabaseWrapper", "check_pooled"]
 
 WAITING = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP | select.POLLNVAL
 
 
+def socket_is_quiet(connection: Any) -> bool:
+    """Return whether an idle psycopg connection's socket has nothing waiting (no message, no hang-up)."""
+    if connection is None or connection.closed or connection.broken:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(connection.pgconn.socket, WAITING)
+        return not poller.poll(0)
+    except (OSError, ValueError):  # no socket any more
+        return False
+
+
+def check_pooled(connection: Any) -> None:
+    """The pool's check before it lends a connection: a quiet socket passes, anything else must answer
+    an empty query (psycopg_pool's own check), or the pool replaces the connection."""
+    if socket_is_quiet(connection):
+        return
+    from psycopg_pool import ConnectionPool
+
+    ConnectionPool.check_connection(connection)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    @property
+    def pool(self) -> Any:
+        options = self.settings_dict["OPTIONS"].get("pool")
+        if options and self.alias not in self._connection_pools and self.settings_dict["CONN_HEALTH_CHECKS"]:
+            options = {} if options is True else options
+            if "check" not in options:
+                # Django's default check sends a query every time the pool lends a connection.
+                self.settings_dict["OPTIONS"] = {
+                    **self.settings_dict["OPTIONS"],
+                    "pool": {**options, "check": check_pooled},
+                }
+        return super().pool
+
     def close_if_health_check_failed(self) -> None:
         if self.connection is None or self.pool or not self.health_check_enabled or self.health_check_done:
             super().close_if_health_check_failed()
@@ -30,12 +69,4 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _socket_is_quiet(self) -> bool:
         """Return whether the idle connection's socket has nothing waiting (no message, no hang-up)."""
-        connection = self.connection
-        if connection is None or connection.closed or connection.broken:
-            return False
-        try:
-            poller = select.poll()
-            poller.register(connection.pgconn.socket, WAITING)
-            return not poller.poll(0)
-        except (OSError, ValueError):  # no socket any more
-            return False
+        return socket_is_quiet(self.connection)
