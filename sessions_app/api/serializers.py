@@ -13,6 +13,7 @@ from ..domain.jsjson import js_stringify, parse_json
 from ..domain.jsonl import SkipReport
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
+from ..domain.storable import MAX_ID_CHARS
 from ..domain.tokens import estimate_tokens
 from ..model_request import context_breakdown
 from ..models import ChatSession, Entry
@@ -263,30 +264,30 @@ class PathPageSerializer(serializers.Serializer[Any]):
 
 
 class NavigateSerializer(serializers.Serializer[Any]):
-    targetId = Text()
+    targetId = Text(max_length=MAX_ID_CHARS)
     summarize = Flag(required=False, default=False)
     customInstructions = Text(required=False, allow_blank=True)
     replaceInstructions = Flag(required=False, default=False)
 
 
 class ForkSerializer(serializers.Serializer[Any]):
-    entryId = Text()
+    entryId = Text(max_length=MAX_ID_CHARS)
     position = serializers.ChoiceField(choices=["before", "at"], required=False)
     mode = serializers.ChoiceField(choices=list(FORK_MODES), required=False, default="path")
 
 
 class CloneSerializer(serializers.Serializer[Any]):
-    entryId = Text(required=False)
+    entryId = Text(required=False, max_length=MAX_ID_CHARS)
 
 
 class LabelSerializer(serializers.Serializer[Any]):
-    targetId = Text()
+    targetId = Text(max_length=MAX_ID_CHARS)
     label = Text(required=False, allow_null=True, allow_blank=True, default=None)
 
 
 class AppendSerializer(serializers.Serializer[Any]):
     entries = serializers.ListField(child=serializers.JSONField(), allow_empty=False, max_length=10000)
-    expectedLeaf = Text(required=False, allow_null=True)
+    expectedLeaf = Text(required=False, allow_null=True, max_length=MAX_ID_CHARS)
 
 
 class ImportSerializer(serializers.Serializer[Any]):

@@ -255,10 +255,12 @@ def rest_token_revoke(w: World) -> Callable[[], None]:
 
 def sync_push(w: World) -> None:
     lines = [line(e) for e in conversation(2)]
+    header = line({**HEADER, "id": "pushed"})
+    size = sum(len(text.encode()) + 1 for text in [header, *lines])
     body = {
-        "header": line({**HEADER, "id": "pushed"}),
+        "header": header,
         "from": {"lines": 0, "bytes": 0, "lastId": None},
-        "to": {"lines": len(lines), "bytes": None},
+        "to": {"lines": len(lines), "bytes": size},
         "lines": lines,
         "path": "/home/me/.pi/pushed.jsonl",
     }

@@ -23,14 +23,6 @@ from .routes import TEMPLATES, fill, ids_of
 
 # Random text does not compress: past PostgreSQL's index row limit, as a real long id would be.
 BIG = secrets.token_urlsafe(9_000)
-# Cases the field caps (ids, types and the like, 400 with the field's name) make pass.
-FIELD_CAPS = {
-    ("api/sessions/<int:pk>/append/", "POST", "expectedLeaf"),
-    ("api/sessions/<int:pk>/append/", "POST", "entries.0.type"),
-    ("api/sessions/<int:pk>/append/", "POST", "entries.0.id"),
-    ("api/sessions/<int:pk>/clone/", "POST", "entryId"),
-    ("api/sessions/<int:pk>/fork/", "POST", "entryId"),
-}
 FREE_TEXT = {"prompt", "customInstructions", "content", "password"}
 # Write routes whose fields are capped elsewhere, each with where.
 CAPPED_ELSEWHERE = {
@@ -51,14 +43,7 @@ def field_cases() -> Iterator[tuple[str, str, str]]:
                 yield route, method.upper(), f"entries.0.{entry_key}"
 
 
-CASES = [
-    pytest.param(
-        *case, marks=pytest.mark.xfail(strict=False, reason="field caps"), id=f"{case[1]} {case[0]} {case[2]}"
-    )
-    if case in FIELD_CAPS
-    else pytest.param(*case, id=f"{case[1]} {case[0]} {case[2]}")
-    for case in field_cases()
-]
+CASES = [pytest.param(*case, id=f"{case[1]} {case[0]} {case[2]}") for case in field_cases()]
 
 
 def body_with(route: str, method: str, field: str, state: Current) -> dict[str, Any]:
@@ -118,10 +103,7 @@ def _long_id_file() -> bytes:
     [
         "import a file with a 12 KB id",
         "sync a line with a 12 KB id",
-        pytest.param(
-            "append a custom entry with a 12 KB type",
-            marks=pytest.mark.xfail(strict=False, reason="field caps"),
-        ),
+        "append a custom entry with a 12 KB type",
     ],
 )
 def test_an_oversized_key_in_a_session_line_is_a_400(stack: Stack, case: str) -> None:
