@@ -3,15 +3,6 @@
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
-from django.db.models import F
-
-
-def name_actors(apps, schema_editor):
-    # Rows written before: keep the username and the session's id, as new rows do.
-    ActionLog = apps.get_model("sessions_app", "ActionLog")
-    ActionLog.objects.filter(session__isnull=False).update(session_number=F("session_id"))
-    for row in ActionLog.objects.filter(actor__isnull=False).select_related("actor").iterator():
-        ActionLog.objects.filter(pk=row.pk).update(actor_name=row.actor.username)
 
 
 class Migration(migrations.Migration):
@@ -125,5 +116,4 @@ class Migration(migrations.Migration):
             model_name="actionlog",
             index=models.Index(fields=["action", "-created_at"], name="actionlog_action_idx"),
         ),
-        migrations.RunPython(name_actors, migrations.RunPython.noop),
     ]

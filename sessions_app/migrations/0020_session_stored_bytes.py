@@ -20,7 +20,7 @@ def count_bytes(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0018_action_log_actors"),
+        ("sessions_app", "0019_action_log_actor_names"),
     ]
 
     operations = [
