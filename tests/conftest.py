@@ -56,3 +56,18 @@ def _private_cache(settings: Any) -> Any:
     yield
     for alias in settings.CACHES:
         caches[alias].clear()
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """Keep the test process's own connections unpooled; the servers the tests start keep the pool.
+
+    Tests run threads (concurrent writers, a run's worker) whose connections Django closes only when the
+    thread ends; with a pool each would hold one of its few slots for the rest of the run, and later tests
+    would wait for a connection until the pool's timeout. ``tests/test_db_backend.py`` and the connection
+    budget test check pooling in their own processes.
+    """
+    from django.conf import settings
+
+    for alias in settings.DATABASES.values():
+        alias.get("OPTIONS", {}).pop("pool", None)

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
+from piweb.config import database_pool
+
 pytestmark = pytest.mark.django_db
 
 if connection.vendor != "postgresql":
@@ -70,24 +72,36 @@ def test_a_connection_the_server_dropped_is_replaced_before_the_request_uses_it(
     assert backend_pid(reused) != pid
 
 
+def _pooled() -> Any:
+    """A connection to the test database drawn from a pool configured as a server process's is."""
+    wrapper = connections.create_connection("default")
+    pool = database_pool({"PIWEB_DB_POOL_MAX": "2"})
+    wrapper.settings_dict = {
+        **wrapper.settings_dict,
+        "OPTIONS": {**wrapper.settings_dict["OPTIONS"], "pool": pool},
+        "CONN_MAX_AGE": 0,
+    }
+    return wrapper
+
+
 def test_a_pooled_connection_the_server_dropped_is_replaced_before_a_request_uses_it() -> None:
-    if not connection.pool:
-        pytest.skip("connections are not pooled here (PIWEB_DB_POOL_MAX=0)")
-    first = connections.create_connection("default")
+    # The test process itself runs unpooled (tests/conftest.py); servers pool as this one does.
+    first = _pooled()
     try:
         pid = backend_pid(first)
-    finally:
         first.close()  # back to the pool
-    with connection.cursor() as cursor:
-        # Every idle connection of this test database goes, the one just handed back among them.
-        cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'"
-        )
-        assert cursor.fetchone()[0] >= 1
-    time.sleep(0.2)  # the server closes the sockets a moment after it is told to
-    again = connections.create_connection("default")
-    try:
-        assert backend_pid(again) != pid
+        with connection.cursor() as cursor:
+            # Every idle connection of this test database goes, the one just handed back among them.
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'"
+            )
+            assert cursor.fetchone()[0] >= 1
+        time.sleep(0.2)  # the server closes the sockets a moment after it is told to
+        again = _pooled()
+        try:
+            assert backend_pid(again) != pid
+        finally:
+            again.close()
     finally:
-        again.close()
+        first.close_pool()

@@ -42,11 +42,12 @@ def _import_all(ctx: Context, count: int) -> tuple[Any, float]:
     for index in range(count):
         source = files[index % len(files)]
         name = f"bulk-{index}-{source.path.name}"
-        result = import_stream(owner=owner, stream=_RenamedLines(source.path, name), filename=name)  # type: ignore[arg-type]
+        result = import_stream(actor=owner, stream=_RenamedLines(source.path, name), filename=name)  # type: ignore[arg-type]
         if index % 400 == 0:  # a few sessions hold the rare phrase
             text = f"Before the {RARE_PHRASE} meeting, list what changed"
             message = {"role": "user", "content": text, "timestamp": int(time.time() * 1000)}
-            append_entries(session=result.session, entries=[{"type": "message", "message": message}])
+            entries = [{"type": "message", "message": message}]
+            append_entries(session=result.session, entries=entries, actor=owner)
     return owner, time.perf_counter() - started
 
 

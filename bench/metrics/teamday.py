@@ -291,10 +291,10 @@ def seed_main(spec_json: str) -> None:
     shared = []
     for path in spec["files"]:
         with open(path, "rb") as fh:
-            session = import_stream(owner=lead, stream=fh, filename=Path(path).name).session
+            session = import_stream(actor=lead, stream=fh, filename=Path(path).name).session
         share_with_team(session=session, team=team, access="viewer", actor=lead)
         shared.append(session.pk)
-    runs = [create_session(owner=users[i], cwd="/team", name=f"run slot {i}").pk for i in range(spec["runs"])]
+    runs = [create_session(actor=users[i], cwd="/team", name=f"run slot {i}").pk for i in range(spec["runs"])]
     provider = LLMProvider.objects.create(
         name="team provider",
         api="anthropic-messages",

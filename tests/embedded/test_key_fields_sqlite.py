@@ -27,7 +27,7 @@ from tests.factories import HEADER, line, session_file, small_tree
 
 assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
 owner = get_user_model().objects.create_user("ada", password="pw")
-session = services.import_jsonl(owner=owner, data=session_file(small_tree())).session
+session = services.import_jsonl(actor=owner, data=session_file(small_tree())).session
 client = APIClient(SERVER_NAME="localhost")
 client.force_authenticate(user=owner)
 message = {"role": "user", "content": "x"}

@@ -109,7 +109,7 @@ def test_many_small_imports_keep_the_session_table_known_to_the_planner(
     monkeypatch.setattr(importing, "SESSIONS_ANALYZE_AFTER", 3)
     # Each import is far below the entry threshold; together they are sessions the planner never saw.
     for n in range(12):
-        services.import_jsonl(owner=owner, data=session_file(conversation(2), {**HEADER, "id": f"s{n}"}))
+        services.import_jsonl(actor=owner, data=session_file(conversation(2), {**HEADER, "id": f"s{n}"}))
         if believed() > 0:
             break
         time.sleep(0.3)  # the server publishes its change counts about once a second
