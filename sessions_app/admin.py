@@ -463,3 +463,11 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
+        # Through the use case, so the revocation is in the action log under the staff member.
+        services.revoke_api_token(actor=request.user, user=obj.user, token_key=obj.token_key, as_staff=True)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for token in queryset.select_related("user"):
+            self.delete_model(request, token)

@@ -25,9 +25,12 @@ def create_api_token(*, actor: Actor, user: Any, name: str = "") -> tuple[ApiTok
     return token, text
 
 
-def revoke_api_token(*, actor: Actor, user: Any, token_key: str) -> None:
-    """Revoke one of ``user``'s tokens at once; NotVisible if they have none with that id."""
-    _authorize(actor, user)
+def revoke_api_token(*, actor: Actor, user: Any, token_key: str, as_staff: bool = False) -> None:
+    """Revoke one of ``user``'s tokens at once; NotVisible if they have none with that id.
+
+    ``as_staff``: a staff member with the admin's delete right revokes someone else's token.
+    """
+    _authorize(actor, user, as_staff=as_staff)
     with transaction.atomic():
         deleted, _ = ApiToken.objects.filter(user=user, token_key=token_key).delete()
         if not deleted:
@@ -35,12 +38,14 @@ def revoke_api_token(*, actor: Actor, user: Any, token_key: str) -> None:
         record_action(actor=actor, action=Action.TOKEN_REVOKE, session=None, token=token_key)
 
 
-def _authorize(actor: Actor, user: Any) -> None:
+def _authorize(actor: Actor, user: Any, *, as_staff: bool = False) -> None:
     """Only users manage their own tokens; the server's commands may mint them for anyone."""
     if isinstance(actor, SystemActor):
         return
     me = user_of(actor)
     if me is None:
         raise access.NotSignedIn()
+    if as_staff and me.is_staff and me.has_perm("sessions_app.delete_apitoken"):
+        return
     if me.pk != user.pk:
         raise access.Forbidden("You may only manage your own API tokens.")

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from sessions_app.models import ApiToken
+from sessions_app.models import ActionLog, ApiToken
 
 pytestmark = pytest.mark.django_db
 
@@ -32,3 +32,21 @@ def test_staff_find_and_delete_a_token_in_the_admin_and_it_stops_working(user: C
     assert staff.post(f"/admin/sessions_app/apitoken/{digest}/delete/", {"post": "yes"}).status_code == 302
     assert not ApiToken.objects.filter(digest=digest).exists()
     assert script.get("/api/sessions/").status_code in (401, 403)
+    (row,) = ActionLog.objects.filter(action=ActionLog.Action.TOKEN_REVOKE)
+    assert row.actor_name == "staff" and row.actor_kind == "user"
+
+
+def test_the_admins_bulk_delete_revokes_each_token_with_its_log_row(user: Callable[..., Any]) -> None:
+    owner = user("owner")
+    ApiToken.objects.create(user=owner, name="one")
+    ApiToken.objects.create(user=owner, name="two")
+    staff = Client()
+    staff.force_login(user("staff", is_staff=True, is_superuser=True))
+    digests = list(ApiToken.objects.values_list("digest", flat=True))
+    answer = staff.post(
+        "/admin/sessions_app/apitoken/",
+        {"action": "delete_selected", "_selected_action": digests, "post": "yes"},
+    )
+    assert answer.status_code == 302
+    assert not ApiToken.objects.exists()
+    assert ActionLog.objects.filter(action=ActionLog.Action.TOKEN_REVOKE, actor_name="staff").count() == 2
