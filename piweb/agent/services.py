@@ -201,6 +201,7 @@ class NoActiveRun(Exception):
 
 def abort_active_run(*, session: ChatSession, actor: Actor) -> AgentRun:
     """Stop the session's active run (what the Stop button does): see ``abort_run``."""
+    access.authorize(actor, session, access.WRITE)  # before saying whether a run is active
     active = AgentRun.objects.filter(session=session).active().first()
     if active is None:
         raise NoActiveRun("No run is active for this session")

@@ -80,6 +80,6 @@ def test_caps_and_surrogates_answer_400_with_the_field_in_the_embedded_mode(tmp_
     surrogate = "holds a NUL character or a lone surrogate, which cannot be stored"
     assert got["surrogate_id"] == [400, f"entry 0: 'id' {surrogate}"]
     assert got["surrogate_parent"] == [400, f"entry 0: 'parentId' {surrogate}"]
-    assert got["sync"] == [400, "line 1 after the header: 'id' is longer than 255 characters"]
+    assert got["sync"][0] == 400 and "'id' is longer than 255 characters" in got["sync"][1]
     assert got["import"][0] == 400 and "line 4: 'id' is longer than 255 characters" in got["import"][1]
     assert got["stored"] == 6

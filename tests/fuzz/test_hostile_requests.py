@@ -72,6 +72,7 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/sessions/<int:pk>/clone/", "post"): {"entryId": "a2"},
     ("api/sessions/<int:pk>/compact/", "post"): {"customInstructions": "keep it short"},
     ("api/sessions/<int:pk>/runs/", "post"): {"prompt": "hello", "providerId": None},
+    ("api/sessions/<int:pk>/runs/regenerate/", "post"): {"entryId": "a1"},
     ("api/sessions/<int:pk>/settings/", "put"): {
         "compaction": {"enabled": True, "reserveTokens": 1000, "keepRecentTokens": 2000}
     },

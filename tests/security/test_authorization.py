@@ -28,6 +28,7 @@ CHANGES_ACCESS = {
     ("api/teams/<int:team_id>/members/<str:username>/", "PATCH"),
     ("api/operations/<uuid:operation_id>/cancel/", "POST"),
     ("api/runs/<uuid:run_id>/abort/", "POST"),
+    ("api/sessions/<int:pk>/runs/stop/", "POST"),  # the active run is gone
 }
 
 

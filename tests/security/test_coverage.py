@@ -22,6 +22,7 @@ from .test_oversize_fields import CAPPED_ELSEWHERE
 # test_xss and tests/fuzz fill with hostile segments.
 NO_BODY = {
     ("api/sessions/<int:pk>/", "DELETE"),
+    ("api/sessions/<int:pk>/runs/stop/", "POST"),
     ("api/sessions/<int:pk>/shares/<int:team_id>/", "DELETE"),
     ("api/links/<int:link_id>/", "DELETE"),
     ("api/tokens/<str:token_id>/", "DELETE"),
