@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -359,29 +360,98 @@ class NdjsonRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
+def _file(description: str) -> OpenApiResponse:
+    return OpenApiResponse(OpenApiTypes.STR, description=description)
+
+
 class ExportView(LinkReadableView):
     renderer_classes = [JSONRenderer, NdjsonRenderer]
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        # "?format=" names the file format here (jsonl, markdown, html), read below; the body of an
+        # error is always JSON.
+        if request.query_params.get("format") not in (None, "jsonl"):
+            return JSONRenderer(), JSONRenderer.media_type
+        return super().perform_content_negotiation(request, force)
 
     @extend_schema(
         parameters=[
             OpenApiParameter(
+                "format",
+                str,
+                enum=["jsonl", *services.DOCUMENT_FORMATS],
+                description="jsonl (default): the Pi session file; markdown or html: a document to read",
+            ),
+            OpenApiParameter(
+                "scope",
+                str,
+                enum=list(services.DOCUMENT_SCOPES),
+                description="For markdown and html: the branch root → `at` (default) or the whole tree",
+            ),
+            OpenApiParameter(
+                "at", str, description="For markdown and html: the branch ends here (default: the leaf)"
+            ),
+            OpenApiParameter(
                 "leaf", str, description="Resume at this entry in Pi (default: the session's leaf)"
-            )
+            ),
         ],
-        responses={(200, "application/x-ndjson"): OpenApiResponse(description="The session file")},
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="The session file"),
+            (200, "text/markdown"): OpenApiResponse(
+                OpenApiTypes.STR, description="The branch or tree as Markdown"
+            ),
+            (200, "text/html"): OpenApiResponse(
+                OpenApiTypes.STR, description="The branch or tree as one standalone page"
+            ),
+            **ERRORS,
+        },
     )
-    def get(self, request: Request, pk: int) -> StreamingHttpResponse:
-        """Download the session as a Pi JSONL file: every stored line byte for byte, ending at the leaf."""
+    def get(self, request: Request, pk: int) -> StreamingHttpResponse | Response:
+        """Download the session: as a Pi JSONL file (every stored line byte for byte, ending at the leaf),
+        or its branch or whole tree as Markdown or a standalone HTML page."""
         grant = self.access(pk)
-        leaf = request.query_params.get("leaf") or None
-        if leaf is not None and "\x00" in leaf:
-            return error_response("the leaf holds a NUL character", status.HTTP_400_BAD_REQUEST)
-        lines = services.export_session(grant=grant, actor=access.acting(request.user, grant), leaf=leaf)
+        params = request.query_params
+        for name in ("leaf", "at", "scope", "format"):
+            if "\x00" in params.get(name, ""):
+                return error_response(f"the {name} holds a NUL character", status.HTTP_400_BAD_REQUEST)
+        kind = params.get("format") or "jsonl"
+        actor = access.acting(request.user, grant)
+        if kind != "jsonl":
+            if "leaf" in params:
+                return error_response(
+                    "leaf applies to the Pi file (format=jsonl); a document's branch ends at ?at=",
+                    status.HTTP_400_BAD_REQUEST,
+                )
+            document = services.export_document(
+                grant=grant,
+                actor=actor,
+                format=kind,
+                scope=params.get("scope") or "branch",
+                at=params.get("at") or None,
+            )
+            response = StreamingHttpResponse(document.body, content_type=document.content_type)
+            response["Content-Disposition"] = content_disposition_header(
+                as_attachment=True, filename=document.filename
+            )
+            response["Content-Security-Policy"] = DOCUMENT_CSP
+            response["X-Content-Type-Options"] = "nosniff"
+            return response
+        if "scope" in params or "at" in params:
+            return error_response(
+                "scope and at apply to format=markdown or format=html; the Pi file ends at ?leaf=",
+                status.HTTP_400_BAD_REQUEST,
+            )
+        leaf = params.get("leaf") or None
+        lines = services.export_session(grant=grant, actor=actor, leaf=leaf)
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
         response["Content-Disposition"] = content_disposition_header(
             as_attachment=True, filename=services.export_filename(grant.session)
         )
         return response
+
+
+# Opened straight from the server (not saved first), the page is held to the same rules it carries.
+DOCUMENT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 
 
 class ImportView(SessionAPIView):

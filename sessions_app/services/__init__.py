@@ -12,7 +12,16 @@ from .actions import Action, record_action
 from .appending import append_entries
 from .branching import ForkOutcome, clone_session, fork_session
 from .errors import AppendConflict, InvalidEntries, InvalidSessionFile, QuotaExceeded, TeamConflict
-from .exporting import export_at_leaf, export_filename, export_jsonl, export_session
+from .exporting import (
+    DOCUMENT_FORMATS,
+    DOCUMENT_SCOPES,
+    Document,
+    export_at_leaf,
+    export_document,
+    export_filename,
+    export_jsonl,
+    export_session,
+)
 from .importing import ImportResult, import_jsonl, import_stream
 from .labels import set_label
 from .lifecycle import create_session, delete_owner, delete_session, rename_session
@@ -39,9 +48,12 @@ from .teams import (
 from .tokens import create_api_token, revoke_api_token
 
 __all__ = [
+    "DOCUMENT_FORMATS",
+    "DOCUMENT_SCOPES",
     "Action",
     "AppendConflict",
     "Cursor",
+    "Document",
     "ForkOutcome",
     "ImportResult",
     "InvalidEntries",
@@ -65,6 +77,7 @@ __all__ = [
     "delete_owner",
     "delete_session",
     "export_at_leaf",
+    "export_document",
     "export_filename",
     "export_jsonl",
     "export_session",

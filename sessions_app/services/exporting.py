@@ -10,19 +10,25 @@ file and ``piweb-sync push`` sends it back, the marker arrives as an ordinary en
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from django.db import transaction
 
-from .. import access, link_scope
+from .. import access, link_scope, queries
 from ..actors import Actor
-from ..domain.jsjson import js_stringify
+from ..documents import DocumentInfo, html_document, markdown_document, tree_order
+from ..domain.jsjson import js_stringify, parse_json
 from ..domain.leaf_marker import deterministic_id, leaf_marker
 from ..models import ChatSession, Entry
 from .actions import Action, record_action
 from .errors import InvalidEntries
 
 __all__ = [
+    "DOCUMENT_FORMATS",
+    "DOCUMENT_SCOPES",
+    "Document",
     "export_at_leaf",
+    "export_document",
     "export_filename",
     "export_jsonl",
     "export_session",
@@ -38,6 +44,75 @@ def export_session(*, grant: access.Access, actor: Actor, leaf: str | None = Non
     with transaction.atomic():
         record_action(actor=actor, action=Action.EXPORT, session=grant.session, via_link=grant.via_link)
     return lines
+
+
+DOCUMENT_FORMATS = {
+    "markdown": ("md", "text/markdown; charset=utf-8"),
+    "html": ("html", "text/html; charset=utf-8"),
+}
+DOCUMENT_SCOPES = ("branch", "tree")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A readable export: its file name, media type and body (streamed)."""
+
+    filename: str
+    content_type: str
+    body: Iterable[bytes]
+
+
+def export_document(
+    *, grant: access.Access, actor: Actor, format: str, scope: str, at: str | None = None
+) -> Document:
+    """Return the branch (root → ``at``, default this viewer's leaf) or the whole visible tree as
+    Markdown or HTML, recording the export in the log.
+
+    A link holder gets only what the link shows: ``at`` must be an entry the link sees (otherwise "not
+    found", nothing logged) and the tree is the link's part of it.
+    """
+    if format not in DOCUMENT_FORMATS:
+        raise InvalidEntries(f"format: choose one of jsonl, {', '.join(DOCUMENT_FORMATS)} (got {format!r})")
+    if scope not in DOCUMENT_SCOPES:
+        raise InvalidEntries(f"scope: choose one of {', '.join(DOCUMENT_SCOPES)} (got {scope!r})")
+    session = grant.session
+    leaf_id = at if at is not None else grant.leaf_id()
+    if scope == "branch":
+        rows: list[str] = []
+        if leaf_id is not None:
+            leaf = grant.entry(leaf_id)  # EntryNotFound (404) for an entry outside the viewer's scope
+            rows = [raw for (raw,) in queries.path_rows(session, leaf, fields=("raw",))]
+    else:
+        if at is not None:
+            raise InvalidEntries("at: only a branch export ends at an entry; leave it out with scope=tree")
+        query = (
+            link_scope.scoped_entries(grant) if grant.restricted else Entry.objects.filter(session=session)
+        )
+        shape = list(query.values_list("seq", "entry_id", "parent_id"))
+        raws = dict(query.values_list("seq", "raw"))
+        rows = [raws[seq] for seq in tree_order(shape)]
+    info = DocumentInfo(
+        title=session.name or session.pi_id,
+        session_id=session.pi_id,
+        cwd=session.cwd,
+        scope=scope,
+        leaf_id=leaf_id if scope == "branch" else None,
+    )
+    payloads = (p for p in (parse_json(raw) for raw in rows) if isinstance(p, dict))
+    build = markdown_document if format == "markdown" else html_document
+    extension, content_type = DOCUMENT_FORMATS[format]
+    with transaction.atomic():
+        record_action(
+            actor=actor,
+            action=Action.EXPORT,
+            session=session,
+            via_link=grant.via_link,
+            format=format,
+            scope=scope,
+        )
+    stem = export_filename(session).removesuffix(".jsonl")
+    body = (piece.encode("utf-8", errors="surrogatepass") for piece in build(info, payloads))
+    return Document(filename=f"{stem}.{scope}.{extension}", content_type=content_type, body=body)
 
 
 def export_jsonl(session: ChatSession) -> Iterable[bytes]:
