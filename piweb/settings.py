@@ -129,6 +129,10 @@ PIWEB_MAX_IMPORT_BYTES = int(ENV.get("PIWEB_MAX_IMPORT_BYTES", str(256 * config.
 # Import quotas, answered with 413 and the numbers: entries in one file, and the bytes of all a user's
 # stored lines (0: no limit).
 PIWEB_MAX_IMPORT_ENTRIES = int(ENV.get("PIWEB_MAX_IMPORT_ENTRIES", "2000000"))
+# Pictures attached to a prompt: each one's decoded size, and how many one prompt may carry. Their
+# base64 travels in the request body, so PIWEB_MAX_BODY_BYTES bounds them all together as well.
+PIWEB_MAX_IMAGE_BYTES = int(ENV.get("PIWEB_MAX_IMAGE_BYTES", str(4 * config.MIB)))
+PIWEB_MAX_IMAGES = int(ENV.get("PIWEB_MAX_IMAGES", "4"))
 PIWEB_MAX_STORED_BYTES_PER_USER = int(ENV.get("PIWEB_MAX_STORED_BYTES_PER_USER", "0"))
 # A body must arrive within this many seconds of its headers (plus one per MiB declared), or 408.
 PIWEB_BODY_TIMEOUT = float(ENV.get("PIWEB_BODY_TIMEOUT", "30"))

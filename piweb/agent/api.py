@@ -17,13 +17,24 @@ from sessions_app import access
 from sessions_app.api.errors import api_exception_handler, error_response
 from sessions_app.api.fields import Text
 from sessions_app.api.throttles import LLMThrottle
+from sessions_app.domain.images import IMAGE_TYPES
 
 from . import services
 from .models import AgentRun
 
 
+class ImageSerializer(serializers.Serializer[Any]):
+    data = serializers.CharField(help_text="The picture's bytes in base64")
+    mimeType = serializers.ChoiceField(choices=list(IMAGE_TYPES))
+
+
 class StartRunSerializer(serializers.Serializer[Any]):
     prompt = Text(trim_whitespace=False, max_length=1_000_000)
+    images = serializers.ListField(
+        child=ImageSerializer(),
+        required=False,
+        help_text="Pictures to attach (PNG, JPEG, GIF or WebP), stored after the text as Pi stores them",
+    )
     providerId = serializers.IntegerField(required=False, allow_null=True)
     thinkingLevel = serializers.ChoiceField(
         choices=services.THINKING_LEVELS, required=False, allow_blank=True
@@ -135,6 +146,7 @@ class SessionRunsView(_RunAPIView):
                 provider_id=data.get("providerId"),
                 thinking_level=data.get("thinkingLevel") or "",
                 grant=grant,
+                images=data.get("images") or [],
             )
         except services.RunConflict as exc:
             active = str(exc.active.public_id) if exc.active is not None else None

@@ -192,7 +192,8 @@ class RunLoop:
     def _append_user_message(self) -> None:
         message = {
             "role": "user",
-            "content": [{"type": "text", "text": self.run.prompt}],
+            # Attached pictures follow the text, as Pi stores them.
+            "content": [{"type": "text", "text": self.run.prompt}, *(self.run.images or [])],
             "timestamp": _now_ms(),
         }
         (entry_id,) = self.append([{"type": "message", "message": message}])

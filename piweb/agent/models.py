@@ -44,6 +44,9 @@ class AgentRun(models.Model):
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     prompt = models.TextField()
+    images = models.JSONField(
+        default=list, blank=True, help_text="Pictures attached to the prompt, as Pi's image content blocks"
+    )
     thinking_level = models.CharField(max_length=20, blank=True, default="")
     error = models.TextField(blank=True, default="")
     abort_requested = models.BooleanField(default=False)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -13,6 +14,7 @@ from django.utils import timezone
 from compaction_app.models import LLMProvider
 from sessions_app import access, realtime
 from sessions_app.actors import RUN_WORKER, Actor, user_of
+from sessions_app.domain.images import InvalidImage, image_blocks
 from sessions_app.domain.messages import content_text
 from sessions_app.domain.storable import check_text
 from sessions_app.models import ChatSession, Entry
@@ -28,6 +30,7 @@ from .policy import RetrySettings
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "InvalidImage",
     "NoActiveRun",
     "NoProvider",
     "RunConflict",
@@ -80,15 +83,21 @@ def start_run(
     thinking_level: str = "",
     provider_id: int | None = None,
     grant: access.Access | None = None,
+    images: Sequence[Mapping[str, Any]] = (),
 ) -> AgentRun:
     """Queue a run for ``prompt`` (logged with it); raise RunConflict when the session has an active run.
 
-    ``user`` must be allowed to change the session.
+    ``images`` (``{"data": <base64>, "mimeType"}`` each) go into the user message after the text, as
+    Pi stores attached pictures; a bad one raises InvalidImage naming it. ``user`` must be allowed to
+    change the session.
     """
     check_text(prompt, "the prompt")
     access.authorize(user, session, access.WRITE, grant=grant)
     if not prompt.strip():
         raise ValueError("The prompt is empty")
+    blocks = image_blocks(
+        images, max_bytes=settings.PIWEB_MAX_IMAGE_BYTES, max_count=settings.PIWEB_MAX_IMAGES
+    )
     if thinking_level and thinking_level not in THINKING_LEVELS:
         raise ValueError(f"Unknown thinking level: {thinking_level}")
     chosen = provider or resolve_provider(session, provider_id)
@@ -100,15 +109,18 @@ def start_run(
             if active is not None:
                 raise RunConflict(active)
             # A run whose prompt could not be stored is refused now (413), not queued to fail.
-            check_quotas(locked, entries=1, size=len(prompt.encode("utf-8", "surrogatepass")))
+            size = len(prompt.encode("utf-8", "surrogatepass")) + sum(len(b["data"]) for b in blocks)
+            check_quotas(locked, entries=1, size=size)
             run = AgentRun.objects.create(
                 session=locked,
                 requested_by=user_of(user),
                 provider=chosen,
                 prompt=prompt,
+                images=blocks,
                 thinking_level=thinking_level,
             )
-            record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id))
+            detail = {"images": len(blocks)} if blocks else {}
+            record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id), **detail)
             transaction.on_commit(partial(_enqueue, run.pk))
     except IntegrityError as exc:
         raise RunConflict(AgentRun.objects.filter(session=session).active().first()) from exc
