@@ -36,6 +36,7 @@ class PiCli:
         retry: Mapping[str, Any],
         reasoning: bool = False,
         thinking: str = "off",
+        images: bool = False,
     ) -> None:
         self.agent = root / "agent"
         self.work = root / "work"
@@ -48,7 +49,7 @@ class PiCli:
             "id": MODEL,
             "name": "Fake",
             "reasoning": reasoning,
-            "input": ["text"],
+            "input": ["text", "image"] if images else ["text"],
             "contextWindow": context_window,
             "maxTokens": max_tokens,
             "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
@@ -77,13 +78,16 @@ class PiCli:
             "PI_TELEMETRY": "0",
         }
 
-    def prompt(self, text: str, *, session: Path | None = None, check: bool = True) -> Path:
-        """Run one prompt (continuing ``session`` when given); return the session file Pi wrote."""
+    def prompt(
+        self, text: str, *, session: Path | None = None, check: bool = True, files: tuple[str, ...] = ()
+    ) -> Path:
+        """Run one prompt (continuing ``session`` when given, attaching ``files`` as Pi's ``@file``
+        arguments); return the session file Pi wrote."""
         command = [str(NODE), str(PI_CLI), "--tools", "read", "--no-extensions", "--no-skills"]
         command += ["--no-prompt-templates", "--no-context-files"]
         if session is not None:
             command += ["--session", str(session)]
-        command += ["-p", text]
+        command += ["-p", *(f"@{name}" for name in files), text]
         done = subprocess.run(
             command, cwd=self.work, env=self.env, capture_output=True, text=True, timeout=120, check=False
         )

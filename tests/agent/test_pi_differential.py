@@ -18,9 +18,12 @@ Differences allowed, and why:
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
+import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,8 +148,14 @@ def _run_both(
     *,
     reasoning: bool = False,
     thinking: str = "off",
+    pictures: dict[int, dict[str, bytes]] | None = None,
 ) -> Outcome:
-    """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb."""
+    """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
+
+    ``pictures`` attaches files to the scenario's prompt at that index: Pi gets them as ``@file``
+    arguments; piweb gets the text Pi made of that prompt and the same files as image attachments.
+    """
+    pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
     summaries = (PI_SUMMARY_SYSTEM_START, SUMMARIZATION_SYSTEM_PROMPT)
     with (
@@ -165,6 +174,7 @@ def _run_both(
             retry=RETRY,
             reasoning=reasoning,
             thinking=thinking,
+            images=bool(pictures),
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
@@ -192,12 +202,22 @@ def _run_both(
             cost_cache_write=3.75,
         )
         runs: list[tuple[str, str]] = []
-        for prompt, answers in scenario:
+        for index, (prompt, answers) in enumerate(scenario):
+            files = pictures.get(index, {})
+            for name, data in files.items():
+                (pi.work / name).write_bytes(data)
             pi_server.enqueue(*answers)
             # Pi's print mode exits non-zero when its turn ends in an error; the entries are what count.
-            pi.prompt(prompt, session=file, check=False)
+            pi.prompt(prompt, session=file, check=False, files=tuple(files))
             web_server.enqueue(*answers)
-            run = services.start_run(session=session, user=owner, prompt=prompt, provider=provider)
+            images = [
+                {"data": base64.b64encode(data).decode(), "mimeType": "image/png"} for data in files.values()
+            ]
+            if files:  # the prompt as Pi wrote it: the text names the attached files
+                prompt = _last_user_text(file)
+            run = services.start_run(
+                session=session, user=owner, prompt=prompt, provider=provider, images=images
+            )
             run.refresh_from_db()
             runs.append((run.status, run.error))
         return Outcome(
@@ -207,6 +227,27 @@ def _run_both(
             web_requests=[r.body for r in web_server.requests],
             runs=runs,
         )
+
+
+def _last_user_text(file: Path) -> str:
+    users = [e["message"] for e in _pi_lines(file) if e.get("message", {}).get("role") == "user"]
+    return str(users[-1]["content"][0]["text"])
+
+
+def _png(width: int, height: int) -> bytes:
+    """A real PNG of one red colour."""
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _assert_same(outcome: Outcome) -> None:
@@ -252,6 +293,19 @@ def test_reasoning_models_are_asked_to_think_as_pi_asks(
         assert last["thinking"]["type"] == ("disabled" if thinking == "off" else "enabled")
     else:
         assert last.get("reasoning_effort") == (None if thinking == "off" else "medium")
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_an_attached_picture_is_stored_and_sent_as_pi_stores_and_sends_it(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("What is in this picture?", [script.reply("A red square.")])]
+    pictures = {0: {"dot.png": _png(3, 2)}}
+    outcome = _run_both(api, tmp_path, user(), scenario, pictures=pictures)
+    _assert_same(outcome)
+    stored = outcome.web_written[-2]["message"]["content"]
+    assert [b["type"] for b in stored] == ["text", "image"]
+    assert base64.b64decode(stored[1]["data"]) == pictures[0]["dot.png"]
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
