@@ -155,6 +155,9 @@ def render_session(
         "isStaff": bool(getattr(request.user, "is_staff", False)),
         # The compact dialog says before the click when a path is too small to compact.
         "compactKeepRecentTokens": settings.PIWEB_COMPACTION_KEEP_RECENT_TOKENS,
+        # The composer checks attached pictures before sending (the server checks them again).
+        "maxImageBytes": settings.PIWEB_MAX_IMAGE_BYTES,
+        "maxImages": settings.PIWEB_MAX_IMAGES,
     }
     teams = Team.objects.filter(memberships__user=request.user).order_by("name") if is_owner else []
     # The source of a fork or clone is named only to someone who may read it.

@@ -34,7 +34,9 @@ function image(block) {
   const mime = String(block.mimeType || "");
   const data = String(block.data || "");
   if (!IMAGE_TYPES.test(mime) || !BASE64.test(data)) return el("p", { class: "muted", text: `[image ${mime}]` });
-  return el("img", { class: "inline-image", alt: "image from the session", src: `data:${mime};base64,${data.replace(/\s/g, "")}` });
+  const img = el("img", { class: "inline-image", alt: "image from the session", src: `data:${mime};base64,${data.replace(/\s/g, "")}` });
+  img.addEventListener("click", () => img.classList.toggle("expanded"));
+  return img;
 }
 
 function plain(text) {

@@ -1,7 +1,11 @@
-"""In Chromium: downloading a branch or the whole tree as a document, from the page and from a link."""
+"""In Chromium: downloading a branch or the whole tree as a document, from the page and from a link;
+attaching a picture in the composer."""
 
 from __future__ import annotations
 
+import base64
+import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +14,9 @@ import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
+from compaction_app.models import LLMProvider
+from piweb.llm import testserver as script
+from piweb.llm.testserver import ProviderServer
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import session_file, small_tree
@@ -89,3 +96,61 @@ def test_a_path_link_holder_downloads_only_the_path(
     open_session(page, f"{server_url}/s/{link.raw_token}/")
     _, text = download(page, "markdown", "tree", tmp_path)
     assert "first question" in text and "second question" not in text
+
+
+def _png(width: int, height: int) -> bytes:
+    rows = b"".join(b"\x00" + b"\x20\x60\xc0" * width for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_a_picture_attached_in_the_composer_is_sent_and_shown_in_the_message(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, tmp_path: Path
+) -> None:
+    owner = account("pix")
+    session = store(owner, small_tree())
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(_png(40, 30))
+    (tmp_path / "notes.txt").write_text("not a picture")
+    with ProviderServer() as provider_server:
+        LLMProvider.objects.create(
+            name="vision",
+            api="anthropic-messages",
+            base_url=provider_server.url,
+            model_id="claude-test",
+            provider="anthropic",
+            api_key="k",
+        )
+        provider_server.enqueue(script.reply("A blue rectangle."))
+        page = sign_in(open_browser(), "pix")
+        open_session(page, f"{server_url}/sessions/{session.pk}/")
+        # A file that is not a picture is refused, naming it; the picture shows as a thumbnail.
+        page.set_input_files("#composer-file", str(tmp_path / "notes.txt"))
+        expect(page.locator("#composer-note")).to_contain_text("notes.txt is not a PNG")
+        page.set_input_files("#composer-file", str(picture))
+        expect(page.locator("#composer-attachments img")).to_have_count(1)
+        page.fill("#composer-text", "What does this chart show?")
+        page.click("#composer-send")
+        card = page.locator("#branch article.msg-user").filter(has_text="What does this chart show?")
+        image = card.locator("img.inline-image")
+        expect(image).to_have_count(1)
+        expect(page.locator("#branch article.msg-assistant").last).to_contain_text("A blue rectangle.")
+        expect(page.locator("#composer-attachments")).to_be_hidden()
+        # The picture that arrived is the file that was chosen, drawn as a thumbnail.
+        src = image.get_attribute("src") or ""
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]) == picture.read_bytes()
+        assert image.evaluate("img => img.naturalWidth") == 40
+        assert image.evaluate("img => img.getBoundingClientRect().height") <= 160
+        (request,) = provider_server.requests
+        sent = request.body["messages"][-1]["content"]
+        assert [b["type"] for b in sent] == ["text", "image"]

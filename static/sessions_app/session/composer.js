@@ -1,9 +1,50 @@
 // The composer: disabled with the reason and what to do when it cannot send; Enter sends, Shift+Enter
-// adds a line; the model and thinking level go with the prompt.
-import { api, el } from "../api.js";
+// adds a line; the model and thinking level go with the prompt, and so do attached pictures (chosen or
+// pasted), shown as thumbnails until sent.
+import { api, clear, el } from "../api.js";
+import { imageBlock, pictureProblem } from "../attachments.js";
 import { $, cfg, showError } from "./page.js";
 
 const composer = $("composer-text");
+let attached = []; // {name, block}
+
+function drawAttachments() {
+  const list = $("composer-attachments");
+  clear(list);
+  list.hidden = !attached.length;
+  attached.forEach((item, index) => {
+    const remove = el("button", { type: "button", class: "icon", text: "×", "aria-label": `Remove ${item.name}`, title: "Remove" });
+    remove.addEventListener("click", () => {
+      attached.splice(index, 1);
+      drawAttachments();
+      composer.focus();
+    });
+    const thumb = el("img", { alt: item.name, src: `data:${item.block.mimeType};base64,${item.block.data}` });
+    list.appendChild(el("li", {}, thumb, remove));
+  });
+}
+
+function readAsDataUrl(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+async function attach(files) {
+  for (const file of files) {
+    const problem = pictureProblem(file, { attached: attached.length, maxBytes: cfg.maxImageBytes, maxCount: cfg.maxImages });
+    if (problem) {
+      $("composer-note").textContent = problem;
+      continue;
+    }
+    const block = imageBlock(await readAsDataUrl(file));
+    if (block) attached.push({ name: file.name || "pasted picture", block });
+  }
+  drawAttachments();
+}
 
 export function setEditor(text) {
   if (typeof text === "string") {
@@ -30,6 +71,17 @@ export function initComposer() {
   } else {
     for (const model of cfg.models) modelPicker.appendChild(el("option", { value: model.id, text: `${model.name} (${model.provider}/${model.modelId})` }));
   }
+  $("composer-file").addEventListener("change", async (event) => {
+    $("composer-note").textContent = "";
+    await attach([...event.target.files]);
+    event.target.value = ""; // the same file may be chosen again after removing it
+  });
+  composer.addEventListener("paste", (event) => {
+    const pictures = [...(event.clipboardData ? event.clipboardData.files : [])].filter((f) => f.type.startsWith("image/"));
+    if (!pictures.length) return;
+    event.preventDefault();
+    attach(pictures);
+  });
   composer.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
@@ -39,6 +91,10 @@ export function initComposer() {
   $("composer").addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = composer.value.trim();
+    if (!text && attached.length) {
+      $("composer-note").textContent = "Say something about the picture: a message needs words as well.";
+      return;
+    }
     if (!text || !cfg.runsUrl || send.disabled) return;
     send.disabled = true;
     $("composer-note").textContent = "Sending…";
@@ -47,8 +103,11 @@ export function initComposer() {
       const body = { prompt: text };
       if (modelPicker.value) body.providerId = Number(modelPicker.value);
       if (thinkingPicker.value) body.thinkingLevel = thinkingPicker.value;
+      if (attached.length) body.images = attached.map(({ block }) => ({ data: block.data, mimeType: block.mimeType }));
       await api("POST", cfg.runsUrl, body);
       composer.value = "";
+      attached = [];
+      drawAttachments();
       $("composer-note").textContent = "";
     } catch (error) {
       $("composer-note").textContent = "";
