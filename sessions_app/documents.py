@@ -22,11 +22,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .domain.images import IMAGE_TYPES
 from .rendering import render_entry
 
-__all__ = ["IMAGE_TYPES", "DocumentInfo", "html_document", "markdown_document", "tree_order"]
+__all__ = ["DocumentInfo", "html_document", "markdown_document", "tree_order"]
 
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 
