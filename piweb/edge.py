@@ -6,6 +6,8 @@
 - A body that has not arrived ``body_deadline`` seconds after its headers gets 408.
 - The access log (logger ``piweb.access``) names the client per ``PIWEB_TRUSTED_PROXIES`` and the path
   with its secrets redacted; the servers' own access logs, which print raw paths, are turned off.
+- Each request and socket gets a request id (``piweb.json_logs``), answered as ``X-Request-ID`` and put
+  on every log record written while it is handled; open sockets are counted for the metrics.
 
 The body cap itself (413 from the declared length) is ``piweb.limits.BodyLimitASGI``, inside this one.
 """
@@ -21,6 +23,8 @@ from typing import Any
 
 from django.conf import settings
 
+from piweb import metrics
+from piweb.json_logs import REQUEST_ID, request_id_for
 from piweb.log_redaction import redact
 from piweb.proxies import scope_client
 
@@ -72,7 +76,19 @@ def log_access(client: str, method: str, target: str, status: int | str, size: i
     if not access_log.isEnabledFor(logging.INFO):
         return
     elapsed = (time.monotonic() - started) * 1000
-    access_log.info('%s "%s %s" %s %s %.0fms', client, method, redact(target), status, size, elapsed)
+    path = redact(target)
+    # The fields again, for JSON logs (piweb.json_logs): the path is the redacted one.
+    fields = {"client": client, "method": method, "path": path, "status": status, "bytes": size}
+    access_log.info(
+        '%s "%s %s" %s %s %.0fms',
+        client,
+        method,
+        path,
+        status,
+        size,
+        elapsed,
+        extra={**fields, "duration_ms": round(elapsed, 1)},
+    )
 
 
 def _target(scope: Scope) -> str:
@@ -121,12 +137,18 @@ class EdgeASGI:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope.get("type")
-        if kind == "http":
-            await self._http(scope, receive, send)
-        elif kind == "websocket":
-            await self._websocket(scope, receive, send)
-        else:
+        if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
+            return
+        request_id = request_id_for(scope.get("headers"))
+        token = REQUEST_ID.set(request_id)
+        try:
+            if kind == "http":
+                await self._http(scope, receive, _with_request_id(send, request_id))
+            else:
+                await self._websocket(scope, receive, send)
+        finally:
+            REQUEST_ID.reset(token)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.monotonic()
@@ -190,6 +212,7 @@ class EdgeASGI:
             nonlocal outcome
             if message["type"] == "websocket.accept":
                 outcome = "accepted"
+                metrics.socket_opened()
                 log_access(client, "WS", _target(scope), "accepted", 0, started)
             elif message["type"] == "websocket.close" and outcome != "accepted":
                 outcome = f"refused {message.get('code', 1000)}"
@@ -198,5 +221,21 @@ class EdgeASGI:
         try:
             await self.app(scope, receive, observed)
         finally:
-            if outcome != "accepted":
+            if outcome == "accepted":
+                metrics.socket_closed()
+            else:
                 log_access(client, "WS", _target(scope), outcome, 0, started)
+
+
+def _with_request_id(send: Send, request_id: str) -> Send:
+    """Answer the request id in the response headers (unless the application set one)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers") or [])
+            if not any(name.lower() == b"x-request-id" for name, _ in headers):
+                headers.append((b"x-request-id", request_id.encode("latin-1")))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending

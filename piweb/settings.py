@@ -63,6 +63,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
+# Prometheus metrics at /metrics (README "Operations"); counted by the first middleware.
+PIWEB_METRICS = config.env_flag(ENV, "PIWEB_METRICS", default=False)
+if PIWEB_METRICS:
+    MIDDLEWARE.insert(0, "piweb.metrics.MetricsMiddleware")
+
 ROOT_URLCONF = "piweb.urls"
 WSGI_APPLICATION = "piweb.wsgi.application"
 ASGI_APPLICATION = "piweb.asgi.application"
@@ -232,17 +237,36 @@ if not DEBUG:
 # Every handler redacts secrets (share-link, API and reset tokens) from what it writes; the access log is
 # piweb's own (piweb.edge: client per PIWEB_TRUSTED_PROXIES, redacted path), the servers' own is off.
 PIWEB_ACCESS_LOG = config.env_flag(ENV, "PIWEB_ACCESS_LOG", default=True)
+# PIWEB_LOG_FORMAT=json: one JSON object per line with the request id (piweb.json_logs), redacted first.
+PIWEB_LOG_FORMAT = ENV.get("PIWEB_LOG_FORMAT", "plain").strip().lower() or "plain"
+if PIWEB_LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"PIWEB_LOG_FORMAT must be plain or json, not {PIWEB_LOG_FORMAT!r}")
+_JSON_LOGS = PIWEB_LOG_FORMAT == "json"
+# Celery workers keep the same handlers (its own root logger would write plain text).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = not _JSON_LOGS
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact": {"()": "piweb.log_redaction.RedactSecretsFilter"}},
+    "filters": {
+        "redact": {"()": "piweb.log_redaction.RedactSecretsFilter"},
+        "request_id": {"()": "piweb.json_logs.RequestIdFilter"},
+    },
     "formatters": {
         "plain": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"},
         "access": {"format": "{asctime} {message}", "style": "{"},
+        "json": {"()": "piweb.json_logs.JsonFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]},
-        "access": {"class": "logging.StreamHandler", "formatter": "access", "filters": ["redact"]},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if _JSON_LOGS else "plain",
+            "filters": ["redact", "request_id"],
+        },
+        "access": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if _JSON_LOGS else "access",
+            "filters": ["redact", "request_id"],
+        },
     },
     "root": {"handlers": ["console"], "level": PIWEB_LOG_LEVEL},
     "loggers": {

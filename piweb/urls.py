@@ -4,9 +4,15 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from piweb.health import healthz, readyz
+from piweb.metrics import metrics_view
 from sessions_app.signin_throttle import ThrottledLoginView
 
 urlpatterns = [
+    # Probes and metrics for operators (README "Operations").
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     # Before Django's own auth URLs, so failed sign-ins are throttled.
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

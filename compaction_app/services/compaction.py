@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from piweb import metrics
 from sessions_app import access
 from sessions_app.actors import Actor
 from sessions_app.domain.entries import Entry as DomainEntry
@@ -250,6 +252,21 @@ def compact_session(
         )
     if not begin(run):
         return _outcome(run)
+    started = time.monotonic()
+    outcome = _compact_begun(session, run, plan, planned_leaf, summarizer, actor)
+    metrics.compaction_finished(reason=reason, status=outcome.status, seconds=time.monotonic() - started)
+    return outcome
+
+
+def _compact_begun(
+    session: ChatSession,
+    run: CompactionRun,
+    plan: _Plan,
+    planned_leaf: str | None,
+    summarizer: Summarizer | None,
+    actor: Actor,
+) -> CompactionOutcome:
+    """The compaction proper, once its run has begun: summarize, then record it or its failure."""
     if plan.preparation is None:
         return _outcome(fail_run(run, plan.error or "compaction failed", actor=actor), error=plan.error)
     session.refresh_from_db(fields=["leaf_entry_id", "leaf_seq"])

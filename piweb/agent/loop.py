@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
+from piweb import metrics
 from piweb.audit import omissions
 from piweb.llm import (
     ProviderConfig,
@@ -432,6 +433,7 @@ class RunLoop:
                 update_fields=["status", "error", "finished_at", "recovery_events", "recovery_attempted"]
             )
             omissions.close_open(run)
+        metrics.run_finished(str(run.status))
         self.emit(
             "run_ended",
             status=run.status,

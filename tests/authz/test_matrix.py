@@ -34,6 +34,9 @@ PUBLIC = {
     "api/docs/": "the API description holds no data",
     "api/redoc/": "the API description holds no data",
     "api/token/": "exchanges a username and password for a token",
+    "healthz": "a probe: says only that the process is up",
+    "readyz": "a probe: names the services that did not answer, nothing of any session",
+    "metrics": "counts by route pattern only; off unless PIWEB_METRICS=1, kept off the public network",
 }
 STAFF_PREFIXES = (
     "admin/",
