@@ -1,21 +1,21 @@
-// The export dialog: the Pi file, or the branch to the selected entry or the whole tree as Markdown or
+// The download dialog: the Pi file, or the branch to the selected entry or the whole tree as Markdown or
 // a standalone web page. The download is a plain link, so the browser saves it as any file.
-import { EXPORT_FORMATS, exportUrl } from "../export_url.js";
+import { DOWNLOAD_FORMATS, downloadUrl } from "../download_links.js";
 import { $, cfg, state } from "./page.js";
 
 function update(form) {
   const format = form.elements.format.value;
-  const scoped = EXPORT_FORMATS[format].scoped;
+  const scoped = DOWNLOAD_FORMATS[format].scoped;
   const at = state.selectedId || state.leafId;
   $("export-scope").disabled = !scoped;
   $("export-branch-text").textContent = at ? `The branch from the root to ${at}` : "The branch from the root to the leaf";
   $("export-note").textContent = scoped
     ? "Rendered as on this page: Markdown, highlighted code, tool calls, pictures."
     : "Every entry you can see, byte for byte; Pi resumes it at the session's leaf.";
-  $("export-download").href = exportUrl({ session: cfg.session, format, scope: form.elements.scope.value, at, link: cfg.shareToken });
+  $("export-download").href = downloadUrl({ session: cfg.session, format, scope: form.elements.scope.value, at, link: cfg.shareToken });
 }
 
-export function initExport() {
+export function initDownloads() {
   const dialog = $("export-dialog");
   const form = dialog.querySelector("form");
   form.addEventListener("change", () => update(form));

@@ -1,7 +1,8 @@
-// Where each export is downloaded from: the Pi file, or the branch or tree as Markdown or a web page.
+// Where each export is downloaded from (named "download": Django's module-import rewriting misreads
+// import paths containing the word "export"): the Pi file, or the branch or tree as Markdown or a web page.
 // Pure: the session page's export dialog and the unit tests share it.
 
-export const EXPORT_FORMATS = {
+export const DOWNLOAD_FORMATS = {
   jsonl: { label: "Pi session file (.jsonl)", scoped: false },
   markdown: { label: "Markdown (.md)", scoped: true },
   html: { label: "Web page (.html), readable offline", scoped: true },
@@ -9,7 +10,7 @@ export const EXPORT_FORMATS = {
 
 // `at` ends a branch (the selected entry); the Pi file always resumes at the session's leaf, and a
 // tree has no end, so neither takes it. `link` is a share token the page was opened with.
-export function exportUrl({ session, format = "jsonl", scope = "branch", at = null, link = null }) {
+export function downloadUrl({ session, format = "jsonl", scope = "branch", at = null, link = null }) {
   const params = new URLSearchParams();
   if (format !== "jsonl") {
     params.set("format", format);
