@@ -138,6 +138,21 @@ def test_a_picture_attached_in_the_composer_is_sent_and_shown_in_the_message(
         expect(page.locator("#composer-note")).to_contain_text("notes.txt is not a PNG")
         page.set_input_files("#composer-file", str(picture))
         expect(page.locator("#composer-attachments img")).to_have_count(1)
+        # A pasted picture is attached too, and an attached one can be taken off again.
+        page.evaluate(
+            """(b64) => {
+                const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+                const data = new DataTransfer();
+                data.items.add(new File([bytes], "pasted.png", { type: "image/png" }));
+                const box = document.getElementById("composer-text");
+                const init = { clipboardData: data, bubbles: true, cancelable: true };
+                box.dispatchEvent(new ClipboardEvent("paste", init));
+            }""",
+            base64.b64encode(_png(2, 2)).decode(),
+        )
+        expect(page.locator("#composer-attachments img")).to_have_count(2)
+        page.get_by_role("button", name="Remove pasted.png").click()
+        expect(page.locator("#composer-attachments img")).to_have_count(1)
         page.fill("#composer-text", "What does this chart show?")
         page.click("#composer-send")
         card = page.locator("#branch article.msg-user").filter(has_text="What does this chart show?")
