@@ -2,6 +2,7 @@
 // adds a line; the model and thinking level go with the prompt.
 import { api, el } from "../api.js";
 import { $, cfg, showError } from "./page.js";
+import { runActive, runStarted } from "./steering.js";
 
 const composer = $("composer-text");
 
@@ -47,14 +48,16 @@ export function initComposer() {
       const body = { prompt: text };
       if (modelPicker.value) body.providerId = Number(modelPicker.value);
       if (thinkingPicker.value) body.thinkingLevel = thinkingPicker.value;
-      await api("POST", cfg.runsUrl, body);
+      const { body: answer } = await api("POST", cfg.runsUrl, body);
       composer.value = "";
       $("composer-note").textContent = "";
+      runStarted(answer.runId, { mine: true });
     } catch (error) {
       $("composer-note").textContent = "";
+      if (error.status === 409) runStarted(error.body && error.body.activeRunId);
       showError(error.message);
     } finally {
-      send.disabled = false;
+      send.disabled = runActive(); // Send comes back when the run ends (steering.js)
     }
   });
 }

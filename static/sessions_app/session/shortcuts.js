@@ -11,6 +11,7 @@ export const SHORTCUTS = [
   ["← →", "In the tree: fold or open a branch point; ← also goes to the parent"],
   ["Enter", "In the tree: continue from the selected entry"],
   ["Enter · Shift+Enter", "In the message box: send · new line"],
+  ["Esc", "While a reply is being written: stop it (what was written is kept)"],
 ];
 
 let dialog = null;
