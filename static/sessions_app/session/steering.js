@@ -9,6 +9,7 @@ import { $, base, cardDecorators, cfg, hooks, showError, state } from "./page.js
 const ACTIVE = new Set(["queued", "running"]);
 const BUSY_NOTE = "A reply is being written. Stop (or Esc) ends it and keeps what was written so far.";
 const run = { id: null, active: false, mine: false, stopping: false };
+const ended = new Set(); // runs whose end was announced
 
 export function runActive() {
   return run.active;
@@ -36,6 +37,11 @@ function paint() {
 
 // A run is queued or running: ``mine`` when this page asked for it, so its new entries are followed.
 export function runStarted(id, { mine = false } = {}) {
+  // A quick run can end (on the socket) before the answer to the request that started it arrives.
+  if (id && ended.has(id)) {
+    if (mine) hooks.catchUp({ follow: true });
+    return;
+  }
   if (id) run.id = id;
   run.active = true;
   if (mine) {
@@ -46,6 +52,7 @@ export function runStarted(id, { mine = false } = {}) {
 }
 
 function runEnded(id) {
+  if (id) ended.add(id);
   if (id && run.id && id !== run.id) return; // the end of an older run, told late
   const follow = run.mine;
   Object.assign(run, { id: null, active: false, mine: false, stopping: false });
