@@ -356,3 +356,40 @@ def test_a_user_message_edited_inline_is_sent_as_a_sibling(
     # The model saw the edited question, not the original.
     sent = str(provider_server.requests[-1].body["messages"])
     assert "3 + 3" in sent and "2 + 2" not in sent
+
+
+def test_after_a_failed_prompt_the_gauge_keeps_pis_estimate_and_shows_the_last_report_beside_it(
+    run_stack: str, steering_session: Any, open_browser: Any, screenshot: Any
+) -> None:
+    reported = {"input": 9000, "output": 560, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 9560}
+    session = steering_session(
+        "gauge",
+        [
+            *EXCHANGE[:2],
+            assistant_message("a1", "u1", "Read it all.", usage=reported, **MODEL),
+            user_message("u2", "a1", "Now refactor it"),
+            assistant_message("a2", "u2", "", stop="error", errorMessage="400: prompt is too long", **MODEL),
+            {
+                "type": "context_edit",
+                "id": "e1",
+                "parentId": "a2",
+                "timestamp": "2026-01-02T03:04:08.000Z",
+                "targetId": "a2",
+                "replacement": None,
+            },
+        ],
+    )
+    page = signed_in(open_browser(), run_stack, "gauge")
+    open_session(page, f"{run_stack}/sessions/{session.pk}/#entry=u2")
+    expect(page.locator("#context-tokens")).to_contain_text("9,5")
+    expect(page.locator("#context-drop")).to_be_hidden()
+
+    page.locator('.tree-row[data-id="e1"]').click()
+
+    note = page.locator("#context-drop")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("Last reported by the provider: 9,560 tokens (at a1)")
+    expect(note).to_contain_text("a failed attempt was left out of the context after it")
+    shown = int(page.inner_text("#context-tokens").strip("≈ tokens").replace(",", ""))
+    assert shown < 200  # Pi's estimate at this leaf, what auto-compaction compares
+    screenshot(page, "gauge-explains-a-drop")
