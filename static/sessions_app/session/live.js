@@ -68,7 +68,7 @@ export function initLive() {
       if (status === "denied") {
         // Access was taken away (share revoked, link revoked or expired): stop offering anything.
         document.body.dataset.revoked = "true";
-        document.querySelectorAll("#node-actions button, #composer button, #composer textarea").forEach((n) => {
+        document.querySelectorAll("#node-actions button, #composer button, #composer textarea, #branch .run-action").forEach((n) => {
           n.disabled = true;
         });
         const banner = $("error-banner");
