@@ -39,6 +39,7 @@ pytestmark = [
 ]
 expect.set_options(timeout=15000)
 
+APP_NAME = "piweb-steering-tests"
 CODE_REPLY = "Here is the code:\n\n```python\nprint('streamed')\n```\n\nThat prints one line."
 
 
@@ -78,6 +79,8 @@ def run_stack(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
         "PIWEB_SUMMARIZER": "",
         "PYTHONUNBUFFERED": "1",
         "DJANGO_SETTINGS_MODULE": "piweb.settings",
+        # Their database connections carry this name, so only they are closed at the end.
+        "PGAPPNAME": APP_NAME,
     }
     port = free_port()
     server_log = folder / "daphne.log"
@@ -110,7 +113,8 @@ def run_stack(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
             with django_db_blocker.unblock(), connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    "WHERE datname = current_database() AND application_name = %s",
+                    [APP_NAME],
                 )
 
 
