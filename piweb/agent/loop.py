@@ -119,7 +119,8 @@ class RunLoop:
         return [row.entry_id or "" for row in rows]
 
     def context(self) -> ContextView:
-        return context_for_leaf(self.session, self.leaf)
+        # The run's own position: None before a new root (an edited first message), not the session's leaf.
+        return context_for_leaf(self.session, self.leaf, use_session_leaf=False)
 
     def save_run(self, *fields: str) -> None:
         self.run.save(update_fields=list(fields))
@@ -136,6 +137,7 @@ class RunLoop:
         with AbortWatch(self.run.pk, self.abort):
             try:
                 regenerating = self._regenerate_start()
+                self._edit_start()
                 self._record_settings()
                 if not regenerating:
                     self._pre_prompt_check()
@@ -163,6 +165,19 @@ class RunLoop:
         self.leaf = row
         self.fuse = False  # a new attempt at the turn opens a new recovery window, as a prompt does
         return True
+
+    def _edit_start(self) -> None:
+        """For an edited prompt, start at the parent of the message it replaces: the new one is a sibling."""
+        if not self.run.edit_of:
+            return
+        rows = list(
+            Entry.objects.filter(session=self.session, entry_id=self.run.edit_of).values_list(
+                "parent_id", flat=True
+            )[:1]
+        )
+        if not rows:
+            raise ValueError(f"The message to edit is gone: {self.run.edit_of}")
+        self.leaf = rows[0]
 
     def _record_settings(self) -> None:
         """Write model and thinking-level changes when the run uses other ones than the session."""

@@ -64,6 +64,11 @@ class AgentRun(models.Model):
         blank=True,
         help_text="The assistant entry this run answers again: the run starts at its parent, on a new branch",
     )
+    edit_of = models.TextField(
+        null=True,
+        blank=True,
+        help_text="The user message this run's prompt replaces: the prompt goes beside it, on a new branch",
+    )
     user_entry_id = models.TextField(null=True, blank=True)
     final_entry_id = models.TextField(null=True, blank=True, help_text="The last assistant entry written")
     stop_reason = models.CharField(max_length=20, blank=True, default="")

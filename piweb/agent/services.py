@@ -38,6 +38,7 @@ __all__ = [
     "abort_run",
     "execute_run",
     "regenerate_run",
+    "resend_edited",
     "resolve_provider",
     "start_run",
 ]
@@ -121,6 +122,10 @@ def start_run(
             )
             detail = {"images": len(blocks)} if blocks else {}
             record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id), **detail)
+            # Every open page disables Send at once, before a worker picks the run up.
+            transaction.on_commit(
+                partial(realtime.broadcast, locked.pk, "run_queued", run=str(run.public_id))
+            )
             transaction.on_commit(partial(_enqueue, run.pk))
     except IntegrityError as exc:
         raise RunConflict(AgentRun.objects.filter(session=session).active().first()) from exc
@@ -166,6 +171,45 @@ def regenerate_run(
         # Still inside the transaction: the task is queued on commit and sees where to start.
         run.regenerate_from = entry_id
         run.save(update_fields=["regenerate_from"])
+    return run
+
+
+def resend_edited(
+    *,
+    session: ChatSession,
+    user: Actor,
+    entry_id: str,
+    prompt: str,
+    provider: LLMProvider | None = None,
+    thinking_level: str = "",
+    provider_id: int | None = None,
+    grant: access.Access | None = None,
+) -> AgentRun:
+    """Send an edited user message: a run whose prompt goes in beside ``entry_id``, as a sibling branch.
+
+    The run starts at the edited message's parent (a root message's edit is a new root); the original
+    message and everything after it stay as they were. Raise ValueError when ``entry_id`` is not a user
+    message of the session.
+    """
+    access.authorize(user, session, access.WRITE, grant=grant)  # before anything about the entries
+    target = Entry.objects.filter(session=session, entry_id=entry_id).first()
+    if target is None:
+        raise ValueError(f"entryId: entry not found: {entry_id}")
+    if target.type != "message" or target.role != "user":
+        raise ValueError(f"entryId: {entry_id} is not a user message")
+    with transaction.atomic():
+        run = start_run(
+            session=session,
+            user=user,
+            prompt=prompt,
+            provider=provider,
+            thinking_level=thinking_level,
+            provider_id=provider_id,
+            grant=grant,
+        )
+        # Still inside the transaction: the task is queued on commit and sees where to start.
+        run.edit_of = entry_id
+        run.save(update_fields=["edit_of"])
     return run
 
 

@@ -14,7 +14,7 @@ from ..domain.jsonl import SkipReport
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
 from ..domain.storable import MAX_ID_CHARS
-from ..domain.tokens import estimate_tokens
+from ..domain.tokens import estimate_tokens, set_aside_usage
 from ..model_request import context_breakdown
 from ..models import ChatSession, Entry
 from ..queries import ContextView
@@ -302,6 +302,18 @@ def js_value(value: Any) -> Any:
     return json.loads(js_stringify(value))
 
 
+def _set_aside(projection: Any, path: Any) -> dict[str, Any] | None:
+    usage = set_aside_usage(projection, path)
+    if usage is None:
+        return None
+    return {
+        "tokens": usage.tokens,
+        "entryId": usage.entry_id,
+        "resetId": usage.reset_id,
+        "resetType": usage.reset_type,
+    }
+
+
 def context_payload(
     view: ContextView,
     window: int | None,
@@ -357,6 +369,8 @@ def context_payload(
                 "usageTokens": estimate.usage_tokens,
                 "trailingTokens": estimate.trailing_tokens,
                 "lastUsageIndex": estimate.last_usage_index,
+                # The last usage the provider reported, when the estimate no longer rests on it.
+                "setAsideUsage": _set_aside(projection, view.path),
             },
             "contextWindow": (
                 {"window": window, "used": tokens, "fraction": tokens / window} if window else None

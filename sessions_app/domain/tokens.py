@@ -17,6 +17,7 @@ from .projection import Projection
 __all__ = [
     "ESTIMATED_IMAGE_CHARS",
     "ContextBreakdown",
+    "SetAsideUsage",
     "TokenEstimate",
     "assistant_usage",
     "break_down_context",
@@ -26,6 +27,7 @@ __all__ = [
     "estimate_projected_context_tokens",
     "estimate_text_tokens",
     "estimate_tokens",
+    "set_aside_usage",
 ]
 
 ESTIMATED_IMAGE_CHARS = 4800
@@ -210,25 +212,41 @@ def _text_of(content: Any) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SetAsideUsage:
+    """Usage a provider reported that the estimate no longer rests on, and the entry that made it stale."""
+
+    tokens: float  # the context size that usage reported
+    entry_id: str | None  # the assistant message that carried it
+    reset_id: str | None  # the latest context_edit or compaction after it (None: not on the read path)
+    reset_type: str | None
+
+
+def _usage_position(projection: Projection, branch: Sequence[Any], index: int) -> tuple[str | None, int, int]:
+    """Return the entry owning message ``index``, its position on ``branch`` and the last reset's."""
+    owner = None
+    count = 0
+    for pe in projection.entries:
+        count += len(pe.messages)
+        if count > index:
+            owner = pe.entry.id
+            break
+    usage_pos = -1
+    last_reset = -1
+    for i, entry in enumerate(branch):
+        if usage_pos < 0 and owner is not None and entry.id == owner:
+            usage_pos = i
+        if entry.type in ("context_edit", "compaction"):
+            last_reset = i
+    return owner, usage_pos, last_reset
+
+
 def estimate_projected_context_tokens(projection: Projection, branch: Sequence[Any]) -> TokenEstimate:
     """Return the estimate, distrusting usage recorded before the latest compaction or context edit."""
     messages = projection.messages
     estimate = estimate_context_tokens(messages)
     if estimate.last_usage_index is not None:
-        owner = None
-        count = 0
-        for pe in projection.entries:
-            count += len(pe.messages)
-            if count > estimate.last_usage_index:
-                owner = pe.entry.id
-                break
-        usage_pos = -1
-        last_reset = -1
-        for i, entry in enumerate(branch):
-            if usage_pos < 0 and owner is not None and entry.id == owner:
-                usage_pos = i
-            if entry.type in ("context_edit", "compaction"):
-                last_reset = i
+        _, usage_pos, last_reset = _usage_position(projection, branch, estimate.last_usage_index)
         if usage_pos >= 0 and usage_pos > last_reset:
             return estimate
     total = 0
@@ -237,6 +255,27 @@ def estimate_projected_context_tokens(projection: Projection, branch: Sequence[A
         total += estimate_tokens(system)
     total += sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
     return TokenEstimate(total, 0, total, None)
+
+
+def set_aside_usage(projection: Projection, branch: Sequence[Any]) -> SetAsideUsage | None:
+    """Return the reported usage the estimate set aside (why the gauge can drop), or None.
+
+    Pi trusts a reported usage only when no context edit or compaction came after it: an omitted failed
+    attempt, for one, leaves the estimate to the messages' text, often far below the last report.
+    """
+    raw = estimate_context_tokens(projection.messages)
+    if raw.last_usage_index is None:
+        return None
+    owner, usage_pos, last_reset = _usage_position(projection, branch, raw.last_usage_index)
+    if usage_pos >= 0 and usage_pos > last_reset:
+        return None
+    reset = branch[last_reset] if last_reset >= 0 else None
+    return SetAsideUsage(
+        tokens=raw.usage_tokens,
+        entry_id=owner,
+        reset_id=reset.id if reset is not None else None,
+        reset_type=reset.type if reset is not None else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,15 @@ from .timestamps import js_date_ms
 __all__ = ["PathFacts", "Segment", "SessionTree", "js_trim"]
 
 
+def _js_map_key(value: object) -> object:
+    """Return a key that is equal where JavaScript's Map (SameValueZero) finds two ids equal."""
+    if value is UNDEFINED or value is None or isinstance(value, str | bool):
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return ("number", float(value))  # 1 and 1.0 are one number in JavaScript
+    return ("object", id(value))  # objects and arrays are equal only to themselves
+
+
 def js_trim(text: str) -> str:
     """Return ``text.trim()`` as JavaScript trims."""
     return text.strip(JS_WHITESPACE)
@@ -69,12 +78,18 @@ class SessionTree:
     # -- lookups ---------------------------------------------------------------------------------
 
     def entry_count(self) -> int:
-        """Return how many entries Pi counts: every kept line except a stray ``session`` header."""
-        return sum(
-            1
-            for e in self.entries
-            if not (isinstance(e.payload, dict) and e.payload.get("type") == "session")
-        )
+        """Return how many entries Pi counts: its id index's size (``byId.size``), stray headers aside.
+
+        A duplicated id counts once, and every line without an id counts once together (JavaScript's
+        ``undefined`` key); ``null``, a number and a string are keys of their own.
+        """
+        keys: set[object] = set()
+        for e in self.entries:
+            payload = e.payload
+            if isinstance(payload, dict) and payload.get("type") == "session":
+                continue
+            keys.add(_js_map_key(payload.get("id", UNDEFINED) if isinstance(payload, dict) else UNDEFINED))
+        return len(keys)
 
     def get(self, entry_id: str) -> Entry | None:
         pos = self.by_id.get(entry_id)

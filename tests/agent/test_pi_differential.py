@@ -8,6 +8,9 @@ answer past the compaction threshold, and an answer cut off at the output limit.
 and every request each sent are compared field by field. No compat settings are configured on either
 side: both detect them from the host.
 
+Tool calls answered in the continuation are compared up to the call: Pi's CLI runs its tools itself,
+piweb runs none (a ``toolUse`` stop ends the run), so what follows a call differs by design.
+
 Differences allowed, and why:
 - entry ``id``/``parentId``/``targetId``/``firstKeptEntryId`` are random on both sides: they are compared
   as positions, which checks the shape of the tree;
@@ -119,12 +122,11 @@ def _scenario() -> list[tuple[str, list[script.Spec]]]:
             "And the tokenizer?",
             [script.overflow(tokens=20000, window=WINDOW), script.reply("Tokenizer: fine.")],
         ),
-        # A thinking answer whose usage passes the threshold: auto-compaction after the turn.
+        # A long thinking answer whose usage passes the threshold: auto-compaction after the turn (long
+        # enough that the turns since the overflow's compaction hold more than keepRecentTokens).
         (
             "Think it over.",
-            [
-                script.reply("Thought it over.", thinking="Weigh the options.", usage={"input": 14500}),
-            ],
+            [script.reply(LONG, thinking="Weigh the options.", usage={"input": 14500})],
         ),
         # An answer cut off at the output limit.
         ("Write it all out.", [script.reply("Part one", stop="length"), script.reply("Part two")]),
@@ -251,9 +253,15 @@ def _png(width: int, height: int) -> bytes:
 
 
 def _assert_same(outcome: Outcome) -> None:
-    assert outcome.web_written == outcome.pi_written
-    assert len(outcome.web_requests) == len(outcome.pi_requests)
-    pairs = zip(outcome.web_requests, outcome.pi_requests, strict=True)
+    pi_written, pi_requests = outcome.pi_written, outcome.pi_requests
+    last = outcome.web_written[-1].get("message") if outcome.web_written else None
+    if isinstance(last, dict) and last.get("stopReason") == "toolUse":
+        # Pi ran the tool and went on; piweb's run ended at the call. Up to it, both must agree.
+        pi_written = pi_written[: len(outcome.web_written)]
+        pi_requests = pi_requests[: len(outcome.web_requests)]
+    assert outcome.web_written == pi_written
+    assert len(outcome.web_requests) == len(pi_requests)
+    pairs = zip(outcome.web_requests, pi_requests, strict=True)
     for index, (ours, theirs) in enumerate(pairs):
         assert _wording_aside(ours) == _wording_aside(theirs), f"request {index} differs"
 
@@ -277,7 +285,34 @@ def test_runs_write_and_send_what_pi_writes_and_sends(api: str, tmp_path: Path, 
     kinds = [(e["type"], e.get("message", {}).get("stopReason")) for e in outcome.web_written]
     for wanted in [("message", "error"), ("context_edit", None), ("compaction", None), ("message", "length")]:
         assert wanted in kinds  # the script reached every case
+    # Two compactions: the overflow's, and the threshold's right after the answer whose usage passed it.
+    assert kinds.count(("compaction", None)) == 2
+    texts = [str(e.get("message", {}).get("content")) for e in outcome.web_written]
+    past_threshold = next(i for i, text in enumerate(texts) if "Weigh the options." in text)
+    assert outcome.web_written[past_threshold + 1]["type"] == "compaction"
     _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_tool_call_is_written_as_pi_writes_it_and_the_run_ends_where_pi_runs_the_tool(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # Pi's CLI runs its tools itself (an unknown one answers "Tool … not found" and the loop goes on);
+    # piweb runs none: its run ends at the call, and the page offers to continue in Pi. Up to the call
+    # both must agree entry for entry and request for request.
+    calls = [{"id": "call_7", "name": "read", "arguments": {"path": "calc.py", "offset": 1}}]
+    answers = [script.reply("Reading it again.", tool_calls=calls), script.reply("It adds two numbers.")]
+    outcome = _run_both(api, tmp_path, user(), [("Read calc.py once more.", answers)])
+
+    assert outcome.runs == [("succeeded", "")]
+    ours = outcome.web_written
+    assert ours[-1]["message"]["stopReason"] == "toolUse"
+    assert ours[-1]["message"]["content"][-1]["arguments"] == {"path": "calc.py", "offset": 1}
+    assert ours == outcome.pi_written[: len(ours)]
+    after = [e["message"]["role"] for e in outcome.pi_written[len(ours) :]]
+    assert after == ["toolResult", "assistant"]  # Pi ran the tool and asked again
+    assert len(outcome.web_requests) == 1
+    assert _wording_aside(outcome.web_requests[0]) == _wording_aside(outcome.pi_requests[0])
 
 
 @pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
@@ -335,10 +370,18 @@ def _random_answer(rng: random.Random, turn: int) -> list[script.Spec]:
 
 def _random_scenario(seed: int) -> list[tuple[str, list[script.Spec]]]:
     rng = random.Random(seed)
-    return [
+    steps = [
         (f"Prompt {turn}: {LONG[: rng.randint(10, 400)]}", _random_answer(rng, turn))
         for turn in range(rng.randint(2, 5))
     ]
+    if rng.random() < 0.3:  # the last answer calls a tool: compared up to the call
+        call = {
+            "id": f"call_{seed}",
+            "name": "read",
+            "arguments": {"path": "calc.py", "limit": rng.randint(1, 9)},
+        }
+        steps.append(("Use the tool.", [script.reply("Reading.", tool_calls=[call]), script.reply("Read.")]))
+    return steps
 
 
 @pytest.mark.parametrize("seed", range(FUZZ_SEED, FUZZ_SEED + FUZZ_N))

@@ -66,7 +66,7 @@ def test_normal_reply_streams_deltas_and_appends_whole_messages(user, make_provi
     assert "".join(d["delta"] for d in deltas) == "The answer is forty two."
     assert len(deltas) > 1 and all(d["run"] == str(run.public_id) for d in deltas)
     names = viewer.names()
-    assert names[0] == "run_started" and names[-1] == "run_ended"
+    assert names[:2] == ["run_queued", "run_started"] and names[-1] == "run_ended"
     assert viewer.named("run_ended")[0]["status"] == "succeeded"
     assert "compaction_start" not in names
     assert roles(session) == ["user", "assistant"]

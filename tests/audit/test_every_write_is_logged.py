@@ -186,6 +186,21 @@ def rest_abort(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.post(f"/api/runs/{run.public_id}/abort/", {}, format="json"))
 
 
+def rest_regenerate(w: World) -> Callable[[], None]:
+    body = {"entryId": "a8", "providerId": _provider().pk}
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/runs/regenerate/", body, format="json"))
+
+
+def rest_edit_and_resend(w: World) -> Callable[[], None]:
+    body = {"entryId": "u8", "prompt": "Say it differently.", "providerId": _provider().pk}
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/runs/edit/", body, format="json"))
+
+
+def rest_stop(w: World) -> Callable[[], None]:
+    agent_services.start_run(session=w.session, user=w.owner, prompt="hi", provider=_provider())
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/runs/stop/", {}, format="json"))
+
+
 def rest_share(w: World) -> None:
     body = {"teamId": w.team.pk, "access": "viewer"}
     _ok(w.client.post(f"/api/sessions/{w.session.pk}/shares/", body, format="json"))
@@ -358,6 +373,9 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_cancel, A.CANCEL, USER),
     ("rest", rest_run, A.RUN, USER),
     ("rest", rest_abort, A.ABORT, USER),
+    ("rest", rest_regenerate, A.RUN, USER),
+    ("rest", rest_edit_and_resend, A.RUN, USER),
+    ("rest", rest_stop, A.ABORT, USER),
     ("rest", rest_share, A.SHARE, USER),
     ("rest", rest_unshare, A.REVOKE, USER),
     ("rest", rest_link_create, A.SHARE, USER),
@@ -383,6 +401,7 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("admin", admin_delete_session, A.DELETE, STAFF),
     ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
 ]
+
 
 def _param(adapter: str, act: Callable[[World], Any], action: str, actor: str) -> Any:
     return pytest.param(act, action, actor, id=f"{adapter}-{act.__name__}")

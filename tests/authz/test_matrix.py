@@ -116,6 +116,20 @@ ROWS = [
         "409 409 403 403 404 403",
         {"entryId": "a2"},
     ),
+    Row(
+        "api/sessions/<int:pk>/runs/edit/",
+        "POST",
+        s("runs/edit/"),
+        "409 409 403 403 404 403",
+        {"entryId": "u2", "prompt": "again"},
+    ),
+    Row(
+        "api/sessions/<int:pk>/runs/render/",
+        "POST",
+        s("runs/render/"),
+        "200 200 200 403 404 403",
+        {"text": "**streaming**"},
+    ),
     Row("api/sessions/<int:pk>/runs/stop/", "POST", s("runs/stop/"), "202 202 403 403 404 403"),
     Row(
         "api/operations/<uuid:operation_id>/",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction_app.sessiontool import context_edit as context_edit_command
+from compaction_app.sessiontool import cut as cut_command
 from compaction_app.sessiontool import dump
 from compaction_app.sessiontool import fork as fork_command
 from compaction_app.sessiontool import project as project_command
@@ -67,11 +68,54 @@ def test_children_are_listed_depth_first_oldest_child_first(tmp_path: Path) -> N
     assert children == [["a", ["b", "c"]], ["b", ["b1"]], ["c", ["c1", "c2"]]]
 
 
-def test_lines_without_ids_list_as_roots_and_count_as_entries(tmp_path: Path) -> None:
+def test_lines_without_ids_list_as_roots_and_count_once_together(tmp_path: Path) -> None:
     file = write(tmp_path, entry("a", None, 1), "42", '"text"', "[1,2]", "true", "null", entry("b", "a", 2))
     load = answer(project_command.run, [file])["load"]
-    assert load["entryCount"] == 6  # null is skipped, the other four count
+    # Pi counts its id index: a, b, and one key for every line without an id (null is skipped).
+    assert load["entryCount"] == 3
     assert load["tree"]["roots"] == ["a", None, None, None, None]
+
+
+def test_a_duplicated_id_counts_once_and_other_id_kinds_count_apart(tmp_path: Path) -> None:
+    file = write(
+        tmp_path,
+        entry("a", None, 1),
+        entry("b", "a", 2),
+        entry("b", "a", 3),
+        {"type": "custom", "parentId": "a", "timestamp": stamp(4)},
+        {"type": "custom", "id": None, "parentId": "a", "timestamp": stamp(5)},
+        {"type": "custom", "id": 1, "parentId": "a", "timestamp": stamp(6)},
+        {"type": "custom", "id": "1", "parentId": "a", "timestamp": stamp(7)},
+        {"type": "custom", "id": 1.0, "parentId": "a", "timestamp": stamp(8)},
+    )
+    load = answer(project_command.run, [file])["load"]
+    # a, b (twice), no id, null, the number 1 (written twice), the string "1".
+    assert load["entryCount"] == 6
+
+
+def test_a_cut_with_nothing_to_compact_does_not_say_whether_to_compact(tmp_path: Path) -> None:
+    small = write(tmp_path, entry("a", None, 1))
+    out = answer(cut_command.run, [small, "20000", "--window=1000"])
+    assert out["result"] is None
+    assert out["manualCompactError"] == "Nothing to compact (session too small)"
+    assert "shouldCompact" not in out
+
+
+def test_a_cut_with_a_plan_says_whether_to_compact(tmp_path: Path) -> None:
+    long_text = "word " * 4000
+    lines = [
+        entry(
+            f"u{i}",
+            f"u{i - 1}" if i else None,
+            i,
+            message={"role": "user", "content": long_text, "timestamp": 1},
+        )
+        for i in range(6)
+    ]
+    out = answer(cut_command.run, [write(tmp_path, *lines), "100", "--window=1000"])
+    assert out["result"] is not None
+    assert out["shouldCompact"]["contextWindow"] == 1000
+    assert out["shouldCompact"]["result"] is True
 
 
 def test_a_second_header_is_not_an_entry(tmp_path: Path) -> None:

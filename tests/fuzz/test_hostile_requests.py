@@ -73,6 +73,8 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/sessions/<int:pk>/compact/", "post"): {"customInstructions": "keep it short"},
     ("api/sessions/<int:pk>/runs/", "post"): {"prompt": "hello", "providerId": None},
     ("api/sessions/<int:pk>/runs/regenerate/", "post"): {"entryId": "a1"},
+    ("api/sessions/<int:pk>/runs/edit/", "post"): {"entryId": "u1", "prompt": "again"},
+    ("api/sessions/<int:pk>/runs/render/", "post"): {"text": "**streaming**"},
     ("api/sessions/<int:pk>/settings/", "put"): {
         "compaction": {"enabled": True, "reserveTokens": 1000, "keepRecentTokens": 2000}
     },

@@ -5,7 +5,8 @@ import { copyText } from "../dialogs.js";
 import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
 import { loadContext } from "./context.js";
-import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, hooks, showError, state } from "./page.js";
+import { MarkdownStream } from "./markdown_stream.js";
+import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, cardDecorators, hooks, showError, state } from "./page.js";
 import { pathWindow } from "./paging.js";
 import { phone, showPanel, tree } from "./tree_panel.js";
 
@@ -147,6 +148,7 @@ function branchCard(record, selectedId) {
     });
     head.appendChild(copy);
   }
+  for (const decorate of cardDecorators) decorate(node, record);
   const info = state.nodes.get(record.id);
   if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
   if (info && info.omitted) node.classList.add("omitted");
@@ -178,6 +180,7 @@ function drawBranch(id, body) {
   olderNotice();
   if (!path.length) branchBox.appendChild(el("p", { class: "empty", text: "This session has no entries yet." }));
   streaming.card = null;
+  if (streaming.text) streamCard(); // a redraw while a reply is written keeps it in view
   branchBox.scrollTop = branchBox.scrollHeight;
   // Cards laid out after this (images, a summary's markdown) can still grow the path: stay at its end.
   requestAnimationFrame(() => {
@@ -203,21 +206,27 @@ function siblingSwitcher({ ids, index }) {
   );
 }
 
+// The reply being written: its text so far is kept while the branch is redrawn around it, and shown as
+// Markdown through the server's sanitizing renderer (never as raw fences), a snapshot at a time.
 export const streaming = { card: null, text: null };
+function streamCard() {
+  const body = el("div", { class: "stream-text" });
+  streaming.card = el("article", { class: "msg msg-assistant streaming" }, el("header", {}, el("span", { class: "who", text: "Assistant" }), el("span", { class: "meta", text: "writing…" })), body);
+  branchBox.appendChild(streaming.card);
+  streaming.text.attach(body);
+}
+
 export function streamDelta(delta) {
-  if (!streaming.card || !streaming.card.isConnected) {
-    streaming.text = document.createTextNode("");
-    streaming.card = el("article", { class: "msg msg-assistant streaming" }, el("header", {}, el("span", { class: "who", text: "Assistant" }), el("span", { class: "meta", text: "writing…" })), el("div", { class: "stream-text" }, streaming.text));
-    branchBox.appendChild(streaming.card);
-  }
-  // Append only the new piece: the message is never re-sent or re-rendered while it streams.
-  streaming.text.appendData(String(delta));
-  branchBox.scrollTop = branchBox.scrollHeight;
+  if (!streaming.text) streaming.text = new MarkdownStream(() => (branchBox.scrollTop = branchBox.scrollHeight));
+  if (!streaming.card || !streaming.card.isConnected) streamCard();
+  streaming.text.append(String(delta));
 }
 
 export function endStream() {
   if (streaming.card) streaming.card.remove();
+  if (streaming.text) streaming.text.close();
   streaming.card = null;
+  streaming.text = null;
 }
 
 export function initBranch() {

@@ -4,6 +4,7 @@
 import { api, clear, el } from "../api.js";
 import { imageBlock, pictureProblem } from "../attachments.js";
 import { $, cfg, showError } from "./page.js";
+import { runActive, runStarted } from "./steering.js";
 
 const composer = $("composer-text");
 let attached = []; // {name, block}
@@ -104,16 +105,18 @@ export function initComposer() {
       if (modelPicker.value) body.providerId = Number(modelPicker.value);
       if (thinkingPicker.value) body.thinkingLevel = thinkingPicker.value;
       if (attached.length) body.images = attached.map(({ block }) => ({ data: block.data, mimeType: block.mimeType }));
-      await api("POST", cfg.runsUrl, body);
+      const { body: answer } = await api("POST", cfg.runsUrl, body);
       composer.value = "";
       attached = [];
       drawAttachments();
       $("composer-note").textContent = "";
+      runStarted(answer.runId, { mine: true });
     } catch (error) {
       $("composer-note").textContent = "";
+      if (error.status === 409) runStarted(error.body && error.body.activeRunId);
       showError(error.message);
     } finally {
-      send.disabled = false;
+      send.disabled = runActive(); // Send comes back when the run ends (steering.js)
     }
   });
 }

@@ -34,6 +34,7 @@ export async function loadContext(id, token) {
   $("context-gauge-fill").style.width = pct(parts.messages);
   $("context-gauge").dataset.level = fraction > 1 ? "over" : fraction > 0.8 ? "high" : "ok";
   $("context-gauge").setAttribute("aria-label", `${(fraction * 100).toFixed(1)}% of the context window used`);
+  explainDrop(body.estimate && body.estimate.setAsideUsage, tokens);
   const part = (cls, label, value, title) =>
     el("span", { class: cls, title, dataset: { tokens: String(value) } }, el("i"), `${label} ${value.toLocaleString()} `, el("span", { class: "muted", text: `(${share(value)})` }));
   clear($("context-breakdown")).append(
@@ -63,6 +64,30 @@ export async function loadContext(id, token) {
   });
   contextBox.appendChild(cards);
   if (!body.messages.length) contextBox.appendChild(el("p", { class: "empty", text: "The model would see nothing yet." }));
+}
+
+// Why the number can fall after a failed prompt: Pi stops trusting a reported usage once a context edit
+// (the omitted attempt) or a compaction follows it, and counts the messages' text instead. That estimate
+// is what auto-compaction compares, so it stays the gauge's number; the last report is shown beside it.
+const RESET_WHY = {
+  context_edit: "a failed attempt was left out of the context after it",
+  compaction: "the context was compacted after it",
+};
+function explainDrop(usage, tokens) {
+  const note = $("context-drop");
+  if (!usage || !(usage.tokens > 0)) {
+    note.hidden = true;
+    return;
+  }
+  const why = RESET_WHY[usage.resetType] || "the context changed after it";
+  note.textContent =
+    `Last reported by the provider: ${Math.round(usage.tokens).toLocaleString()} tokens` +
+    (usage.entryId ? ` (at ${usage.entryId})` : "") +
+    `. The estimate is now ${Math.round(tokens).toLocaleString()}: ${why}, so that report no longer describes ` +
+    "what would be sent and the messages are counted from their text, as Pi counts them before auto-compaction.";
+  note.dataset.reported = String(Math.round(usage.tokens));
+  note.dataset.reset = usage.resetType || "";
+  note.hidden = false;
 }
 
 function contextCard(item) {

@@ -63,10 +63,12 @@ export function initLive() {
       badge.dataset.state = frozen ? "frozen" : status;
       badge.textContent = frozen ? "frozen" : STATUS_TEXT[status] || status;
       if (frozen) badge.title = FROZEN_TITLE;
+      // Back online: events may have been missed, so whether a run is active is asked again.
+      if (status === "live") document.dispatchEvent(new CustomEvent("piweb:live"));
       if (status === "denied") {
         // Access was taken away (share revoked, link revoked or expired): stop offering anything.
         document.body.dataset.revoked = "true";
-        document.querySelectorAll("#node-actions button, #composer button, #composer textarea").forEach((n) => {
+        document.querySelectorAll("#node-actions button, #composer button, #composer textarea, #branch .run-action").forEach((n) => {
           n.disabled = true;
         });
         const banner = $("error-banner");
@@ -91,8 +93,13 @@ export function initLive() {
           // Thinking and tool-call argument deltas are not shown while streaming; the saved entry has them.
           if (!message.kind || message.kind === "text") streamDelta(message.delta || "");
           return;
+        case "run_queued":
+        case "run_started":
+          document.dispatchEvent(new CustomEvent("piweb:run", { detail: message })); // steering.js
+          return;
         case "run_ended":
           endStream();
+          document.dispatchEvent(new CustomEvent("piweb:run", { detail: message }));
           // piweb runs no tools: continue_in_pi.js offers to continue this branch in Pi.
           if (message.toolUse) document.dispatchEvent(new CustomEvent("piweb:tool-use", { detail: {} }));
           break;
@@ -114,7 +121,7 @@ export function initLive() {
       // an event that never arrived).
       if ((typeof message.seq === "number" && message.seq > state.lastSeq) || message.event === "leaf_moved") {
         endStream();
-        catchUp({ follow: false });
+        catchUp({ follow: state.followRun }); // a run started from this page is followed onto its branch
       }
     },
   });

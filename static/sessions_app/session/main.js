@@ -12,6 +12,7 @@ import { catchUp, initLive } from "./live.js";
 import { base, cfg, hooks, showError, state } from "./page.js";
 import { initSearch, openSearch } from "./search.js";
 import { initShortcuts } from "./shortcuts.js";
+import { initSteering } from "./steering.js";
 import { initTree, loadEntriesSince, loadTree, tree } from "./tree_panel.js";
 
 setShareToken(cfg.shareToken);
@@ -23,6 +24,7 @@ initContext();
 initActions();
 initComposer();
 initDownloads();
+initSteering();
 initLive();
 initShortcuts();
 initContinueInPi({ sessionId: cfg.session, onError: showError });

@@ -33,6 +33,7 @@ export const state = {
   window: cfg.contextWindow,
   nodes: new Map(),
   selectToken: 0, // bumped by each selection: work for an older one stops
+  followRun: false, // a run started from this page: its new entries are followed as they arrive
 };
 
 export const $ = (id) => document.getElementById(id);
@@ -46,6 +47,10 @@ export const hooks = {
   updateActions: () => {},
   catchUp: async () => {},
 };
+
+// Functions that add controls to a branch card (steering.js adds Regenerate and Edit), called with the
+// card's node and its record each time a card is drawn.
+export const cardDecorators = [];
 
 export function showError(message) {
   const banner = $("error-banner");

@@ -12,6 +12,7 @@ export const SHORTCUTS = [
   ["Enter", "In the tree: continue from the selected entry"],
   ["Enter · Shift+Enter", "In the message box: send · new line"],
   ["Ctrl+V", "In the message box: attach a copied picture"],
+  ["Esc", "While a reply is being written: stop it (what was written is kept)"],
 ];
 
 let dialog = null;

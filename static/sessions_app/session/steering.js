@@ -1,0 +1,198 @@
+// Steering a run from the page. While a run of this session is queued or running (started here, in
+// another tab, or before a reload) Send is off and Stop is offered; Stop or Escape ends the run and the
+// reply written so far is kept, marked as stopped. Regenerate answers an assistant message again and Edit
+// sends a changed user message: each goes in beside the original as a new branch, which the page follows.
+import { api, el } from "../api.js";
+import { textOf } from "../format.js";
+import { $, base, cardDecorators, cfg, hooks, showError, state } from "./page.js";
+
+const ACTIVE = new Set(["queued", "running"]);
+const BUSY_NOTE = "A reply is being written. Stop (or Esc) ends it and keeps what was written so far.";
+const run = { id: null, active: false, mine: false, stopping: false };
+const ended = new Set(); // runs whose end was announced
+
+export function runActive() {
+  return run.active;
+}
+
+function canSteer() {
+  return Boolean(cfg.canEdit && cfg.runsUrl && (cfg.models || []).length) && document.body.dataset.revoked !== "true";
+}
+
+function paint() {
+  const send = $("composer-send");
+  const stop = $("composer-stop");
+  const steer = canSteer();
+  stop.hidden = !(run.active && steer);
+  stop.disabled = run.stopping;
+  if (steer) send.disabled = run.active;
+  document.body.dataset.run = run.active ? "active" : "idle";
+  const note = $("composer-note");
+  if (run.active && steer) note.textContent = run.stopping ? "Stopping…" : BUSY_NOTE;
+  else if (note.textContent === BUSY_NOTE || note.textContent === "Stopping…") note.textContent = "";
+  document.querySelectorAll("#branch .run-action").forEach((button) => {
+    button.disabled = run.active || !steer;
+  });
+}
+
+// A run is queued or running: ``mine`` when this page asked for it, so its new entries are followed.
+export function runStarted(id, { mine = false } = {}) {
+  // A quick run can end (on the socket) before the answer to the request that started it arrives.
+  if (id && ended.has(id)) {
+    if (mine) hooks.catchUp({ follow: true });
+    return;
+  }
+  if (id) run.id = id;
+  run.active = true;
+  if (mine) {
+    run.mine = true;
+    state.followRun = true;
+  }
+  paint();
+}
+
+function runEnded(id) {
+  if (id) ended.add(id);
+  if (id && run.id && id !== run.id) return; // the end of an older run, told late
+  const follow = run.mine;
+  Object.assign(run, { id: null, active: false, mine: false, stopping: false });
+  state.followRun = false;
+  paint();
+  if (follow) hooks.catchUp({ follow: true });
+}
+
+// Ask the server whether a run is active: at load, and after the socket reconnects (events missed).
+async function refresh() {
+  if (!cfg.runsUrl) return;
+  try {
+    const { body } = await api("GET", cfg.runsUrl);
+    const latest = (body.results || [])[0];
+    if (latest && ACTIVE.has(latest.status)) runStarted(latest.runId);
+    else if (run.active) runEnded(null);
+  } catch (_) {
+    // The socket's run events still keep the buttons right.
+  }
+}
+
+export async function stopRun() {
+  if (!run.active || run.stopping) return;
+  run.stopping = true;
+  paint();
+  try {
+    await api("POST", `${base}/runs/stop/`);
+  } catch (error) {
+    if (error.status === 409) runEnded(null); // it had already ended
+    else showError(error.message);
+  } finally {
+    run.stopping = false;
+    if (run.active) paint();
+  }
+}
+
+// The model and thinking level picked in the composer go with a regenerated or edited turn too.
+function pickers() {
+  const body = {};
+  if ($("composer-model").value) body.providerId = Number($("composer-model").value);
+  if ($("composer-thinking").value) body.thinkingLevel = $("composer-thinking").value;
+  return body;
+}
+
+async function startFrom(url, body, parentId) {
+  try {
+    const { body: answer } = await api("POST", url, { ...body, ...pickers() });
+    runStarted(answer.runId, { mine: true });
+    // The new branch grows from the parent: show the path to it while the answer is written.
+    if (parentId) await hooks.select(parentId);
+    return true;
+  } catch (error) {
+    if (error.status === 409) runStarted(error.body && error.body.activeRunId);
+    showError(error.message);
+    return false;
+  }
+}
+
+function regenerate(record) {
+  return startFrom(`${base}/runs/regenerate/`, { entryId: record.id }, record.entry.parentId);
+}
+
+// The user message's card becomes an editor; sending puts the new text beside the original.
+function openEditor(node, record) {
+  if (node.querySelector(".inline-edit")) return;
+  const hidden = [...node.children].filter((child) => child.tagName !== "HEADER");
+  const text = el("textarea", { class: "edit-text", rows: "4", "aria-label": "Edited message" });
+  text.value = textOf(record.entry.message.content);
+  const send = el("button", { type: "submit", class: "primary run-action", text: "Send as a new branch" });
+  const cancel = el("button", { type: "button", text: "Cancel" });
+  const form = el("form", { class: "inline-edit stack" }, text, el("div", { class: "buttons" }, cancel, send));
+  const close = () => {
+    form.remove();
+    hidden.forEach((child) => (child.hidden = false));
+  };
+  cancel.addEventListener("click", close);
+  text.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      close();
+    } else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  form.addEventListener("click", (event) => event.stopPropagation());
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const prompt = text.value;
+    if (!prompt.trim()) {
+      showError("The edited message is empty: write what to send, or cancel.");
+      return;
+    }
+    send.disabled = true;
+    const ok = await startFrom(`${base}/runs/edit/`, { entryId: record.id, prompt }, null);
+    // On failure the editor stays open with the text, so nothing typed is lost.
+    if (ok) close();
+    else send.disabled = run.active;
+  });
+  hidden.forEach((child) => (child.hidden = true));
+  node.appendChild(form);
+  text.focus();
+  paint();
+}
+
+function decorate(node, record) {
+  const e = record.entry || {};
+  const role = e.type === "message" && e.message ? e.message.role : null;
+  const head = node.querySelector(":scope > header");
+  if (!head || !canSteer() || (role !== "assistant" && role !== "user")) return;
+  const button =
+    role === "assistant"
+      ? el("button", { type: "button", class: "icon small run-action regenerate", text: "Regenerate", title: "Answer this turn again, as a new branch beside this answer" })
+      : el("button", { type: "button", class: "icon small run-action edit-message", text: "Edit", title: "Edit this message and send it as a new branch beside it" });
+  button.disabled = run.active;
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    if (role === "assistant") regenerate(record);
+    else openEditor(node, record);
+  });
+  head.appendChild(button);
+}
+
+export function initSteering() {
+  cardDecorators.push(decorate);
+  $("composer-stop").addEventListener("click", () => stopRun());
+  document.addEventListener("piweb:run", (event) => {
+    const message = event.detail || {};
+    if (message.event === "run_ended") runEnded(message.run);
+    else runStarted(message.run);
+  });
+  document.addEventListener("piweb:live", () => refresh());
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || !run.active || event.defaultPrevented) return;
+    // Escape keeps its own meaning in dialogs, the search box and an open editor.
+    if (document.querySelector("dialog[open]") || event.target.closest("#tree-search, .inline-edit")) return;
+    event.preventDefault();
+    stopRun();
+  });
+  paint();
+  return refresh();
+}
