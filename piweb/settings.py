@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "compaction_app.apps.CompactionAppConfig",
     "piweb.agent.apps.AgentConfig",
     "piweb.audit.apps.AuditConfig",
+    "governance.apps.GovernanceConfig",
 ]
 
 MIDDLEWARE = [
@@ -211,6 +212,21 @@ CELERY_TASK_ROUTES = {
     "agent.run_agent": {"queue": workers.runs_queue(ENV)},
     "compaction_app.tasks.*": {"queue": workers.operations_queue(ENV)},
     "sessions.*": {"queue": workers.DEFAULT_QUEUE},
+    "governance.*": {"queue": workers.DEFAULT_QUEUE},
+}
+
+# Governance (README "Secrets, retention and link views"): sessions untouched this many days are deleted
+# (unset: kept forever; teams and users may set their own), by a daily beat task.
+PIWEB_RETENTION_DAYS = (
+    int(ENV["PIWEB_RETENTION_DAYS"]) if ENV.get("PIWEB_RETENTION_DAYS", "").strip() else None
+)
+if PIWEB_RETENTION_DAYS is not None and PIWEB_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured("PIWEB_RETENTION_DAYS must be a whole number of days, at least 1 (or unset)")
+CELERY_BEAT_SCHEDULE = {
+    "governance-retention": {
+        "task": "governance.apply_retention",
+        "schedule": timedelta(hours=float(ENV.get("PIWEB_RETENTION_EVERY_HOURS", "24"))),
+    }
 }
 
 if not DEBUG:
