@@ -217,15 +217,16 @@ CELERY_TASK_ROUTES = {
 
 # Governance (README "Secrets, retention and link views"): sessions untouched this many days are deleted
 # (unset: kept forever; teams and users may set their own), by a daily beat task.
-PIWEB_RETENTION_DAYS = (
-    int(ENV["PIWEB_RETENTION_DAYS"]) if ENV.get("PIWEB_RETENTION_DAYS", "").strip() else None
-)
-if PIWEB_RETENTION_DAYS is not None and PIWEB_RETENTION_DAYS < 1:
-    raise ImproperlyConfigured("PIWEB_RETENTION_DAYS must be a whole number of days, at least 1 (or unset)")
+PIWEB_RETENTION_DAYS = config.env_days(ENV, "PIWEB_RETENTION_DAYS")
+PIWEB_RETENTION_AT = ENV.get("PIWEB_RETENTION_AT", "03:17")  # the daily run, UTC (HH:MM)
+PIWEB_RETENTION_EVERY_SECONDS = float(ENV.get("PIWEB_RETENTION_EVERY_SECONDS", "0") or 0)
 CELERY_BEAT_SCHEDULE = {
     "governance-retention": {
         "task": "governance.apply_retention",
-        "schedule": timedelta(hours=float(ENV.get("PIWEB_RETENTION_EVERY_HOURS", "24"))),
+        # A time of day survives restarts (an interval would start over at each); tests use seconds.
+        "schedule": timedelta(seconds=PIWEB_RETENTION_EVERY_SECONDS)
+        if PIWEB_RETENTION_EVERY_SECONDS > 0
+        else config.daily_at(PIWEB_RETENTION_AT, "PIWEB_RETENTION_AT"),
     }
 }
 

@@ -71,15 +71,21 @@ def worker_commands(env: Mapping[str, str], *, loglevel: str = "INFO") -> list[l
 
 
 def beat_options(env: Mapping[str, str]) -> list[str]:
-    """Return the options that run Celery beat inside the operations worker (daily retention).
+    """Return the options that run Celery beat inside the operations worker (the daily retention task).
 
     One machine needs one beat; ``PIWEB_BEAT=0`` leaves it out (production runs ``celery -A piweb beat``
-    as a single process of its own, README "Secrets, retention and link views").
+    as a single process of its own, README "Secrets, retention and link views"). The schedule is a
+    time of day (``settings.CELERY_BEAT_SCHEDULE``), so beat's state file matters little: each start
+    gets its own (``PIWEB_BEAT_SCHEDULE`` names a lasting one), and two checkouts never share one.
     """
     if not config.env_flag(env, "PIWEB_BEAT", default=True):
         return []
-    schedule = env.get("PIWEB_BEAT_SCHEDULE", "") or str(Path(tempfile.gettempdir()) / "piweb-beat-schedule")
+    schedule = env.get("PIWEB_BEAT_SCHEDULE", "") or str(beat_schedule_file())
     return ["--beat", f"--schedule={schedule}"]
+
+
+def beat_schedule_file() -> Path:
+    return Path(tempfile.gettempdir()) / f"piweb-beat-{os.getpid()}"
 
 
 def worker_environments(env: Mapping[str, str]) -> list[dict[str, str]]:
@@ -137,6 +143,8 @@ def main() -> int:
                         child.send_signal(signal.SIGQUIT if cold else signal.SIGTERM)
                 forwarded = max(len(received), 1)
             time.sleep(0.1)
+    for leftover in beat_schedule_file().parent.glob(beat_schedule_file().name + "*"):
+        leftover.unlink(missing_ok=True)
     return 0 if received else 1
 
 

@@ -44,7 +44,7 @@ def start_workers(tmp_path: Path, transactional_db: None) -> Iterator[Callable[[
             "PIWEB_WORKER_CONCURRENCY": "1",
             "PIWEB_RUN_CONCURRENCY": "1",
             "PIWEB_RETENTION_DAYS": "30",
-            "PIWEB_RETENTION_EVERY_HOURS": "0.001",  # the beat's "daily" task every 3.6 s
+            "PIWEB_RETENTION_EVERY_SECONDS": "3",  # the beat task every 3 s instead of daily
             "PIWEB_BEAT_SCHEDULE": str(tmp_path / "beat-schedule"),
             "DJANGO_SETTINGS_MODULE": "piweb.settings",
         }
