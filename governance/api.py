@@ -17,7 +17,7 @@ from sessions_app.models import ChatSession
 
 from . import link_views, redaction, scanning
 from .domain.redaction import marker
-from .models import LinkView, ScanProgress, SecretFinding
+from .models import LinkView, SecretFinding
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 MAX_IDS = 10_000
@@ -109,12 +109,11 @@ class SessionSecretsView(APIView):
         """List the secrets found in the session's entries (its owner and staff): entry, kind, position."""
         session = _session(request, pk)
         findings = scanning.list_findings(actor=request.user, session=session)
-        scanned = ScanProgress.objects.filter(session=session).values_list("scanned_to", flat=True).first()
         return Response(
             {
                 "findings": [finding_body(f) for f in findings],
                 "open": sum(1 for f in findings if f.redacted_at is None),
-                "scanned": (scanned or 0) >= session.next_seq,
+                "scanned": scanning.scanned(session),
             }
         )
 

@@ -42,14 +42,16 @@ class SecretFinding(models.Model):
         return f"{self.kind} in entry {self.entry_id or self.seq} of session {self.session_id}"
 
 
-class ScanProgress(models.Model):
-    """How far a session's entries have been scanned: every seq below ``scanned_to`` was."""
+class PendingScan(models.Model):
+    """Entries stored by a bulk write and queued for a worker's scan; the row goes when the scan is done."""
 
-    session = models.OneToOneField(ChatSession, on_delete=models.CASCADE, primary_key=True, related_name="+")
-    scanned_to = models.IntegerField(default=0)
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+")
+    first_seq = models.IntegerField()
+    last_seq = models.IntegerField()
+    queued_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
-        return f"session {self.session_id} scanned to {self.scanned_to}"
+        return f"session {self.session_id} entries {self.first_seq}-{self.last_seq}"
 
 
 class TeamPolicy(models.Model):

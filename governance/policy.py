@@ -9,8 +9,8 @@ from django.db.models import Q
 from sessions_app.models import ChatSession, Team
 from sessions_app.services.errors import SharingRefused
 
-from .models import ScanProgress, SecretFinding, TeamPolicy
-from .scanning import scan_session
+from .models import SecretFinding, TeamPolicy
+from .scanning import scan_session_now
 
 __all__ = ["check_sharing"]
 
@@ -24,9 +24,7 @@ def check_sharing(sender: Any, *, session: ChatSession, team: Team | None, **kwa
     policy = TeamPolicy.objects.filter(teams, block_sharing_with_findings=True).select_related("team").first()
     if policy is None:
         return
-    scanned = ScanProgress.objects.filter(session=session).values_list("scanned_to", flat=True).first()
-    if (scanned or 0) < session.next_seq:
-        scan_session(session.pk)
+    scan_session_now(session.pk)
     count = SecretFinding.objects.filter(session=session, redacted_at__isnull=True).count()
     if count:
         what = "a team share" if team is not None else "a share link"

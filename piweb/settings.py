@@ -227,7 +227,9 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=PIWEB_RETENTION_EVERY_SECONDS)
         if PIWEB_RETENTION_EVERY_SECONDS > 0
         else config.daily_at(PIWEB_RETENTION_AT, "PIWEB_RETENTION_AT"),
-    }
+    },
+    # Bulk secret scans whose task was lost (the broker away when an import committed).
+    "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
 }
 
 if not DEBUG:

@@ -48,8 +48,8 @@ __all__ = [
 entries_stored = Signal()
 
 # After the commit of every entry write, whatever the path (both store backends, import by COPY):
-# ``session_id``, ``first_seq``, ``last_seq``. Receivers run outside the write's transaction and lock, so
-# an append's latency inside its lock is unchanged (the secret scan listens here).
+# ``session_id``, ``first_seq``, ``last_seq`` and ``rows`` (the stored ``Entry`` rows, or None after a
+# COPY). Receivers run outside the write's transaction and lock (the secret scan listens here).
 entries_committed = Signal()
 
 # Before a session is shared with a team or by a new link: ``session``, ``team`` (None for a link),
@@ -61,10 +61,12 @@ sharing_requested = Signal()
 link_opened = Signal()
 
 
-def announce_committed(session_id: int, first_seq: int, last_seq: int) -> None:
+def announce_committed(session_id: int, first_seq: int, last_seq: int, rows: Any = None) -> None:
     """Send ``entries_committed``; call it once the write has committed (``transaction.on_commit``)."""
     if entries_committed.receivers:
-        entries_committed.send(ChatSession, session_id=session_id, first_seq=first_seq, last_seq=last_seq)
+        entries_committed.send(
+            ChatSession, session_id=session_id, first_seq=first_seq, last_seq=last_seq, rows=rows
+        )
 
 
 # (type, role) pairs each receiver acts on, by dispatch_uid; a role of "" stands for any role.

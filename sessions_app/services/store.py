@@ -287,7 +287,7 @@ class PortableStore(EntryStore):
         if rows:
             last = rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
-            transaction.on_commit(partial(signals.announce_committed, session.pk, rows[0].seq, last))
+            transaction.on_commit(partial(signals.announce_committed, session.pk, rows[0].seq, last, rows))
             signals.entries_stored.send(
                 ChatSession, session=session, first_seq=rows[0].seq, last_seq=last, rows=rows
             )

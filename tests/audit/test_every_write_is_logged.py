@@ -25,7 +25,7 @@ from compaction_app.models import CompactionRun, LLMProvider
 from compaction_app.services import request_compaction, start_branch_summary
 from governance import tasks as governance_tasks
 from governance.models import LegalHold, SecretFinding
-from governance.scanning import scan_session
+from governance.scanning import scan_range
 from piweb.agent import services as agent_services
 from sessions_app import services
 from sessions_app import tasks as session_tasks
@@ -345,7 +345,7 @@ def _leaky(w: World) -> ChatSession:
     """A session holding a secret, scanned (this test's transactions never commit, so no scan follows)."""
     data = session_file([user_message("u1", None, "key AKIAIOSFODNN7EXAMPLE")], {**HEADER, "id": "leaky"})
     session = services.import_jsonl(actor=w.owner, data=data, filename="leaky.jsonl").session
-    scan_session(session.pk)
+    scan_range(session.pk, 0, session.next_seq - 1)
     return session
 
 

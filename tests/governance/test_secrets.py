@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from governance.models import TeamPolicy
+from governance.scanning import INLINE_ENTRIES, sweep_pending_scans
 from sessions_app import services
 from sessions_app.models import ActionLog, ChatSession, Team, TeamMembership
 from tests.factories import HEADER, assistant_message, line, session_file, user_message
@@ -259,3 +261,32 @@ def test_without_the_policy_sharing_a_session_with_secrets_is_allowed(world: Wor
         f"/api/sessions/{world.session.pk}/links/", {"scope": "tree"}, format="json"
     )
     assert response.status_code == 201
+
+
+def test_a_bulk_import_is_scanned_off_the_request_and_sharing_waits_for_its_scan(world: World) -> None:
+    chain = [user_message(f"m{i}", f"m{i - 1}" if i else None, f"line {i}") for i in range(INLINE_ENTRIES)]
+    chain.append(tool_result("leak", chain[-1]["id"], f"export AWS_ACCESS_KEY_ID={AWS_KEY}"))
+    data = session_file(chain, {**HEADER, "id": "bulk"})
+    bulk = services.import_jsonl(actor=world.owner, data=data, filename="bulk.jsonl").session
+    url = f"/api/sessions/{bulk.pk}/secrets/"
+    listed = world.client(world.owner).get(url).json()
+    assert (listed["findings"], listed["scanned"]) == ([], False)  # queued for a worker (none runs here)
+
+    TeamPolicy.objects.create(team=world.team, block_sharing_with_findings=True)
+    refused = world.client(world.owner).post(f"/api/sessions/{bulk.pk}/links/", {}, format="json")
+    assert refused.status_code == 409 and "1 unredacted secret;" in refused.json()["error"]
+    listed = world.client(world.owner).get(url).json()
+    assert listed["scanned"] is True
+    assert [(f["entryId"], f["kind"]) for f in listed["findings"]] == [("leak", "aws-access-key")]
+    assert sweep_pending_scans(older_than=timedelta(0)) == 0  # nothing left for the sweep
+
+
+def test_the_sweep_runs_a_bulk_scan_whose_task_was_lost(world: World) -> None:
+    size = INLINE_ENTRIES + 1
+    chain = [user_message(f"m{i}", f"m{i - 1}" if i else None, f"{GITHUB_TOKEN} {i}") for i in range(size)]
+    data = session_file(chain, {**HEADER, "id": "lost"})
+    bulk = services.import_jsonl(actor=world.owner, data=data, filename="lost.jsonl").session
+    assert sweep_pending_scans() == 0  # too recent: its task may still come
+    assert sweep_pending_scans(older_than=timedelta(0)) == 1
+    listed = world.client(world.owner).get(f"/api/sessions/{bulk.pk}/secrets/").json()
+    assert listed["scanned"] is True and len(listed["findings"]) == INLINE_ENTRIES + 1

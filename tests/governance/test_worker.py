@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from governance.models import LegalHold, ScanProgress, SecretFinding
+from governance.models import LegalHold, PendingScan, SecretFinding
 from governance.scanning import INLINE_ENTRIES
 from sessions_app import services
 from sessions_app.models import ActionLog, ChatSession
@@ -88,13 +88,14 @@ def test_beat_runs_retention_in_a_real_worker_and_a_bulk_import_is_scanned_there
         actor=owner, data=session_file(chain, {**HEADER, "id": "bulk"}), filename="bulk.jsonl"
     ).session
     assert not SecretFinding.objects.filter(session=bulk).exists()  # not in the request
+    assert PendingScan.objects.filter(session=bulk).exists()
 
     started = time.monotonic()
     process = start_workers()
     _wait_for(lambda: SecretFinding.objects.filter(session=bulk).exists(), 90, "the bulk import's scan")
     [finding] = SecretFinding.objects.filter(session=bulk)
     assert (finding.entry_id, finding.kind) == ("leak", "github-token")
-    assert ScanProgress.objects.get(session=bulk).scanned_to == bulk.next_seq
+    _wait_for(lambda: not PendingScan.objects.exists(), 10, "the pending scan's row to go")
 
     _wait_for(lambda: not ChatSession.with_deleted.filter(pk=old.pk).exists(), 90, "the old session's purge")
     assert process.poll() is None
