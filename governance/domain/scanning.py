@@ -10,9 +10,11 @@ keyword heuristics flag every hash and id a coding transcript is full of.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
@@ -66,6 +68,7 @@ PRIVATE_KEY = "private-key"
 _KEY_END = re.compile(
     r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|---- END SSH2 ENCRYPTED PRIVATE KEY ----"
 )
+_BOUNDARY = frozenset(" \t\n=:\"'")
 # Detectors whose pattern captures the secret apart from the words around it (a password in a URL, a
 # key after its variable name); the other captures (GitHub's, GitLab's) are only a token's prefix.
 _CAPTURES_SECRET = frozenset({"aws-access-key", "basic-auth-credentials", "npm-tokens"})
@@ -93,20 +96,40 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 def secret_spans(text: str) -> list[tuple[str, int, int]]:
     """Return (kind, start, end) of every secret in ``text``, earliest first, overlaps merged."""
-    if len(text) < 4:
-        return []  # types, roles, flags: nothing a detector could match
-    spans: list[tuple[str, int, int]] = []
+    return _spans_of([text])[0]
+
+
+def _spans_of(texts: list[str]) -> list[list[tuple[str, int, int]]]:
+    """Return the secrets of each text. The texts are searched joined by newlines, one pass a pattern:
+    no detector's pattern matches across a newline, and one long search costs far less than many short
+    ones (a line holds a dozen strings, most of them ids and timestamps)."""
+    joined = "\n".join(texts)
+    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    found: list[list[tuple[str, int, int]]] = [[] for _ in texts]
     for kind, pattern in _patterns():
-        for match in pattern.finditer(text):
+        for match in pattern.finditer(joined):
             group = 0
             if kind in _CAPTURES_SECRET:
                 group = next((i for i in range(1, pattern.groups + 1) if match.group(i)), 0)
             start, end = match.span(group)
+            index = bisect_right(starts, start) - 1
+            text, base = texts[index], starts[index]
+            start, end = start - base, min(end - base, len(text))
+            # Some patterns take the character before or after a token as its boundary.
+            while start < end and text[start] in _BOUNDARY:
+                start += 1
+            while end > start and text[end - 1] in _BOUNDARY:
+                end -= 1
             if kind == PRIVATE_KEY:
                 start = _block_start(text, start)
                 closing = _KEY_END.search(text, end)
                 end = closing.end() if closing else len(text)
-            spans.append((kind, start, end))
+            if start < end:
+                found[index].append((kind, start, end))
+    return [_merged(spans) for spans in found]
+
+
+def _merged(spans: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     spans.sort(key=lambda s: (s[1], -s[2]))
     merged: list[tuple[str, int, int]] = []
     for kind, start, end in spans:
@@ -126,19 +149,26 @@ def _block_start(text: str, start: int) -> int:
 
 def scan_value(value: Any) -> list[Finding]:
     """Return every secret in a parsed line, in document order."""
-    return list(_scan(value, ""))
+    strings = [(path, text) for path, text in _strings(value, "") if len(text) >= 4]
+    if not strings:
+        return []
+    spans = _spans_of([text for _, text in strings])
+    return [
+        Finding(kind=kind, path=path, start=start, end=end)
+        for (path, _), found in zip(strings, spans, strict=True)
+        for kind, start, end in found
+    ]
 
 
-def _scan(value: Any, path: str) -> Iterator[Finding]:
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, str):
-        for kind, start, end in secret_spans(value):
-            yield Finding(kind=kind, path=path, start=start, end=end)
+        yield path, value
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _scan(item, f"{path}/{_escape(str(key))}")
+            yield from _strings(item, f"{path}/{_escape(str(key))}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _scan(item, f"{path}/{index}")
+            yield from _strings(item, f"{path}/{index}")
 
 
 def _escape(key: str) -> str:

@@ -59,3 +59,10 @@ def test_redacting_twice_changes_nothing_more() -> None:
     found = scan_value(json.loads(raw))
     once = redact_line(raw, found)
     assert redact_line(once.raw, found).raw == once.raw
+
+
+def test_a_secret_split_across_two_strings_is_not_one_finding_and_positions_stay_per_string() -> None:
+    assert scan_value({"a": "AKIA", "b": "IOSFODNN7EXAMPLE"}) == []
+    value = {"id": "a1b2c3d4", "t": "x", "msg": f"first line\n{AWS_KEY}", "z": f"{AWS_KEY} again"}
+    found = scan_value(value)
+    assert [(f.path, f.start, f.end) for f in found] == [("/msg", 11, 31), ("/z", 0, 20)]
