@@ -57,13 +57,18 @@ def redact_findings(
         for finding in todo:
             by_seq[finding.seq].append(finding)
         grown = 0
+        replaced: list[tuple[str, str]] = []
         for seq, findings in sorted(by_seq.items()):
-            grown += _redact_entry(locked, seq, findings)
+            grown += _redact_entry(locked, seq, findings, replaced)
+        # The name is copied out of a session_info line when stored: it loses the secret too.
+        name = locked.name
+        for secret, mark in replaced:
+            name = name.replace(secret, mark)
         now = timezone.now()
         user = user_of(actor)
         SecretFinding.objects.filter(pk__in=[f.pk for f in todo]).update(redacted_at=now, redacted_by=user)
         ChatSession.objects.filter(pk=locked.pk).update(
-            revision=F("revision") + 1, stored_bytes=F("stored_bytes") + grown
+            revision=F("revision") + 1, stored_bytes=F("stored_bytes") + grown, name=name
         )
         record_action(
             actor=actor,
@@ -79,7 +84,9 @@ def redact_findings(
     return todo
 
 
-def _redact_entry(session: ChatSession, seq: int, findings: list[SecretFinding]) -> int:
+def _redact_entry(
+    session: ChatSession, seq: int, findings: list[SecretFinding], replaced: list[tuple[str, str]]
+) -> int:
     """Rewrite one entry without the findings' secrets; return how many bytes the line grew by."""
     row = Entry.objects.get(session=session, seq=seq)
     result = redact_line(
@@ -87,6 +94,7 @@ def _redact_entry(session: ChatSession, seq: int, findings: list[SecretFinding])
     )
     if result.raw == row.raw:
         return 0
+    replaced.extend(result.replaced)
     text = search_text(result.value)
     Entry.objects.filter(pk=row.pk).update(raw=result.raw, search_text=text)
     if connection.vendor == "postgresql":

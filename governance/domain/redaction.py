@@ -12,15 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessions_app.domain.jsjson import js_stringify, parse_json
+from sessions_app.domain.redacted import MARKER_PREFIX, marker
 
 from .scanning import Finding
 
 __all__ = ["Redacted", "marker", "redact_line", "resolve"]
-
-
-def marker(kind: str) -> str:
-    """Return what a secret of this kind is replaced by."""
-    return f"[REDACTED:{kind}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +25,8 @@ class Redacted:
     value: Any
     # (path, start of the replaced span, characters it grew by) per finding, for the findings after it.
     shifts: tuple[tuple[str, int, int], ...]
+    # (secret, marker) pairs, for what was copied out of the line (a session's name).
+    replaced: tuple[tuple[str, str], ...] = ()
 
 
 def resolve(value: Any, path: str) -> Any:
@@ -67,14 +65,14 @@ def redact_line(raw: str, findings: Sequence[Finding]) -> Redacted:
         if not isinstance(text, str) or finding.end > len(text):
             continue  # the string changed since the scan (already redacted): nothing left to replace
         secret = text[finding.start : finding.end]
-        if secret.startswith("[REDACTED:"):
+        if secret.startswith(MARKER_PREFIX):
             continue
         mark = marker(finding.kind)
         value = _replace(value, finding.path, text[: finding.start] + mark + text[finding.end :])
         secrets.append((secret, mark))
         shifts.append((finding.path, finding.start, len(mark) - len(secret)))
     if not secrets:
-        return Redacted(raw, value, ())
+        return Redacted(raw, value, (), ())
     out = raw
     for secret, mark in secrets:
         encoded = js_stringify(secret)[1:-1]
@@ -82,4 +80,4 @@ def redact_line(raw: str, findings: Sequence[Finding]) -> Redacted:
     if parse_json(out) != value:
         # The secret was written with escapes JSON did not need, or also sits in a key: write it anew.
         out = js_stringify(value)
-    return Redacted(out, value, tuple(shifts))
+    return Redacted(out, value, tuple(shifts), tuple(secrets))

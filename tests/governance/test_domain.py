@@ -66,3 +66,14 @@ def test_a_secret_split_across_two_strings_is_not_one_finding_and_positions_stay
     value = {"id": "a1b2c3d4", "t": "x", "msg": f"first line\n{AWS_KEY}", "z": f"{AWS_KEY} again"}
     found = scan_value(value)
     assert [(f.path, f.start, f.end) for f in found] == [("/msg", 11, 31), ("/z", 0, 20)]
+
+
+def test_a_stored_redaction_is_recognised_as_the_original_line_and_nothing_else() -> None:
+    from sessions_app.domain.redacted import is_redaction_of
+
+    original = '{"id":"t1","t":"key ' + AWS_KEY + ' and \\"quoted\\" text"}'
+    stored = redact_line(original, scan_value(json.loads(original))).raw
+    assert stored != original and is_redaction_of(stored, original)
+    assert not is_redaction_of(stored, original.replace("text", "texts"))
+    assert not is_redaction_of(original, original)  # no marker: only byte equality counts
+    assert not is_redaction_of(stored, original.replace(AWS_KEY, 'x","y":"z'))  # not across strings

@@ -290,3 +290,44 @@ def test_the_sweep_runs_a_bulk_scan_whose_task_was_lost(world: World) -> None:
     assert sweep_pending_scans(older_than=timedelta(0)) == 1
     listed = world.client(world.owner).get(f"/api/sessions/{bulk.pk}/secrets/").json()
     assert listed["scanned"] is True and len(listed["findings"]) == INLINE_ENTRIES + 1
+
+
+def test_the_original_file_imported_or_pushed_again_is_known_not_a_conflict(world: World) -> None:
+    client = world.client(world.owner)
+    pk = world.session.pk
+    client.post(f"/api/sessions/{pk}/secrets/redact/", {"all": True}, format="json")
+    grown = [*leaky_entries(), user_message("u3", "a2", "one more question")]
+    again = services.import_jsonl(
+        actor=world.owner, data=session_file(grown, {**HEADER, "id": "leaky"}), filename="leaky.jsonl"
+    )
+    assert (again.created, again.appended) == (False, 1)
+    lines = [line(e) for e in grown]
+    control = {
+        "header": line({**HEADER, "id": "leaky"}),
+        "from": {"lines": 0, "bytes": 0, "lastId": None},
+        "to": {"lines": len(lines), "bytes": 0},
+        "path": "/home/me/leaky.jsonl",
+    }
+    body = (json.dumps(control) + "\n" + "".join(f"{x}\n" for x in lines)).encode()
+    pushed = client.generic("POST", "/api/sync/", body, content_type="application/x-ndjson")
+    assert pushed.status_code == 200, pushed.content
+    assert (pushed.json()["appended"], pushed.json()["known"]) == (0, len(lines))
+    export = b"".join(client.get(f"/api/sessions/{pk}/export/").streaming_content).decode()
+    assert AWS_KEY not in export and "one more question" in export
+    # A line that differs elsewhere is still a different entry.
+    changed = [*leaky_entries()]
+    changed[2] = tool_result("t1", "a1", f"AWS_ACCESS_KEY_ID={AWS_KEY}\nregion=us-east-1")
+    with pytest.raises(services.InvalidSessionFile):
+        services.import_jsonl(
+            actor=world.owner, data=session_file(changed, {**HEADER, "id": "leaky"}), filename="x.jsonl"
+        )
+
+
+def test_a_secret_in_the_session_name_leaves_the_name_too(world: World) -> None:
+    client = world.client(world.owner)
+    renamed = client.patch(f"/api/sessions/{world.session.pk}/", {"name": f"deploy {AWS_KEY}"}, format="json")
+    assert renamed.status_code == 200
+    client.post(f"/api/sessions/{world.session.pk}/secrets/redact/", {"all": True}, format="json")
+    listed = client.get("/api/sessions/").json()
+    text = json.dumps(listed)
+    assert AWS_KEY not in text and "deploy [REDACTED:aws-access-key]" in text
