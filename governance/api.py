@@ -43,6 +43,15 @@ class FindingListSerializer(serializers.Serializer[Any]):
     scanned = serializers.BooleanField(help_text="False while a worker still scans a bulk import")
 
 
+class SessionSecretsSummarySerializer(serializers.Serializer[Any]):
+    session = serializers.IntegerField()
+    open = serializers.IntegerField(help_text="Findings not redacted yet")
+
+
+class SecretsSummarySerializer(serializers.Serializer[Any]):
+    sessions = SessionSecretsSummarySerializer(many=True)
+
+
 class RedactSerializer(serializers.Serializer[Any]):
     findingIds = serializers.ListField(
         child=serializers.IntegerField(min_value=1), required=False, allow_empty=False, max_length=MAX_IDS
@@ -133,6 +142,14 @@ class SessionRedactView(APIView):
             actor=request.user, session=session, finding_ids=None if data.get("all") else data["findingIds"]
         )
         return Response({"redacted": len(done), "findings": [finding_body(f) for f in done]})
+
+
+class SecretsSummaryView(APIView):
+    @extend_schema(responses={200: SecretsSummarySerializer, 401: ERROR, 403: ERROR})
+    def get(self, request: Request) -> Response:
+        """List my sessions holding secrets not redacted yet, with how many (the session list's badges)."""
+        counts = scanning.open_counts(owner=request.user)
+        return Response({"sessions": [{"session": pk, "open": n} for pk, n in counts]})
 
 
 def view_body(row: LinkView) -> dict[str, Any]:

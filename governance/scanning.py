@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from sessions_app import access
@@ -146,6 +147,20 @@ def list_findings(*, actor: Actor, session: ChatSession) -> list[SecretFinding]:
     authorize_findings(actor, session)
     found = SecretFinding.objects.filter(session=session).select_related("redacted_by")
     return list(found.order_by("seq", "path", "start"))
+
+
+def open_counts(*, owner: Any) -> list[tuple[int, int]]:
+    """Return (session id, open findings) for the owner's live sessions holding unredacted secrets."""
+    rows = (
+        SecretFinding.objects.filter(
+            session__owner=owner, session__deleted_at__isnull=True, redacted_at__isnull=True
+        )
+        .values("session_id")
+        .annotate(open=Count("pk"))
+        .order_by("session_id")
+        .values_list("session_id", "open")
+    )
+    return list(rows)
 
 
 def scanned(session: ChatSession) -> bool:

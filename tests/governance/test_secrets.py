@@ -331,3 +331,15 @@ def test_a_secret_in_the_session_name_leaves_the_name_too(world: World) -> None:
     listed = client.get("/api/sessions/").json()
     text = json.dumps(listed)
     assert AWS_KEY not in text and "deploy [REDACTED:aws-access-key]" in text
+
+
+def test_my_sessions_with_open_secrets_are_counted_for_me_alone(world: World) -> None:
+    services.share_with_team(session=world.session, team=world.team, access="editor", actor=world.owner)
+    assert world.client(world.owner).get("/api/secrets/").json() == {
+        "sessions": [{"session": world.session.pk, "open": 3}]
+    }
+    assert world.client(world.mate).get("/api/secrets/").json() == {"sessions": []}
+    world.client(world.owner).post(
+        f"/api/sessions/{world.session.pk}/secrets/redact/", {"all": True}, format="json"
+    )
+    assert world.client(world.owner).get("/api/secrets/").json() == {"sessions": []}

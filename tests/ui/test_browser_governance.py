@@ -43,6 +43,7 @@ def test_the_owner_sees_marked_entries_and_redacts_them(
     services.share_with_team(session=session, team=team, access="viewer", actor=owner)
 
     page = sign_in(open_browser(), "olga")
+    expect(page.locator(f'tr[data-session-id="{session.pk}"] .badge.secret')).to_have_text("3 secrets")
     page.goto(f"{server_url}/sessions/{session.pk}/")
     page.wait_for_selector("body[data-ready=true]")
     expect(page.locator("#secrets-button")).to_have_text("3 secrets…")
