@@ -49,14 +49,25 @@ Line = tuple[int, str | None, str]  # seq, entry id, stored line
 def scan_after_commit(
     sender: Any, *, session_id: int, first_seq: int, last_seq: int, rows: Any = None, **kwargs: Any
 ) -> None:
-    """Scan what a committed write stored: at once when it is small, else by a worker."""
-    if last_seq - first_seq + 1 <= INLINE_ENTRIES:
-        if rows is not None:
-            _store(session_id, [(r.seq, r.entry_id, r.raw) for r in rows])
-        else:
-            scan_range(session_id, first_seq, last_seq)
+    """Scan what a committed write stored: at once when it is small, else by a worker.
+
+    The write has committed: nothing here may fail it. A scan that cannot run now is left to a worker,
+    and when even that cannot be recorded, the failure is logged.
+    """
+    try:
+        if last_seq - first_seq + 1 <= INLINE_ENTRIES:
+            if rows is not None:
+                _store(session_id, [(r.seq, r.entry_id, r.raw) for r in rows])
+            else:
+                scan_range(session_id, first_seq, last_seq)
+            return
+    except Exception:
+        log.exception("the secret scan of session %s failed; a worker will retry it", session_id)
+    try:
+        pending = PendingScan.objects.create(session_id=session_id, first_seq=first_seq, last_seq=last_seq)
+    except Exception:
+        log.exception("entries %s-%s of session %s were not scanned", first_seq, last_seq, session_id)
         return
-    pending = PendingScan.objects.create(session_id=session_id, first_seq=first_seq, last_seq=last_seq)
     _queue(pending.pk)
 
 
