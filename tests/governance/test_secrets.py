@@ -343,3 +343,19 @@ def test_my_sessions_with_open_secrets_are_counted_for_me_alone(world: World) ->
         f"/api/sessions/{world.session.pk}/secrets/redact/", {"all": True}, format="json"
     )
     assert world.client(world.owner).get("/api/secrets/").json() == {"sessions": []}
+
+
+def test_a_huge_appended_line_is_scanned_by_a_worker_not_in_the_request(world: World) -> None:
+    from governance.scanning import INLINE_BYTES
+
+    output = "x" * INLINE_BYTES + f" {AWS_KEY}"
+    response = world.client(world.owner).post(
+        f"/api/sessions/{world.session.pk}/append/",
+        {"entries": [{"type": "message", "message": {"role": "user", "content": output}}]},
+        format="json",
+    )
+    assert response.status_code == 201
+    assert findings(world)["scanned"] is False  # queued (no worker runs here)
+    assert sweep_pending_scans(older_than=timedelta(0)) == 1
+    kinds = [f["kind"] for f in findings(world)["findings"]]
+    assert kinds.count("aws-access-key") == 2
