@@ -96,11 +96,39 @@ class LegalHoldAdmin(admin.ModelAdmin):
 class TeamPolicyAdmin(admin.ModelAdmin):
     list_display = ["team", "retention_days", "block_sharing_with_findings"]
 
+    def save_model(self, request: HttpRequest, obj: TeamPolicy, form: Any, change: bool) -> None:
+        saved = retention.set_team_policy(
+            actor=request.user,
+            team=obj.team,
+            retention_days=obj.retention_days,
+            block_sharing_with_findings=obj.block_sharing_with_findings,
+        )
+        obj.pk = saved.pk
+
+    def delete_model(self, request: HttpRequest, obj: TeamPolicy) -> None:
+        retention.set_team_policy(
+            actor=request.user, team=obj.team, retention_days=None, block_sharing_with_findings=False
+        )
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a team without rules is a policy with none set (logged like any change)
+
 
 @admin.register(UserRetention)
 class UserRetentionAdmin(admin.ModelAdmin):
     list_display = ["user", "retention_days"]
     raw_id_fields = ["user"]
+
+    def save_model(self, request: HttpRequest, obj: UserRetention, form: Any, change: bool) -> None:
+        retention.set_user_retention(actor=request.user, user=obj.user, retention_days=obj.retention_days)
+        obj.pk = UserRetention.objects.get(user=obj.user).pk
+
+    def delete_model(self, request: HttpRequest, obj: UserRetention) -> None:
+        retention.set_user_retention(actor=request.user, user=obj.user, retention_days=None)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[UserRetention]) -> None:
+        for rule in queryset.select_related("user"):
+            retention.set_user_retention(actor=request.user, user=rule.user, retention_days=None)
 
 
 @admin.register(LinkView)

@@ -19,13 +19,22 @@ from django.utils import timezone
 
 from sessions_app import access
 from sessions_app.actors import Actor, SystemActor, user_of
-from sessions_app.models import ChatSession, SessionShare
+from sessions_app.models import ChatSession, SessionShare, Team
 from sessions_app.services import delete_session
 from sessions_app.services.actions import Action, record_action
 
 from .models import LegalHold, TeamPolicy, UserRetention
 
-__all__ = ["RETENTION_WORKER", "Due", "apply_retention", "due_sessions", "lift_hold", "place_hold"]
+__all__ = [
+    "RETENTION_WORKER",
+    "Due",
+    "apply_retention",
+    "due_sessions",
+    "lift_hold",
+    "place_hold",
+    "set_team_policy",
+    "set_user_retention",
+]
 
 RETENTION_WORKER = SystemActor("retention-worker")
 
@@ -112,10 +121,10 @@ def _held(session_id: int) -> bool:
     return LegalHold.objects.filter(session_id=session_id).exists()
 
 
-def _staff(actor: Actor) -> Any:
+def _staff(actor: Actor, what: str = "place or lift legal holds") -> Any:
     user = user_of(actor)
     if user is None or not user.is_staff:
-        raise access.Forbidden("Only staff place or lift legal holds.")
+        raise access.Forbidden(f"Only staff {what}.")
     return user
 
 
@@ -136,3 +145,44 @@ def lift_hold(*, actor: Actor, session: ChatSession) -> None:
     with transaction.atomic():
         if LegalHold.objects.filter(session=session).delete()[0]:
             record_action(actor=actor, action=Action.UNHOLD, session=session)
+
+
+def set_team_policy(
+    *, actor: Actor, team: Team, retention_days: int | None, block_sharing_with_findings: bool
+) -> TeamPolicy:
+    """Set a team's retention and sharing rules (staff only). Logged as ``policy``."""
+    _staff(actor, "set teams' rules")
+    with transaction.atomic():
+        policy, _ = TeamPolicy.objects.update_or_create(
+            team=team,
+            defaults={
+                "retention_days": retention_days,
+                "block_sharing_with_findings": block_sharing_with_findings,
+            },
+        )
+        record_action(
+            actor=actor,
+            action=Action.POLICY,
+            session=None,
+            team=team,
+            retention_days=retention_days,
+            block_sharing_with_findings=block_sharing_with_findings,
+        )
+    return policy
+
+
+def set_user_retention(*, actor: Actor, user: Any, retention_days: int | None) -> None:
+    """Set (or with None, remove) a user's own retention rule (staff only). Logged as ``policy``."""
+    _staff(actor, "set users' rules")
+    with transaction.atomic():
+        if retention_days is None:
+            UserRetention.objects.filter(user=user).delete()
+        else:
+            UserRetention.objects.update_or_create(user=user, defaults={"retention_days": retention_days})
+        record_action(
+            actor=actor,
+            action=Action.POLICY,
+            session=None,
+            user=user.get_username(),
+            retention_days=retention_days,
+        )

@@ -378,10 +378,11 @@ class ActionLog(models.Model):
         BRANCH_SUMMARY = "branch_summary"
         CANCEL = "cancel"
         ABORT = "abort"
-        # Governance: a secret redacted from stored lines; a legal hold placed or lifted.
+        # Governance: a secret redacted from stored lines; a legal hold placed or lifted; a rule set.
         REDACT = "redact"
         HOLD = "hold"
         UNHOLD = "unhold"
+        POLICY = "policy"  # a team's or a user's retention or sharing rule set
 
     class ActorKind(models.TextChoices):
         USER = "user"

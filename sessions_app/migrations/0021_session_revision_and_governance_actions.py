@@ -54,6 +54,7 @@ class Migration(migrations.Migration):
                     ("redact", "Redact"),
                     ("hold", "Hold"),
                     ("unhold", "Unhold"),
+                    ("policy", "Policy"),
                 ],
                 max_length=16,
             ),

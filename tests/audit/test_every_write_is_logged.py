@@ -375,6 +375,16 @@ def admin_unhold(w: World) -> Callable[[], None]:
     return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
 
 
+def admin_team_policy(w: World) -> None:
+    body = {"team": str(w.team.pk), "retention_days": "30", "block_sharing_with_findings": "on"}
+    _redirected(_staff(w).post("/admin/governance/teampolicy/add/", body))
+
+
+def admin_user_retention(w: World) -> None:
+    body = {"user": str(w.other.pk), "retention_days": "90"}
+    _redirected(_staff(w).post("/admin/governance/userretention/add/", body))
+
+
 def task_retention(w: World) -> Callable[[], None]:
     from django.conf import settings
     from django.utils import timezone
@@ -438,6 +448,8 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("admin", admin_hold, A.HOLD, STAFF),
     ("admin", admin_unhold, A.UNHOLD, STAFF),
     ("task", task_retention, A.DELETE, "retention-worker"),
+    ("admin", admin_team_policy, A.POLICY, STAFF),
+    ("admin", admin_user_retention, A.POLICY, STAFF),
 ]
 
 

@@ -74,6 +74,8 @@ def test_a_legal_hold_exempts_a_session_and_is_logged(user: Callable[..., Any], 
     assert (row.actor_kind, row.actor_name) == ("system", "retention-worker")
     hold_row = ActionLog.objects.get(action=ActionLog.Action.HOLD)
     assert (hold_row.actor_name, hold_row.detail["reason"]) == ("auditor", "litigation 2026-17")
+    with pytest.raises(access.Forbidden):
+        retention.set_user_retention(actor=owner, user=owner, retention_days=1000)
     retention.lift_hold(actor=staff, session=held)
     assert not LegalHold.objects.exists()
     assert ActionLog.objects.filter(action=ActionLog.Action.UNHOLD, actor_name="auditor").count() == 1
