@@ -51,13 +51,20 @@ def _count(link: ShareLink, viewer: int | None) -> None:
     day = timezone.localdate(now)
     for _ in range(2):
         with transaction.atomic():
-            if LinkView.objects.filter(link=link, viewer_id=viewer, day=day).update(
+            if LinkView.objects.filter(link=link, viewer_key=viewer or 0, day=day).update(
                 count=F("count") + 1, last_at=now
             ):
                 return
             try:
                 with transaction.atomic():
-                    LinkView.objects.create(link=link, viewer_id=viewer, day=day, first_at=now, last_at=now)
+                    LinkView.objects.create(
+                        link=link,
+                        viewer_id=viewer,
+                        viewer_key=viewer or 0,
+                        day=day,
+                        first_at=now,
+                        last_at=now,
+                    )
                 return
             except IntegrityError:
                 continue  # another open made the row first: count into it

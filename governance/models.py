@@ -104,6 +104,8 @@ class LinkView(models.Model):
     viewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+    # The viewer's id, 0 for anonymous: a unique key every database enforces (NULLs are all distinct).
+    viewer_key = models.BigIntegerField(default=0)
     day = models.DateField()
     count = models.PositiveIntegerField(default=1)
     first_at = models.DateTimeField()
@@ -111,9 +113,7 @@ class LinkView(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["link", "viewer", "day"], nulls_distinct=False, name="unique_link_view_day"
-            )
+            models.UniqueConstraint(fields=["link", "viewer_key", "day"], name="unique_link_view_day")
         ]
 
     def __str__(self) -> str:
