@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 MIB = 1024 * 1024
 
@@ -211,3 +212,25 @@ def local_folders(env: Mapping[str, str], *, base_dir: Path) -> list[Path]:
         folders += [Path(options[key]) for key in ("data_folder_in", "processed_folder", "control_folder")]
         folders.append(data_dir(base_dir, env) / "celery" / "results")
     return folders
+
+
+def daily_at(value: str, name: str) -> Any:
+    """Return a Celery schedule for every day at ``value`` ("HH:MM", UTC); a bad value stops the start."""
+    from celery.schedules import crontab
+
+    hour, _, minute = value.strip().partition(":")
+    if not (hour.isdigit() and minute.isdigit() and int(hour) < 24 and int(minute) < 60):
+        raise ImproperlyConfigured(f"{name} must be a time of day as HH:MM (UTC), not {value!r}")
+    return crontab(hour=int(hour), minute=int(minute))
+
+
+def env_days(env: Mapping[str, str], name: str) -> int | None:
+    """Return a whole number of days (at least 1) from the environment, or None when unset."""
+    value = env.get(name, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ImproperlyConfigured(
+            f"{name} must be a whole number of days, at least 1 (or unset), not {value!r}"
+        )
+    return int(value)

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "compaction_app.apps.CompactionAppConfig",
     "piweb.agent.apps.AgentConfig",
     "piweb.audit.apps.AuditConfig",
+    "governance.apps.GovernanceConfig",
 ]
 
 MIDDLEWARE = [
@@ -220,6 +221,24 @@ CELERY_TASK_ROUTES = {
     "agent.run_agent": {"queue": workers.runs_queue(ENV)},
     "compaction_app.tasks.*": {"queue": workers.operations_queue(ENV)},
     "sessions.*": {"queue": workers.DEFAULT_QUEUE},
+    "governance.*": {"queue": workers.DEFAULT_QUEUE},
+}
+
+# Governance (README "Secrets, retention and link views"): sessions untouched this many days are deleted
+# (unset: kept forever; teams and users may set their own), by a daily beat task.
+PIWEB_RETENTION_DAYS = config.env_days(ENV, "PIWEB_RETENTION_DAYS")
+PIWEB_RETENTION_AT = ENV.get("PIWEB_RETENTION_AT", "03:17")  # the daily run, UTC (HH:MM)
+PIWEB_RETENTION_EVERY_SECONDS = float(ENV.get("PIWEB_RETENTION_EVERY_SECONDS", "0") or 0)
+CELERY_BEAT_SCHEDULE = {
+    "governance-retention": {
+        "task": "governance.apply_retention",
+        # A time of day survives restarts (an interval would start over at each); tests use seconds.
+        "schedule": timedelta(seconds=PIWEB_RETENTION_EVERY_SECONDS)
+        if PIWEB_RETENTION_EVERY_SECONDS > 0
+        else config.daily_at(PIWEB_RETENTION_AT, "PIWEB_RETENTION_AT"),
+    },
+    # Bulk secret scans whose task was lost (the broker away when an import committed).
+    "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
 }
 
 if not DEBUG:

@@ -25,6 +25,7 @@ urlpatterns = [
 urlpatterns += [
     path("api/", include("compaction_app.api.urls")),
     path("api/", include("piweb.agent.urls")),
+    path("api/", include("governance.urls")),
     path("api/", include("sessions_app.api.urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -6,7 +6,8 @@ they start at once even while every run thread is busy. ``python -m piweb.worker
 both; ``make run`` and ``make worker`` use it.
 
 Environment: ``PIWEB_RUN_CONCURRENCY`` (run threads, default 64), ``PIWEB_WORKER_CONCURRENCY``
-(operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names).
+(operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names),
+``PIWEB_BEAT`` (1: the operations worker also runs Celery beat, the daily retention task).
 
 Database connections (README "Connection budget"): the runs worker's threads share one pool of
 ``PIWEB_DB_POOL_MAX`` (a run holds a connection only while it writes, never while the model answers);
@@ -21,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,8 +65,27 @@ def worker_commands(env: Mapping[str, str], *, loglevel: str = "INFO") -> list[l
             f"{operations_queue(env)},{DEFAULT_QUEUE}",
             "--pool=prefork",
             f"--concurrency={operations}",
+            *beat_options(env),
         ],
     ]
+
+
+def beat_options(env: Mapping[str, str]) -> list[str]:
+    """Return the options that run Celery beat inside the operations worker (the daily retention task).
+
+    One machine needs one beat; ``PIWEB_BEAT=0`` leaves it out (production runs ``celery -A piweb beat``
+    as a single process of its own, README "Secrets, retention and link views"). The schedule is a
+    time of day (``settings.CELERY_BEAT_SCHEDULE``), so beat's state file matters little: each start
+    gets its own (``PIWEB_BEAT_SCHEDULE`` names a lasting one), and two checkouts never share one.
+    """
+    if not config.env_flag(env, "PIWEB_BEAT", default=True):
+        return []
+    schedule = env.get("PIWEB_BEAT_SCHEDULE", "") or str(beat_schedule_file())
+    return ["--beat", f"--schedule={schedule}"]
+
+
+def beat_schedule_file() -> Path:
+    return Path(tempfile.gettempdir()) / f"piweb-beat-{os.getpid()}"
 
 
 def worker_environments(env: Mapping[str, str]) -> list[dict[str, str]]:
@@ -122,6 +143,8 @@ def main() -> int:
                         child.send_signal(signal.SIGQUIT if cold else signal.SIGTERM)
                 forwarded = max(len(received), 1)
             time.sleep(0.1)
+    for leftover in beat_schedule_file().parent.glob(beat_schedule_file().name + "*"):
+        leftover.unlink(missing_ok=True)
     return 0 if received else 1
 
 

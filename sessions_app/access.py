@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import signals
 from .actors import Actor, LinkActor, SystemActor
 from .link_tokens import hash_token
 from .models import ChatSession, Entry, ShareLink, Team, TeamMembership
@@ -165,8 +166,13 @@ def resolve_access(user: Any, session_pk: int, *, link_token: str | None = None)
     if link_token:
         link = _live_link(link_token)
         if link is not None and link.session_id == session_pk:
+            signals.link_opened.send(ShareLink, link=link, user=_signed_in_user(user), via="api")
             return Access(link.session, False, link)
     return None
+
+
+def _signed_in_user(user: Any) -> Any:
+    return user if getattr(user, "is_authenticated", False) else None
 
 
 def link_token(request: Any) -> str | None:

@@ -100,6 +100,8 @@ class ChatSession(models.Model):
     message_count = models.IntegerField(default=0)
     # Bytes (UTF-8) of the stored lines, kept by the entry store: the owner's quota sums these rows.
     stored_bytes = models.BigIntegerField(default=0, db_default=0)
+    # Bumped when stored lines are rewritten in place (a secret redacted): caches keyed by state include it.
+    revision = models.IntegerField(default=0, db_default=0)
     source_filename = models.TextField(blank=True, default="")
     compaction_settings = models.JSONField(
         null=True,
@@ -376,6 +378,11 @@ class ActionLog(models.Model):
         BRANCH_SUMMARY = "branch_summary"
         CANCEL = "cancel"
         ABORT = "abort"
+        # Governance: a secret redacted from stored lines; a legal hold placed or lifted; a rule set.
+        REDACT = "redact"
+        HOLD = "hold"
+        UNHOLD = "unhold"
+        POLICY = "policy"  # a team's or a user's retention or sharing rule set
 
     class ActorKind(models.TextChoices):
         USER = "user"

@@ -35,9 +35,39 @@ from . import realtime
 from .api.authentication import forget_all_tokens
 from .models import ApiToken, ChatSession, SessionShare, ShareLink, TeamMembership
 
-__all__ = ["connect_entries_stored", "entries_stored", "entries_stored_wanted"]
+__all__ = [
+    "announce_committed",
+    "connect_entries_stored",
+    "entries_committed",
+    "entries_stored",
+    "entries_stored_wanted",
+    "link_opened",
+    "sharing_requested",
+]
 
 entries_stored = Signal()
+
+# After the commit of every entry write, whatever the path (both store backends, import by COPY):
+# ``session_id``, ``first_seq``, ``last_seq`` and ``rows`` (the stored ``Entry`` rows, or None after a
+# COPY). Receivers run outside the write's transaction and lock (the secret scan listens here).
+entries_committed = Signal()
+
+# Before a session is shared with a team or by a new link: ``session``, ``team`` (None for a link),
+# ``actor``. A receiver refuses by raising ``services.errors.SharingRefused`` (a team policy does).
+sharing_requested = Signal()
+
+# A share link was used: ``link``, ``user`` (None when anonymous) and ``via`` ("page" or "api"). Sent on
+# every use; receivers coalesce (the view log counts page opens and API sessions, not requests).
+link_opened = Signal()
+
+
+def announce_committed(session_id: int, first_seq: int, last_seq: int, rows: Any = None) -> None:
+    """Send ``entries_committed``; call it once the write has committed (``transaction.on_commit``)."""
+    if entries_committed.receivers:
+        entries_committed.send(
+            ChatSession, session_id=session_id, first_seq=first_seq, last_seq=last_seq, rows=rows
+        )
+
 
 # (type, role) pairs each receiver acts on, by dispatch_uid; a role of "" stands for any role.
 _acts_on: dict[str, frozenset[tuple[str, str]]] = {}

@@ -2,6 +2,7 @@
 
 Entries are append-only, so a session's next seq (with its leaf seq, for what depends on the leaf) names one
 state exactly: a key built from it never goes stale, an append or a leaf move simply asks for a new key.
+The one rewrite of stored lines (redacting a secret) bumps the session's revision, which the key holds too.
 The creation time keeps a recreated database's sessions (whose primary keys start over) from meeting an
 old value; each kind carries a version that changes when the value's shape does.
 """
@@ -20,7 +21,7 @@ __all__ = ["cached", "state_key"]
 
 def state_key(kind: str, session: ChatSession, *parts: object) -> str:
     """Return the key of ``kind`` (a name and its version) for the session as it is now, and ``parts``."""
-    base = f"{kind}:{session.pk}:{session.created_at.timestamp():.6f}:{session.next_seq}"
+    base = f"{kind}:{session.pk}:{session.created_at.timestamp():.6f}:{session.next_seq}.{session.revision}"
     return ":".join([base, *(str(p) for p in parts)])
 
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from . import access, link_scope, search
+from . import access, link_scope, search, signals
 from .domain.operations import FORK_MODES
 from .domain.search import marked, query_terms
 from .models import ChatSession, ShareLink, Team
@@ -197,7 +197,13 @@ def shared_session(request: HttpRequest, token: str) -> HttpResponse:
     grant = access.link_access(token)
     if grant is None:
         raise Http404("This link does not exist, has expired or was revoked.")
+    signals.link_opened.send(ShareLink, link=grant.link, user=_viewer(request), via="page")
     return render_session(request, grant, share_token=token)
+
+
+def _viewer(request: HttpRequest) -> Any:
+    user = getattr(request, "user", None)
+    return user if getattr(user, "is_authenticated", False) else None
 
 
 @login_required

@@ -25,6 +25,7 @@ from ..services import (
     InvalidSessionFile,
     InvalidSharing,
     QuotaExceeded,
+    SharingRefused,
     TeamConflict,
 )
 
@@ -86,7 +87,7 @@ def _handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         return error_response(exc.message, status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, InvalidSessionFile | InvalidEntries | Unstorable):
         return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, TeamConflict):
+    if isinstance(exc, TeamConflict | SharingRefused):
         return error_response(str(exc), status.HTTP_409_CONFLICT)
     if isinstance(exc, QuotaExceeded):
         return error_response(str(exc), status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)

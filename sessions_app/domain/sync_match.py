@@ -29,6 +29,7 @@ from typing import Any
 
 from .jsjson import js_stringify
 from .leaf_marker import LEAF_MARKER_TYPE
+from .redacted import is_redaction_of
 
 __all__ = ["Line", "Plan", "content_key", "is_leaf_marker", "plan_lines", "resolve"]
 
@@ -140,7 +141,11 @@ def plan_lines(
         raw, value = _resolved(line, all_aliases)
         last_tree_line = None
         if entry_id in stored:
-            if raw in stored[entry_id] or line.raw in stored[entry_id]:
+            if (
+                raw in stored[entry_id]
+                or line.raw in stored[entry_id]
+                or any(is_redaction_of(s, line.raw) for s in stored[entry_id])
+            ):
                 plan.known += 1
             else:
                 plan.conflicts.append(entry_id)

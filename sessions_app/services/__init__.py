@@ -11,7 +11,14 @@ from __future__ import annotations
 from .actions import Action, record_action
 from .appending import append_entries
 from .branching import ForkOutcome, clone_session, fork_session
-from .errors import AppendConflict, InvalidEntries, InvalidSessionFile, QuotaExceeded, TeamConflict
+from .errors import (
+    AppendConflict,
+    InvalidEntries,
+    InvalidSessionFile,
+    QuotaExceeded,
+    SharingRefused,
+    TeamConflict,
+)
 from .exporting import (
     DOCUMENT_FORMATS,
     DOCUMENT_SCOPES,
@@ -61,6 +68,7 @@ __all__ = [
     "InvalidSharing",
     "NavigationOutcome",
     "QuotaExceeded",
+    "SharingRefused",
     "SyncConflict",
     "SyncCursorMismatch",
     "SyncResult",

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from ..domain.placement import InvalidEntries
 
-__all__ = ["AppendConflict", "InvalidEntries", "InvalidSessionFile", "QuotaExceeded", "TeamConflict"]
+__all__ = [
+    "AppendConflict",
+    "InvalidEntries",
+    "InvalidSessionFile",
+    "QuotaExceeded",
+    "SharingRefused",
+    "TeamConflict",
+]
 
 
 class InvalidSessionFile(ValueError):
@@ -27,3 +34,7 @@ class TeamConflict(Exception):
 class QuotaExceeded(Exception):
     """A write passes a configured limit (413): entries a session holds, bytes its owner stores, or an
     imported file's entries; the message names the limit and the numbers."""
+
+
+class SharingRefused(Exception):
+    """A policy forbids sharing the session now (409); the message says which and what would allow it."""

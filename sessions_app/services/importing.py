@@ -26,6 +26,7 @@ from ..domain.jsonl import (
     objects_only,
     scan_lines,
 )
+from ..domain.redacted import is_redaction_of
 from ..domain.search import search_text
 from ..domain.storable import Unstorable
 from ..models import ChatSession, Entry, EntrySearch
@@ -207,7 +208,8 @@ def _import_into_existing(session: ChatSession, raws: Iterator[str]) -> int:
         # Sessions imported before lines that are not objects were skipped may still hold some.
         if not is_object_line(old):
             continue
-        if next(raws, None) != old:
+        line = next(raws, None)
+        if line != old and (line is None or not is_redaction_of(old, line)):
             raise InvalidSessionFile(
                 f"a different session with id {session.pi_id!r} is already stored "
                 "(its entries differ from this file)"

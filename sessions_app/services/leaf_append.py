@@ -185,9 +185,7 @@ class PostgresStore(PortableStore):
         if not prepared.chain:
             # Branches within one batch are rare (an import's tail, a summary with its label): the
             # portable path reads what it needs under the lock.
-            return self._append_prepared(
-                session, prepared, expected_leaf=expected_leaf, quota=quota, log=log
-            )
+            return self._append_prepared(session, prepared, expected_leaf=expected_leaf, quota=quota, log=log)
         chain = _chain(prepared)
         for _ in range(8):
             try:
@@ -247,6 +245,7 @@ def _attempt(
         answer = _store_and_commit(statement, params, row)
         rows = _rows(session, chain, params, answer, expected_leaf)
         realtime.session_changed(session_id=session.pk, last_seq=rows[-1].seq)
+        signals.announce_committed(session.pk, rows[0].seq, rows[-1].seq, rows)
     else:
         with transaction.atomic(), connection.cursor() as cursor:
             # Errors arrive when the pipeline ends, past the cursor's own translation into Django's.
@@ -256,6 +255,7 @@ def _attempt(
             rows = _rows(session, chain, params, cursor.fetchone(), expected_leaf)
             first, last = rows[0].seq, rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
+            transaction.on_commit(partial(signals.announce_committed, session.pk, first, last, rows))
             signals.entries_stored.send(
                 ChatSession, session=session, first_seq=first, last_seq=last, rows=rows
             )

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import access, link_tokens, realtime
+from .. import access, link_tokens, realtime, signals
 from ..actors import Actor, user_of
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..models import ChatSession, Entry, SessionShare, ShareLink, Team
@@ -46,6 +46,7 @@ def share_with_team(*, session: ChatSession, team: Team | int, access: str, acto
     found = _team(actor, team)
     if access not in SessionShare.Access.values:
         raise InvalidSharing("access", f"access must be one of {', '.join(SessionShare.Access.values)}")
+    signals.sharing_requested.send(ChatSession, session=session, team=found, actor=actor)
     with transaction.atomic():
         share, _ = SessionShare.objects.update_or_create(
             session=session, team=found, defaults={"access": access, "created_by": user_of(actor)}
@@ -99,6 +100,7 @@ def create_share_link(
     _authorize_owner(actor, session)
     if scope not in ShareLink.Scope.values:
         raise InvalidSharing("scope", f"scope must be one of {', '.join(ShareLink.Scope.values)}")
+    signals.sharing_requested.send(ChatSession, session=session, team=None, actor=actor)
     frozen_seq = None
     if entry_id is not None:
         row = Entry.objects.filter(session=session, entry_id=entry_id).order_by("-seq").first()

@@ -287,6 +287,7 @@ class PortableStore(EntryStore):
         if rows:
             last = rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
+            transaction.on_commit(partial(signals.announce_committed, session.pk, rows[0].seq, last, rows))
             signals.entries_stored.send(
                 ChatSession, session=session, first_seq=rows[0].seq, last_seq=last, rows=rows
             )
@@ -365,6 +366,7 @@ class PortableStore(EntryStore):
         session.stored_bytes = size
         session.save()
         if entries:
+            transaction.on_commit(partial(signals.announce_committed, session.pk, 0, len(entries) - 1))
             signals.entries_stored.send(
                 ChatSession, session=session, first_seq=0, last_seq=len(entries) - 1, rows=None
             )

@@ -1,5 +1,5 @@
 // The "My links" page: revoke after a confirmation (addresses are shown only when a link is created).
-import { api } from "./api.js";
+import { api, clear, el } from "./api.js";
 import { confirmAction } from "./dialogs.js";
 
 document.querySelectorAll(".revoke-link").forEach((button) => {
@@ -18,6 +18,27 @@ document.querySelectorAll(".revoke-link").forEach((button) => {
       button.closest("td").textContent = "revoked just now";
     } catch (error) {
       button.closest("td").append(` ${error.message}`);
+    }
+  });
+});
+
+// Who opened each link, when and how often (one line per viewer and day), asked for on demand.
+document.querySelectorAll(".show-views").forEach((button) => {
+  button.addEventListener("click", async () => {
+    const box = button.nextElementSibling;
+    try {
+      const { body } = await api("GET", `/api/links/${button.dataset.linkId}/views/`);
+      clear(box);
+      box.append(el("div", { text: body.opens === 1 ? "Opened once" : `Opened ${body.opens.toLocaleString()} times` }));
+      for (const view of body.views) {
+        const who = view.viewer || "anonymous";
+        const when = new Date(view.lastAt).toLocaleString();
+        box.append(el("div", { class: "muted", text: `${view.day} · ${who} · ${view.count}× (last ${when})` }));
+      }
+      box.hidden = false;
+    } catch (error) {
+      box.textContent = error.message;
+      box.hidden = false;
     }
   });
 });

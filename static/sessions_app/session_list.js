@@ -1,5 +1,5 @@
 // The session list: create an empty session and open it.
-import { api } from "./api.js";
+import { api, el } from "./api.js";
 import { ask } from "./dialogs.js";
 
 document.getElementById("new-session-button").addEventListener("click", async () => {
@@ -13,6 +13,18 @@ document.getElementById("new-session-button").addEventListener("click", async ()
     alert(error.message);
   }
 });
+
+// My sessions holding secrets not redacted yet carry a badge (the owner redacts them on the session page).
+api("GET", "/api/secrets/")
+  .then(({ body }) => {
+    for (const { session, open } of body.sessions) {
+      const cell = document.querySelector(`tr[data-session-id="${session}"] td.name`);
+      if (!cell) continue;
+      const text = open === 1 ? "1 secret" : `${open} secrets`;
+      cell.querySelector(".session-link").after(" ", el("span", { class: "badge secret", text, title: "Secrets found in this session: open it to redact them" }));
+    }
+  })
+  .catch(() => {}); // the badges are a hint; the list works without them
 
 // Handlers are attached: tests (and anything waiting on the page) can act.
 document.body.dataset.ready = "true";

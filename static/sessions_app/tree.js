@@ -19,6 +19,7 @@ export class TreeView {
     this.items = [];
     this.rows = [];
     this.hitIds = new Set(); // search hits known so far (the server lists them), marked in place
+    this.secretIds = new Set(); // entries holding a secret not redacted yet (shown to the owner only)
     this.terms = []; // the words the search looks for, marked inside hit rows
     this.reveal = null; // the search hit being shown: drawn whatever the filter
     this.folded = new Set();
@@ -240,6 +241,7 @@ export class TreeView {
       record && record.entry && isOffline(record.entry.details) ? el("span", { class: "badge offline", text: "offline" }) : null,
       row.omitted ? el("span", { class: "badge omitted", text: "left out", title: "A retry left this entry out of the model's context; it stays in the history." }) : null,
       row.edited ? el("span", { class: "badge edited", text: "edited" }) : null,
+      this.secretIds.has(row.id) ? el("span", { class: "badge secret", text: "secret", title: "A secret was found in this entry: redact it from Secrets…" }) : null,
       this.rowText(text, this.hitIds.has(row.id)),
       branching ? el("span", { class: "badge branches", text: `${row.children} branches` }) : null,
       row.current ? el("span", { class: "badge current", text: "leaf" }) : null,

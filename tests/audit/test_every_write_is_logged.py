@@ -23,11 +23,14 @@ from rest_framework.test import APIClient
 from compaction_app import tasks as compaction_tasks
 from compaction_app.models import CompactionRun, LLMProvider
 from compaction_app.services import request_compaction, start_branch_summary
+from governance import tasks as governance_tasks
+from governance.models import LegalHold, SecretFinding
+from governance.scanning import scan_range
 from piweb.agent import services as agent_services
 from sessions_app import services
 from sessions_app import tasks as session_tasks
 from sessions_app.models import ActionLog, ChatSession, ShareLink, Team, TeamInvitation, TeamMembership
-from tests.factories import HEADER, conversation, line, store
+from tests.factories import HEADER, conversation, line, session_file, store, user_message
 
 pytestmark = pytest.mark.django_db
 
@@ -349,6 +352,64 @@ def admin_team_create(w: World) -> None:
     assert response.status_code == 302, response.content[:300]
 
 
+def _redirected(response: Any) -> None:
+    assert response.status_code == 302, response.content[:300]
+
+
+def _leaky(w: World) -> ChatSession:
+    """A session holding a secret, scanned (this test's transactions never commit, so no scan follows)."""
+    data = session_file([user_message("u1", None, "key AKIAIOSFODNN7EXAMPLE")], {**HEADER, "id": "leaky"})
+    session = services.import_jsonl(actor=w.owner, data=data, filename="leaky.jsonl").session
+    scan_range(session.pk, 0, session.next_seq - 1)
+    return session
+
+
+def rest_redact(w: World) -> Callable[[], None]:
+    session = _leaky(w)
+    return lambda: _ok(
+        w.client.post(f"/api/sessions/{session.pk}/secrets/redact/", {"all": True}, format="json")
+    )
+
+
+def admin_redact(w: World) -> Callable[[], None]:
+    session = _leaky(w)
+    ids = [str(pk) for pk in SecretFinding.objects.filter(session=session).values_list("pk", flat=True)]
+    body = {"action": "redact", "_selected_action": ids}
+    return lambda: _redirected(_staff(w).post("/admin/governance/secretfinding/", body))
+
+
+def admin_hold(w: World) -> None:
+    body = {"session": str(w.session.pk), "reason": "litigation"}
+    response = _staff(w).post("/admin/governance/legalhold/add/", body)
+    assert response.status_code == 302, response.content[:300]
+
+
+def admin_unhold(w: World) -> Callable[[], None]:
+    hold = LegalHold.objects.create(session=w.session, reason="kept")
+    url = f"/admin/governance/legalhold/{hold.pk}/delete/"
+    return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
+
+
+def admin_team_policy(w: World) -> None:
+    body = {"team": str(w.team.pk), "retention_days": "30", "block_sharing_with_findings": "on"}
+    _redirected(_staff(w).post("/admin/governance/teampolicy/add/", body))
+
+
+def admin_user_retention(w: World) -> None:
+    body = {"user": str(w.other.pk), "retention_days": "90"}
+    _redirected(_staff(w).post("/admin/governance/userretention/add/", body))
+
+
+def task_retention(w: World) -> Callable[[], None]:
+    from django.conf import settings
+    from django.utils import timezone
+
+    settings.PIWEB_RETENTION_DAYS = 30
+    old = store(w.owner, conversation(2), pi_id="old")
+    ChatSession.objects.filter(pk=old.pk).update(updated_at=timezone.now() - timezone.timedelta(days=31))
+    return lambda: governance_tasks.apply_retention_task.apply().get()
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -400,6 +461,13 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("command", command_token, A.TOKEN_CREATE, "manage.py create_api_token"),
     ("admin", admin_delete_session, A.DELETE, STAFF),
     ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
+    ("rest", rest_redact, A.REDACT, USER),
+    ("admin", admin_redact, A.REDACT, STAFF),
+    ("admin", admin_hold, A.HOLD, STAFF),
+    ("admin", admin_unhold, A.UNHOLD, STAFF),
+    ("task", task_retention, A.DELETE, "retention-worker"),
+    ("admin", admin_team_policy, A.POLICY, STAFF),
+    ("admin", admin_user_retention, A.POLICY, STAFF),
 ]
 
 

@@ -165,6 +165,22 @@ ROWS = [
     Row(
         "api/links/<int:link_id>/", "DELETE", lambda w: f"/api/links/{w.link.pk}/", "204 403 403 403 404 403"
     ),
+    # Secrets found in a session and a link's opens: the owner only (teammates and link holders never).
+    Row("api/secrets/", "GET", lambda w: "/api/secrets/", "200 200 200 403 200 403"),
+    Row("api/sessions/<int:pk>/secrets/", "GET", s("secrets/"), "200 403 403 403 404 403"),
+    Row(
+        "api/sessions/<int:pk>/secrets/redact/",
+        "POST",
+        s("secrets/redact/"),
+        "200 403 403 403 404 403",
+        {"all": True},
+    ),
+    Row(
+        "api/links/<int:link_id>/views/",
+        "GET",
+        lambda w: f"/api/links/{w.link.pk}/views/",
+        "200 403 403 403 404 403",
+    ),
     Row("api/sessions/<int:pk>/settings/", "GET", s("settings/"), "200 200 200 403 404 403"),
     Row(
         "api/sessions/<int:pk>/settings/",

@@ -109,6 +109,10 @@ export function initLive() {
         case "compaction_start":
           showOperation("Compacting…");
           return;
+        case "entries_redacted":
+          // Lines this page may hold were rewritten on the server; what is drawn is the old text.
+          showError("Secrets were redacted from this session: reload the page to see the redacted text.");
+          return;
         case "branch_summary_end":
         case "compaction_end":
           showOperation("");

@@ -11,6 +11,7 @@ import { initDownloads } from "./downloads.js";
 import { catchUp, initLive } from "./live.js";
 import { base, cfg, hooks, showError, state } from "./page.js";
 import { initSearch, openSearch } from "./search.js";
+import { initSecrets } from "./secrets.js";
 import { initShortcuts } from "./shortcuts.js";
 import { initSteering } from "./steering.js";
 import { initTree, loadEntriesSince, loadTree, tree } from "./tree_panel.js";
@@ -55,6 +56,7 @@ async function start() {
   await Promise.all([selected, seqLoaded]);
   if (!first && state.leafId) await select(state.leafId);
   else if (!first) updateActions();
+  if (cfg.isOwner) initSecrets(tree).catch((error) => showError(error.message));
   state.ready = true;
   document.body.dataset.ready = "true";
   tree.render(); // rows drawn before the path arrived now show its entries; the rest are fetched

@@ -1,0 +1,13 @@
+"""Where governance listens to sessions_app (which never imports it)."""
+
+from __future__ import annotations
+
+from sessions_app import signals
+
+from .link_views import record_link_open
+from .policy import check_sharing
+from .scanning import scan_after_commit
+
+signals.entries_committed.connect(scan_after_commit, dispatch_uid="governance-scan")
+signals.sharing_requested.connect(check_sharing, dispatch_uid="governance-sharing-policy")
+signals.link_opened.connect(record_link_open, dispatch_uid="governance-link-views")

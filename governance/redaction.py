@@ -1,0 +1,114 @@
+"""Redact secrets: the stored line and everything read from it lose the secret, for good.
+
+The entry's ``raw`` line (entries API, context, exports, share links all read it), its search text and
+search row, the session's stored-bytes count and its cache revision (``state_cache`` keys hold it, so
+cached trees and hit lists are built again) change in one transaction under the session's lock, with
+the action-log row that says who redacted what. The line's export is no longer byte-exact: by design.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import partial
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from sessions_app import access, realtime
+from sessions_app.actors import Actor, user_of
+from sessions_app.domain.search import search_text
+from sessions_app.models import ChatSession, Entry, EntrySearch
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.store import line_bytes
+
+from .domain.redaction import redact_line
+from .domain.scanning import Finding
+from .models import SecretFinding
+from .scanning import authorize_findings
+
+__all__ = ["redact_findings"]
+
+
+def redact_findings(
+    *, actor: Actor, session: ChatSession, finding_ids: Sequence[int] | None = None
+) -> list[SecretFinding]:
+    """Redact the given findings (None: every finding not redacted yet); return those redacted now.
+
+    The owner and staff only. Findings already redacted are skipped, so asking twice is harmless.
+    Holds SELECT FOR UPDATE on the session row, so no append or other redaction interleaves.
+    """
+    authorize_findings(actor, session)
+    with transaction.atomic():
+        locked = ChatSession.objects.select_for_update().filter(pk=session.pk).first()
+        if locked is None:
+            raise access.NotVisible(f"Session not found: {session.pk}")
+        chosen = SecretFinding.objects.select_for_update().filter(session=locked)
+        if finding_ids is not None:
+            chosen = chosen.filter(pk__in=finding_ids)
+            missing = set(finding_ids) - {f.pk for f in chosen}
+            if missing:
+                raise access.NotVisible(f"Finding not found in this session: {min(missing)}")
+        todo = [f for f in chosen if f.redacted_at is None]
+        if not todo:
+            return []
+        by_seq: dict[int, list[SecretFinding]] = defaultdict(list)
+        for finding in todo:
+            by_seq[finding.seq].append(finding)
+        grown = 0
+        replaced: list[tuple[str, str]] = []
+        for seq, findings in sorted(by_seq.items()):
+            grown += _redact_entry(locked, seq, findings, replaced)
+        # The name is copied out of a session_info line when stored: it loses the secret too.
+        name = locked.name
+        for secret, mark in replaced:
+            name = name.replace(secret, mark)
+        now = timezone.now()
+        user = user_of(actor)
+        SecretFinding.objects.filter(pk__in=[f.pk for f in todo]).update(redacted_at=now, redacted_by=user)
+        ChatSession.objects.filter(pk=locked.pk).update(
+            revision=F("revision") + 1, stored_bytes=F("stored_bytes") + grown, name=name
+        )
+        record_action(
+            actor=actor,
+            action=Action.REDACT,
+            session=locked,
+            findings=len(todo),
+            kinds=sorted({f.kind for f in todo}),
+            entries=sorted({f.entry_id or str(f.seq) for f in todo}),
+        )
+        transaction.on_commit(partial(realtime.broadcast, locked.pk, "entries_redacted", seqs=sorted(by_seq)))
+    for finding in todo:
+        finding.redacted_at, finding.redacted_by = now, user
+    return todo
+
+
+def _redact_entry(
+    session: ChatSession, seq: int, findings: list[SecretFinding], replaced: list[tuple[str, str]]
+) -> int:
+    """Rewrite one entry without the findings' secrets; return how many bytes the line grew by."""
+    row = Entry.objects.get(session=session, seq=seq)
+    result = redact_line(
+        row.raw, [Finding(kind=f.kind, path=f.path, start=f.start, end=f.end) for f in findings]
+    )
+    if result.raw == row.raw:
+        return 0
+    replaced.extend(result.replaced)
+    text = search_text(result.value)
+    Entry.objects.filter(pk=row.pk).update(raw=result.raw, search_text=text)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {EntrySearch._meta.db_table} SET vector = to_tsvector('simple'::regconfig, %s) "
+                "WHERE session_id = %s AND seq = %s",
+                [text, session.pk, seq],
+            )
+    # Other findings later in the same strings moved with the text before them.
+    done = {f.pk for f in findings}
+    for path, start, delta in result.shifts:
+        if delta:
+            SecretFinding.objects.filter(
+                session=session, seq=seq, path=path, start__gt=start, redacted_at__isnull=True
+            ).exclude(pk__in=done).update(start=F("start") + delta, end=F("end") + delta)
+    return line_bytes(result.raw) - line_bytes(row.raw)

@@ -1,0 +1,55 @@
+// The owner's view of secrets found in the session: a badge on each entry holding one, and a dialog
+// that lists them (entry, kind, where; never the secret) and redacts one or all.
+import { api, clear, el } from "../api.js";
+import { $, base, hooks } from "./page.js";
+
+let tree = null;
+
+export async function initSecrets(treeView) {
+  tree = treeView;
+  $("secrets-button").addEventListener("click", () => $("secrets-dialog").showModal());
+  $("secrets-redact-all").addEventListener("click", () => redact({ all: true }));
+  await refresh();
+}
+
+async function refresh() {
+  const { body } = await api("GET", `${base}/secrets/`);
+  const open = body.findings.filter((f) => !f.redacted);
+  tree.secretIds = new Set(open.map((f) => f.entryId).filter(Boolean));
+  tree.render();
+  const button = $("secrets-button");
+  button.hidden = open.length === 0;
+  button.textContent = open.length === 1 ? "1 secret…" : `${open.length} secrets…`;
+  const list = clear($("secrets-list"));
+  for (const finding of open) {
+    list.append(
+      el(
+        "li",
+        { dataset: { findingId: String(finding.id) } },
+        el("button", { type: "button", class: "link", text: finding.entryId || `line ${finding.seq}`, onclick: () => show(finding.entryId) }),
+        el("span", { class: "tag", text: finding.kind }),
+        el("span", { class: "mono muted small", text: ` ${finding.path} @ ${finding.start}–${finding.end} ` }),
+        el("button", { type: "button", class: "danger small", text: "Redact", onclick: () => redact({ findingIds: [finding.id] }) }),
+      ),
+    );
+  }
+  if (!open.length) $("secrets-dialog").close();
+}
+
+function show(entryId) {
+  if (!entryId) return;
+  $("secrets-dialog").close();
+  tree.select(entryId);
+  hooks.select(entryId, { show: true });
+}
+
+async function redact(body) {
+  try {
+    await api("POST", `${base}/secrets/redact/`, body);
+  } catch (error) {
+    $("secrets-list").prepend(el("li", { class: "error", text: error.message }));
+    return;
+  }
+  // The redacted lines are read again: entries cached by the page still hold the old text.
+  location.reload();
+}
