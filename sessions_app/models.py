@@ -367,6 +367,9 @@ class ActionLog(models.Model):
         TEAM_ROLE = "team_role"
         TEAM_LEAVE = "team_leave"
         TEAM_REMOVE = "team_remove"
+        TEAM_WITHDRAW = "team_withdraw"
+        # A membership added, changed or removed on the identity provider's word at sign-in.
+        TEAM_SYNC = "team_sync"
         TOKEN_CREATE = "token_create"
         TOKEN_REVOKE = "token_revoke"
         # A compaction is logged when requested (COMPACT), refused before any work, and when it ends.

@@ -16,10 +16,13 @@ from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 
 from piweb.proxies import client_address
 
-__all__ = ["SigninThrottle", "Throttled", "ThrottledLoginView"]
+__all__ = ["PASSWORD_LOGIN_OFF", "SigninThrottle", "Throttled", "ThrottledLoginView"]
+
+PASSWORD_LOGIN_OFF = "Password sign-in is turned off on this server: sign in with the identity provider."
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,19 @@ class SigninThrottle:
 class ThrottledLoginView(LoginView):
     """Django's login page, refusing with 429 once failed sign-ins pass either limit."""
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["password_login"] = settings.PIWEB_PASSWORD_LOGIN
+        oidc = settings.PIWEB_OIDC
+        # The provider's sign-in route (accounts_app) under the one provider id settings configure.
+        context["sso_url"] = reverse("openid_connect_login", args=["sso"]) if oidc else None
+        context["sso_name"] = oidc.name if oidc else ""
+        return context
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not settings.PIWEB_PASSWORD_LOGIN:
+            context = self.get_context_data(throttled=PASSWORD_LOGIN_OFF)
+            return self.render_to_response(context, status=403)
         throttle = SigninThrottle(request, str(request.POST.get("username", "")))
         refused = throttle.check()
         if refused is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -15,7 +16,7 @@ from rest_framework.views import APIView
 
 from .. import services
 from ..models import ApiToken
-from ..signin_throttle import SigninThrottle
+from ..signin_throttle import PASSWORD_LOGIN_OFF, SigninThrottle
 from .errors import api_exception_handler, error_response
 from .fields import Text
 from .parsers import LimitedJSONParser
@@ -71,6 +72,11 @@ class TokenObtainView(TokenAPIView):
         },
     )
     def post(self, request: Request) -> Response:
+        if not settings.PIWEB_PASSWORD_LOGIN:
+            return error_response(
+                f"{PASSWORD_LOGIN_OFF} Create a token on the API tokens page (/tokens/) instead.",
+                status.HTTP_403_FORBIDDEN,
+            )
         serializer = TokenRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -1,0 +1,12 @@
+"""Sign-in with the identity provider: allauth's openid_connect routes, with piweb's verifying views."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import oidc
+
+urlpatterns = [
+    path("accounts/oidc/<str:provider_id>/login/", oidc.login, name="openid_connect_login"),
+    path("accounts/oidc/<str:provider_id>/login/callback/", oidc.callback, name="openid_connect_callback"),
+]
