@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.db import connection
 
 from tests.faults.stack import ROOT, Service, free_port, missing_tools
 from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
@@ -102,6 +103,12 @@ def oidc_stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: 
                 yield OidcStack(provider, piweb, redis)
         finally:
             provider_service.stop()
+            # The server's pooled connections may outlive it for a moment; the test database is dropped next.
+            with django_db_blocker.unblock(), connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
 
 
 @pytest.fixture(autouse=True)
