@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from urllib.parse import urlsplit
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.views import LoginView

@@ -64,7 +64,8 @@ def test_joining_a_group_opens_a_team_session_and_leaving_it_closes_the_socket(
         await _first_state(ws)
         oidc_stack.provider.person("erin", "erin@example.com", [])
         # She signs in again elsewhere (another browser): the provider no longer lists the group.
-        await asyncio.to_thread(sign_in, oidc_stack, "erin", client=httpx.Client(follow_redirects=True, timeout=20))
+        elsewhere = httpx.Client(follow_redirects=True, timeout=20)
+        await asyncio.to_thread(sign_in, oidc_stack, "erin", client=elsewhere)
         return await _closed_within(ws, 5)
 
     assert asyncio.run(scenario()) == FORBIDDEN
