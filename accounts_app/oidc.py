@@ -22,8 +22,9 @@ from allauth.socialaccount.providers.openid_connect.views import OpenIDConnectOA
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.views import View
 
-__all__ = ["SignInProvider", "callback", "login"]
+__all__ = ["CallbackView", "SignInProvider", "SignInView"]
 
 # Clock difference tolerated between piweb and the provider when checking expiry.
 LEEWAY_SECONDS = 30
@@ -110,22 +111,27 @@ def _adapter(request: HttpRequest, provider_id: str) -> VerifyingAdapter:
     return VerifyingAdapter(request, provider_id)
 
 
-def login(request: HttpRequest, provider_id: str) -> HttpResponse:
+class SignInView(View):
     """Send the browser to the provider (allauth's view, with the verifying adapter).
 
     Only a POST from the sign-in page's button starts it (CSRF-protected); a GET goes to that page.
     """
-    if request.method != "POST":
+
+    def get(self, request: HttpRequest, provider_id: str) -> HttpResponse:
         return redirect(settings.LOGIN_URL)
-    try:
-        return OAuth2LoginView.adapter_view(_adapter(request, provider_id))(request)
-    except SocialApp.DoesNotExist:
-        raise Http404("No identity provider is configured.") from None
+
+    def post(self, request: HttpRequest, provider_id: str) -> HttpResponse:
+        try:
+            return OAuth2LoginView.adapter_view(_adapter(request, provider_id))(request)
+        except SocialApp.DoesNotExist:
+            raise Http404("No identity provider is configured.") from None
 
 
-def callback(request: HttpRequest, provider_id: str) -> HttpResponse:
+class CallbackView(View):
     """Finish the sign-in the provider sent the browser back with."""
-    try:
-        return OAuth2CallbackView.adapter_view(_adapter(request, provider_id))(request)
-    except SocialApp.DoesNotExist:
-        raise Http404("No identity provider is configured.") from None
+
+    def get(self, request: HttpRequest, provider_id: str) -> HttpResponse:
+        try:
+            return OAuth2CallbackView.adapter_view(_adapter(request, provider_id))(request)
+        except SocialApp.DoesNotExist:
+            raise Http404("No identity provider is configured.") from None

@@ -7,6 +7,10 @@ from django.urls import path
 from . import oidc
 
 urlpatterns = [
-    path("accounts/oidc/<str:provider_id>/login/", oidc.login, name="openid_connect_login"),
-    path("accounts/oidc/<str:provider_id>/login/callback/", oidc.callback, name="openid_connect_callback"),
+    path("accounts/oidc/<str:provider_id>/login/", oidc.SignInView.as_view(), name="openid_connect_login"),
+    path(
+        "accounts/oidc/<str:provider_id>/login/callback/",
+        oidc.CallbackView.as_view(),
+        name="openid_connect_callback",
+    ),
 ]

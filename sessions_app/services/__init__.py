@@ -36,6 +36,7 @@ from .teams import (
     pending_invitations,
     remove_member,
     sent_invitations,
+    set_team_default_share,
     sync_team_memberships,
     withdraw_invitation,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "set_compaction_settings",
     "set_label",
     "set_leaf",
+    "set_team_default_share",
     "share_with_team",
     "sync_lines",
     "sync_state",

@@ -33,6 +33,7 @@ __all__ = [
     "pending_invitations",
     "remove_member",
     "sent_invitations",
+    "set_team_default_share",
     "sync_team_memberships",
     "withdraw_invitation",
 ]
@@ -120,6 +121,29 @@ def withdraw_invitation(*, actor: Actor, team_id: int, invitation_id: int) -> No
             username=invitation.user.get_username(),
             role=invitation.role,
         )
+
+
+def set_team_default_share(*, actor: Actor, team_id: int, access_level: str) -> Team:
+    """Set the access new sessions of members are shared with by default: viewer, editor or "" (team owners).
+
+    It applies to sessions members import or sync from now on; each member can unshare one (opt out).
+    """
+    team = access.team_of(_user(actor), team_id, owner=True)
+    if access_level not in Team.DefaultShare.values:
+        raise InvalidSharing("defaultShare", "defaultShare must be viewer, editor or null (not shared)")
+    with transaction.atomic():
+        before = team.default_share
+        team.default_share = access_level
+        team.save(update_fields=["default_share"])
+        record_action(
+            actor=actor,
+            action=Action.TEAM_SETTINGS,
+            session=None,
+            team=team,
+            defaultShare=access_level or None,
+            was=before or None,
+        )
+    return team
 
 
 def sync_team_memberships(
