@@ -60,10 +60,12 @@ def parse_team_map(text: str) -> tuple[TeamGrant, ...]:
             continue
         group, eq, rest = item.partition("=")
         team, colon, role = rest.rpartition(":")
-        if not eq or not group.strip() or not team.strip():
+        if not eq or not group.strip():
             raise ConfigError(f"PIWEB_OIDC_TEAM_MAP: {item!r} is not group=Team:role")
         if not colon or role.strip() not in ROLE_RANK:
             raise ConfigError(f"PIWEB_OIDC_TEAM_MAP: {item!r} needs a role, one of {', '.join(ROLE_RANK)}")
+        if not team.strip():
+            raise ConfigError(f"PIWEB_OIDC_TEAM_MAP: {item!r} names no team")
         grants.append(TeamGrant(group=group.strip(), team=team.strip(), role=role.strip()))
     return tuple(grants)
 
