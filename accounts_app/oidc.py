@@ -39,7 +39,7 @@ class VerifyingAdapter(OpenIDConnectOAuth2Adapter):
         return verify_id_token(
             id_token,
             keys_url=self.openid_config["jwks_uri"],
-            issuer=settings.PIWEB_OIDC.issuer,
+            issuer=settings.OIDC_SIGN_IN.issuer,
             discovered_issuer=str(self.openid_config.get("issuer", "")),
             audience=app.client_id,
         )

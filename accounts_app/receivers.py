@@ -26,7 +26,7 @@ def groups_of(sociallogin: Any, claim: str) -> list[str]:
 
 @receiver(user_logged_in, dispatch_uid="piweb-oidc-team-sync")
 def sync_teams(sender: Any, request: Any, user: Any, sociallogin: Any = None, **kwargs: Any) -> None:
-    config = settings.PIWEB_OIDC
+    config = settings.OIDC_SIGN_IN
     if sociallogin is None or config is None or not config.team_map:
         return
     roles = config.teams_for(groups_of(sociallogin, config.groups_claim))

@@ -107,7 +107,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 # The identity provider (README "Sign in with your identity provider"); None when PIWEB_OIDC_ISSUER is unset.
 try:
-    PIWEB_OIDC = read_config(ENV)
+    OIDC_SIGN_IN = read_config(ENV)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 # Password sign-in (the login form and POST /api/token/ with a password); 0 leaves only the provider.
@@ -120,14 +120,14 @@ SOCIALACCOUNT_PROVIDERS = {
         # An existing account is linked only when the provider says its email address is verified.
         "EMAIL_AUTHENTICATION": True,
         "APPS": []
-        if PIWEB_OIDC is None
+        if OIDC_SIGN_IN is None
         else [
             {
                 "provider_id": "sso",
-                "name": PIWEB_OIDC.name,
-                "client_id": PIWEB_OIDC.client_id,
-                "secret": PIWEB_OIDC.client_secret,
-                "settings": {"server_url": PIWEB_OIDC.issuer, "fetch_userinfo": True},
+                "name": OIDC_SIGN_IN.name,
+                "client_id": OIDC_SIGN_IN.client_id,
+                "secret": OIDC_SIGN_IN.client_secret,
+                "settings": {"server_url": OIDC_SIGN_IN.issuer, "fetch_userinfo": True},
             }
         ],
     }

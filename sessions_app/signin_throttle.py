@@ -91,7 +91,7 @@ class ThrottledLoginView(LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["password_login"] = settings.PIWEB_PASSWORD_LOGIN
-        oidc = settings.PIWEB_OIDC
+        oidc = settings.OIDC_SIGN_IN
         # The provider's sign-in route (accounts_app) under the one provider id settings configure.
         context["sso_url"] = reverse("openid_connect_login", args=["sso"]) if oidc else None
         context["sso_name"] = oidc.name if oidc else ""

@@ -65,7 +65,7 @@ def test_without_a_provider_the_page_signs_in_with_a_password_only(db: None) -> 
 def test_switched_off_passwords_leave_only_the_provider(db: None, settings: Any, user: Any) -> None:
     user("alice", password="pw-alice-123")
     settings.PIWEB_PASSWORD_LOGIN = False
-    settings.PIWEB_OIDC = read_config({**ENV, "PIWEB_OIDC_NAME": "Sign in with Example"})
+    settings.OIDC_SIGN_IN = read_config({**ENV, "PIWEB_OIDC_NAME": "Sign in with Example"})
     client = Client()
     page = client.get("/accounts/login/").content.decode()
     assert 'id="password-form"' not in page and "Sign in with Example" in page
