@@ -233,6 +233,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A share's access and a team's default share are one choice set: one name in the schema.
+    "ENUM_NAME_OVERRIDES": {"AccessEnum": "sessions_app.models.SessionShare.Access"},
 }
 
 CELERY_BROKER_URL = config.celery_broker(ENV)

@@ -247,7 +247,7 @@ class LinkDetailView(SharingAPIView):
 
 class TeamSettingsSerializer(serializers.Serializer[Any]):
     defaultShare = serializers.ChoiceField(
-        choices=[v for v in Team.DefaultShare.values if v],
+        choices=SessionShare.Access.choices,
         allow_null=True,
         help_text="Access new sessions of members get in the team when imported or synced; null: none",
     )
@@ -255,7 +255,8 @@ class TeamSettingsSerializer(serializers.Serializer[Any]):
 
 class TeamDetailView(SharingAPIView):
     @extend_schema(
-        responses={200: OpenApiResponse(description="The team, its members and settings"), 404: ERROR}
+        operation_id="teams_detail",
+        responses={200: OpenApiResponse(description="The team, its members and settings"), 404: ERROR},
     )
     def get(self, request: Request, team_id: int) -> Response:
         """Show one of my teams: members, my role and its default sharing."""
