@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.models import EmailAddress
 from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
@@ -15,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-__all__ = ["SocialAccountAdapter", "refusal"]
+__all__ = ["AccountAdapter", "SocialAccountAdapter", "refusal"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,17 @@ def _trust_matched_address(sociallogin: SocialLogin) -> None:
         EmailAddress.objects.update_or_create(
             user=sociallogin.user, email=email, defaults={"verified": True, "primary": True}
         )
+
+
+class AccountAdapter(DefaultAccountAdapter):
+    """allauth's account side, answering on piweb's own pages (allauth's account routes are not served)."""
+
+    def is_open_for_signup(self, request: HttpRequest) -> bool:
+        # Only the identity provider signs people up (SocialAccountAdapter); there is no sign-up form.
+        return False
+
+    def respond_user_inactive(self, request: HttpRequest, user: Any) -> HttpResponse:
+        return refusal(request, "This account is deactivated. Ask a piweb administrator.", status=403)
 
 
 class SocialAccountAdapter(DefaultSocialAccountAdapter):

@@ -112,6 +112,7 @@ except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 # Password sign-in (the login form and POST /api/token/ with a password); 0 leaves only the provider.
 PIWEB_PASSWORD_LOGIN = config.env_flag(ENV, "PIWEB_PASSWORD_LOGIN", default=True)
+ACCOUNT_ADAPTER = "accounts_app.adapter.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "accounts_app.adapter.SocialAccountAdapter"
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {

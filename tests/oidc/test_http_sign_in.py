@@ -97,6 +97,15 @@ def test_a_bad_id_token_is_refused_with_a_clear_page_and_creates_no_user(
     assert http.get(f"{oidc_stack.piweb.base_url}/api/sessions/").status_code in (401, 403)
 
 
+def test_a_deactivated_account_is_refused(oidc_stack: OidcStack) -> None:
+    oidc_stack.provider.person("ivan", "ivan@example.com", ["eng"])
+    sign_in(oidc_stack, "ivan")
+    get_user_model().objects.filter(username="ivan").update(is_active=False)
+    http, answer = sign_in(oidc_stack, "ivan")
+    assert answer.status_code == 403 and "This account is deactivated" in answer.text
+    assert http.get(f"{oidc_stack.piweb.base_url}/api/sessions/").status_code in (401, 403)
+
+
 def test_an_answer_with_an_unknown_state_is_refused(oidc_stack: OidcStack) -> None:
     oidc_stack.provider.person("dave", "dave@example.com", [])
     http = httpx.Client(follow_redirects=False, timeout=20)
