@@ -4,20 +4,65 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_app', '0020_session_stored_bytes'),
+        ("sessions_app", "0020_session_stored_bytes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='team',
-            name='default_share',
-            field=models.CharField(blank=True, choices=[('', 'not shared'), ('viewer', 'Viewer'), ('editor', 'Editor')], db_default='', default='', help_text='Sessions members import or sync are shared with the team with this access when created', max_length=10),
+            model_name="team",
+            name="default_share",
+            field=models.CharField(
+                blank=True,
+                choices=[("", "not shared"), ("viewer", "Viewer"), ("editor", "Editor")],
+                db_default="",
+                default="",
+                help_text="Sessions members import or sync are shared with the team with this access when created",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='actionlog',
-            name='action',
-            field=models.CharField(choices=[('import', 'Import'), ('export', 'Export'), ('navigate', 'Navigate'), ('fork', 'Fork'), ('clone', 'Clone'), ('compact', 'Compact'), ('share', 'Share'), ('revoke', 'Revoke'), ('label', 'Label'), ('append', 'Append'), ('rename', 'Rename'), ('delete', 'Delete'), ('run', 'Run'), ('settings', 'Settings'), ('create', 'Create'), ('sync', 'Sync'), ('purge', 'Purge'), ('team_create', 'Team Create'), ('team_invite', 'Team Invite'), ('team_accept', 'Team Accept'), ('team_decline', 'Team Decline'), ('team_role', 'Team Role'), ('team_leave', 'Team Leave'), ('team_remove', 'Team Remove'), ('team_withdraw', 'Team Withdraw'), ('team_settings', 'Team Settings'), ('team_sync', 'Team Sync'), ('token_create', 'Token Create'), ('token_revoke', 'Token Revoke'), ('compact_refused', 'Compact Refused'), ('compacted', 'Compacted'), ('compact_failed', 'Compact Failed'), ('branch_summary', 'Branch Summary'), ('cancel', 'Cancel'), ('abort', 'Abort')], max_length=16),
+            model_name="actionlog",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("import", "Import"),
+                    ("export", "Export"),
+                    ("navigate", "Navigate"),
+                    ("fork", "Fork"),
+                    ("clone", "Clone"),
+                    ("compact", "Compact"),
+                    ("share", "Share"),
+                    ("revoke", "Revoke"),
+                    ("label", "Label"),
+                    ("append", "Append"),
+                    ("rename", "Rename"),
+                    ("delete", "Delete"),
+                    ("run", "Run"),
+                    ("settings", "Settings"),
+                    ("create", "Create"),
+                    ("sync", "Sync"),
+                    ("purge", "Purge"),
+                    ("team_create", "Team Create"),
+                    ("team_invite", "Team Invite"),
+                    ("team_accept", "Team Accept"),
+                    ("team_decline", "Team Decline"),
+                    ("team_role", "Team Role"),
+                    ("team_leave", "Team Leave"),
+                    ("team_remove", "Team Remove"),
+                    ("team_withdraw", "Team Withdraw"),
+                    ("team_settings", "Team Settings"),
+                    ("team_sync", "Team Sync"),
+                    ("token_create", "Token Create"),
+                    ("token_revoke", "Token Revoke"),
+                    ("compact_refused", "Compact Refused"),
+                    ("compacted", "Compacted"),
+                    ("compact_failed", "Compact Failed"),
+                    ("branch_summary", "Branch Summary"),
+                    ("cancel", "Cancel"),
+                    ("abort", "Abort"),
+                ],
+                max_length=16,
+            ),
         ),
     ]
