@@ -14,7 +14,7 @@ from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, ensure_chromium
 
 from .conftest import OidcStack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(180)]
 
 
 @pytest.fixture
