@@ -24,7 +24,7 @@ from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
 
 CLIENT_ID = "piweb-test-client"
 CLIENT_SECRET = "piweb-test-client-secret"
-TEAM_MAP = "eng=Engineering:editor,ops=Ops:viewer,leads=Engineering:owner"
+TEAM_MAP = "eng=Engineering:editor,ops=Ops:viewer,leads=Engineering:owner,eng-readers=Engineering:viewer"
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from tests.live.servers import open_socket
 from .conftest import OidcStack, sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
-FORBIDDEN = 4403
+FORBIDDEN, NARROWED = 4403, 4409
 
 
 async def _first_state(ws: Any) -> None:
@@ -72,3 +72,35 @@ def test_joining_a_group_opens_a_team_session_and_leaving_it_closes_the_socket(
     assert not TeamMembership.objects.filter(team=team, user=erin).exists()
     assert member.get(page).status_code == 404
     assert TeamMembership.objects.get(team=team, user=owner).role == "owner"  # others keep theirs
+
+
+def test_a_role_lowered_by_the_groups_reloads_an_open_editor_read_only(
+    oidc_stack: OidcStack, user: Any
+) -> None:
+    owner = user("owner")
+    team = Team.objects.create(name="Engineering")
+    TeamMembership.objects.create(team=team, user=owner, role="owner")
+    data = session_file(small_tree(), {**HEADER, "id": "edited-by-eng"})
+    stored = services.import_jsonl(actor=owner, data=data, filename="s.jsonl").session
+    services.share_with_team(session=stored, team=team, access="editor", actor=owner)
+
+    oidc_stack.provider.person("jo", "jo@example.com", ["eng"])
+    member, _ = sign_in(oidc_stack, "jo")
+    cookie = f"sessionid={member.cookies['sessionid']}"
+
+    async def scenario() -> int | None:
+        ws = await open_socket(oidc_stack.piweb, stored.pk, cookie=cookie)
+        await _first_state(ws)
+        oidc_stack.provider.person("jo", "jo@example.com", ["eng-readers"])
+        elsewhere = httpx.Client(follow_redirects=True, timeout=20)
+        await asyncio.to_thread(sign_in, oidc_stack, "jo", client=elsewhere)
+        return await _closed_within(ws, 5)
+
+    assert asyncio.run(scenario()) == NARROWED
+    jo = get_user_model().objects.get(username="jo")
+    assert TeamMembership.objects.get(team=team, user=jo).role == "viewer"
+    page = f"{oidc_stack.piweb.base_url}/api/sessions/{stored.pk}/"
+    assert member.get(page).status_code == 200  # still reads
+    csrf = member.cookies.get("csrftoken", "")
+    renamed = member.patch(page, json={"name": "x"}, headers={"X-CSRFToken": csrf, "Referer": page})
+    assert renamed.status_code == 403 and "CSRF" not in renamed.text, renamed.text
