@@ -24,6 +24,8 @@ from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
 
 CLIENT_ID = "piweb-test-client"
 CLIENT_SECRET = "piweb-test-client-secret"
+# libpq names the server's connections so, and only they are ended when the servers stop.
+SERVER_APP_NAME = "piweb-oidc-test-server"
 TEAM_MAP = "eng=Engineering:editor,ops=Ops:viewer,leads=Engineering:owner,eng-readers=Engineering:viewer"
 
 
@@ -84,7 +86,7 @@ def oidc_stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: 
     folder = tmp_path_factory.mktemp("oidc")
     redis = PrivateRedis(folder)
     with django_db_blocker.unblock():
-        env = server_env(redis.url)
+        env = server_env(redis.url, PGAPPNAME=SERVER_APP_NAME)
     piweb = AsgiServer(env, folder)
     provider, provider_service = _start_provider(
         folder, f"{piweb.base_url}/accounts/oidc/sso/login/callback/"
@@ -103,11 +105,13 @@ def oidc_stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: 
                 yield OidcStack(provider, piweb, redis)
         finally:
             provider_service.stop()
-            # The server's pooled connections may outlive it for a moment; the test database is dropped next.
+            # The server's pooled connections may outlive it for a moment and keep the test database from
+            # being dropped; only those are ended (this process's own connections are still in use).
             with django_db_blocker.unblock(), connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    "WHERE datname = current_database() AND application_name = %s",
+                    [SERVER_APP_NAME],
                 )
 
 
