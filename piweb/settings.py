@@ -8,6 +8,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from accounts_app.oidc_config import ConfigError, read_config
 from piweb import config, workers
 from piweb.proxies import parse_trusted_proxies
 
@@ -46,6 +47,12 @@ INSTALLED_APPS = [
     "piweb.agent.apps.AgentConfig",
     "piweb.audit.apps.AuditConfig",
     "governance.apps.GovernanceConfig",
+    # Sign-in with the team's identity provider (OpenID Connect); inert while PIWEB_OIDC_ISSUER is unset.
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "accounts_app.apps.AccountsAppConfig",
 ]
 
 MIDDLEWARE = [
@@ -61,6 +68,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "piweb.token_requests.AuthenticationMiddleware",
     "piweb.token_requests.MessageMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -103,6 +111,42 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/accounts/login/"
+# The identity provider (README "Sign in with your identity provider"); None when PIWEB_OIDC_ISSUER is unset.
+try:
+    OIDC_SIGN_IN = read_config(ENV)
+except ConfigError as error:
+    raise ImproperlyConfigured(str(error)) from None
+# Password sign-in (the login form and POST /api/token/ with a password); 0 leaves only the provider.
+PIWEB_PASSWORD_LOGIN = config.env_flag(ENV, "PIWEB_PASSWORD_LOGIN", default=True)
+ACCOUNT_ADAPTER = "accounts_app.adapter.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "accounts_app.adapter.SocialAccountAdapter"
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {
+        "provider_class": "accounts_app.oidc.SignInProvider",
+        "OAUTH_PKCE_ENABLED": True,
+        # An existing account is linked only when the provider says its email address is verified.
+        "EMAIL_AUTHENTICATION": True,
+        "APPS": []
+        if OIDC_SIGN_IN is None
+        else [
+            {
+                "provider_id": "sso",
+                "name": OIDC_SIGN_IN.name,
+                "client_id": OIDC_SIGN_IN.client_id,
+                "secret": OIDC_SIGN_IN.client_secret,
+                "settings": {"server_url": OIDC_SIGN_IN.issuer, "fetch_userinfo": True},
+            }
+        ],
+    }
+}
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_LOGIN_ON_GET = False
+# piweb sends no mail: the provider vouches for addresses, and accounts without one are fine.
+ACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_SIGNUP_FIELDS = ["email", "username*"]
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
@@ -200,6 +244,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A share's access and a team's default share are one choice set: one name in the schema.
+    "ENUM_NAME_OVERRIDES": {"AccessEnum": "sessions_app.models.SessionShare.Access"},
 }
 
 CELERY_BROKER_URL = config.celery_broker(ENV)

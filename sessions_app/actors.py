@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = [
     "COMMAND",
     "COMPACTION_WORKER",
+    "IDENTITY_PROVIDER",
     "PURGE_WORKER",
     "RUN_WORKER",
     "Actor",
@@ -63,6 +64,8 @@ Actor = UserActor | LinkActor | SystemActor
 PURGE_WORKER = SystemActor("purge-worker")
 COMPACTION_WORKER = SystemActor("compaction-worker")
 RUN_WORKER = SystemActor("run-worker")
+# Team memberships decided by the identity provider's groups at sign-in.
+IDENTITY_PROVIDER = SystemActor("identity-provider")
 COMMAND = SystemActor("command")
 
 

@@ -246,8 +246,21 @@ class Segment(models.Model):
 
 
 class Team(models.Model):
+    class DefaultShare(models.TextChoices):
+        NONE = "", "not shared"
+        VIEWER = "viewer"
+        EDITOR = "editor"
+
     name = models.CharField(max_length=200, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    default_share = models.CharField(
+        max_length=10,
+        choices=DefaultShare.choices,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Sessions members import or sync are shared with the team with this access when created",
+    )
 
     def __str__(self) -> str:
         return self.name
@@ -369,6 +382,10 @@ class ActionLog(models.Model):
         TEAM_ROLE = "team_role"
         TEAM_LEAVE = "team_leave"
         TEAM_REMOVE = "team_remove"
+        TEAM_WITHDRAW = "team_withdraw"
+        TEAM_SETTINGS = "team_settings"
+        # A membership added, changed or removed on the identity provider's word at sign-in.
+        TEAM_SYNC = "team_sync"
         TOKEN_CREATE = "token_create"
         TOKEN_REVOKE = "token_revoke"
         # A compaction is logged when requested (COMPACT), refused before any work, and when it ends.

@@ -17,7 +17,7 @@ from .domain.entries import Entry as DomainEntry
 from .domain.projection import Projection, project, settings_from_anchors
 from .domain.tokens import TokenEstimate, estimate_projected_context_tokens
 from .domain.tree import SessionTree
-from .models import ChatSession, Entry, Segment
+from .models import ChatSession, Entry, Segment, SessionShare
 
 __all__ = [
     "ContextView",
@@ -249,3 +249,26 @@ def entries_since(session: ChatSession, since: str | None, *, limit: int = 1000)
             raise EntryNotFound(f"Entry not found: {since}")
         query = query.filter(seq__gt=first.seq)
     return list(query[:limit])
+
+
+TEAM_SESSIONS_LIMIT = 200
+
+
+def team_sessions(team: Any, words: str = "") -> list[SessionShare]:
+    """Return the shares of the sessions shared with ``team`` (live sessions only), newest activity first.
+
+    ``words``: each must appear in the session's name, folder, file name or owner's username.
+    """
+    query = (
+        SessionShare.objects.filter(team=team, session__deleted_at__isnull=True)
+        .select_related("session", "session__owner")
+        .order_by("-session__updated_at", "-session_id")
+    )
+    for word in words.split():
+        query = query.filter(
+            Q(session__name__icontains=word)
+            | Q(session__cwd__icontains=word)
+            | Q(session__source_filename__icontains=word)
+            | Q(session__owner__username__icontains=word)
+        )
+    return list(query[:TEAM_SESSIONS_LIMIT])

@@ -11,15 +11,19 @@ import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 
 from piweb.proxies import client_address
 
-__all__ = ["SigninThrottle", "Throttled", "ThrottledLoginView"]
+__all__ = ["PASSWORD_LOGIN_OFF", "SigninThrottle", "Throttled", "ThrottledLoginView"]
+
+PASSWORD_LOGIN_OFF = "Password sign-in is turned off on this server: sign in with the identity provider."
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +80,29 @@ class SigninThrottle:
             cache.set(key, [*history, now], period)
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 class ThrottledLoginView(LoginView):
     """Django's login page, refusing with 429 once failed sign-ins pass either limit."""
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["password_login"] = settings.PIWEB_PASSWORD_LOGIN
+        oidc = settings.OIDC_SIGN_IN
+        # The provider's sign-in route (accounts_app) under the one provider id settings configure.
+        context["sso_url"] = reverse("openid_connect_login", args=["sso"]) if oidc else None
+        context["sso_name"] = oidc.name if oidc else ""
+        # The sign-in form's redirect goes on to the provider, which the page's form-action must allow.
+        context["sso_origin"] = _origin(oidc.issuer) if oidc else ""
+        return context
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not settings.PIWEB_PASSWORD_LOGIN:
+            context = self.get_context_data(throttled=PASSWORD_LOGIN_OFF)
+            return self.render_to_response(context, status=403)
         throttle = SigninThrottle(request, str(request.POST.get("username", "")))
         refused = throttle.check()
         if refused is not None:

@@ -16,4 +16,6 @@ urlpatterns = [
     path("s/<str:token>/", views.shared_session, name="shared"),
     path("links/", views.links_page, name="links"),
     path("teams/", views.teams_page, name="teams"),
+    path("teams/<int:team_id>/", views.team_page, name="team"),
+    path("tokens/", views.tokens_page, name="tokens"),
 ]

@@ -227,6 +227,24 @@ def teams_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+def team_page(request: HttpRequest, team_id: int) -> HttpResponse:
+    """One team: its sessions with search, its pending invitations and default sharing (over the API)."""
+    try:
+        team = access.team_of(request.user, team_id, owner=False)
+    except access.NotVisible:
+        raise Http404("Team not found") from None
+    return render(
+        request, "sessions_app/team.html", {"team": team, "role": access.team_role(request.user, team)}
+    )
+
+
+@login_required
+def tokens_page(request: HttpRequest) -> HttpResponse:
+    """My API tokens: create one (its text is shown once) for piweb-sync or a script, revoke any."""
+    return render(request, "sessions_app/tokens.html", {})
+
+
+@login_required
 def compare_page(request: HttpRequest, pk: int) -> HttpResponse:
     """Two nodes' contexts side by side; the page reads both contexts from the API."""
     grant = access.resolve_access(request.user, pk)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from .. import access, services
 from ..models import SessionShare, ShareLink, Team, TeamInvitation, TeamMembership
+from ..queries import team_sessions
 from .fields import Flag, Text, parse
 from .parsers import LimitedJSONParser
 
@@ -44,6 +45,7 @@ def team_payload(team: Team, user: Any) -> dict[str, Any]:
     return {
         "id": team.pk,
         "name": team.name,
+        "defaultShare": team.default_share or None,
         "role": next((m.role for m in members if m.user_id == user.pk), None),
         "members": [{"username": m.user.get_username(), "role": m.role} for m in members],
     }
@@ -243,6 +245,89 @@ class LinkDetailView(SharingAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class TeamSettingsSerializer(serializers.Serializer[Any]):
+    defaultShare = serializers.ChoiceField(
+        choices=SessionShare.Access.choices,
+        allow_null=True,
+        help_text="Access new sessions of members get in the team when imported or synced; null: none",
+    )
+
+
+class TeamDetailView(SharingAPIView):
+    @extend_schema(
+        operation_id="teams_detail",
+        responses={200: OpenApiResponse(description="The team, its members and settings"), 404: ERROR},
+    )
+    def get(self, request: Request, team_id: int) -> Response:
+        """Show one of my teams: members, my role and its default sharing."""
+        team = access.team_of(request.user, team_id, owner=False)
+        return Response(team_payload(team, request.user))
+
+    @extend_schema(
+        request=TeamSettingsSerializer, responses={200: OpenApiResponse(), 400: ERROR, 403: ERROR, 404: ERROR}
+    )
+    def patch(self, request: Request, team_id: int) -> Response:
+        """Share members' new imported and synced sessions with the team by default (team owners only)."""
+        data = _valid(TeamSettingsSerializer, request.data)
+        team = services.set_team_default_share(
+            actor=request.user, team_id=team_id, access_level=data["defaultShare"] or ""
+        )
+        return Response(team_payload(team, request.user))
+
+
+def sent_invitation_payload(invitation: TeamInvitation) -> dict[str, Any]:
+    return {**invitation_payload(invitation), "username": invitation.user.get_username()}
+
+
+class TeamInvitationsView(SharingAPIView):
+    @extend_schema(responses={200: OpenApiResponse(description="Invitations not answered yet"), 403: ERROR})
+    def get(self, request: Request, team_id: int) -> Response:
+        """List the team's invitations waiting for an answer (team owners only)."""
+        sent = services.sent_invitations(actor=request.user, team_id=team_id)
+        return Response({"results": [sent_invitation_payload(i) for i in sent]})
+
+
+class TeamInvitationDetailView(SharingAPIView):
+    @extend_schema(responses={204: None, 403: ERROR, 404: ERROR})
+    def delete(self, request: Request, team_id: int, invitation_id: int) -> Response:
+        """Withdraw an invitation nobody has answered yet (team owners only)."""
+        services.withdraw_invitation(actor=request.user, team_id=team_id, invitation_id=invitation_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TeamSessionsQuery(serializers.Serializer[Any]):
+    q = Text(required=False, default="", allow_blank=True, max_length=200)
+
+
+def team_session_payload(share: SessionShare) -> dict[str, Any]:
+    session = share.session
+    return {
+        "id": session.pk,
+        "name": session.name,
+        "cwd": session.cwd,
+        "sourceFilename": session.source_filename,
+        "owner": session.owner.get_username(),
+        "access": share.access,
+        "entryCount": session.entry_count,
+        "messageCount": session.message_count,
+        "updatedAt": session.updated_at.isoformat(),
+    }
+
+
+class TeamSessionsView(SharingAPIView):
+    @extend_schema(
+        parameters=[TeamSessionsQuery],
+        responses={200: OpenApiResponse(description="The sessions shared with the team"), 404: ERROR},
+    )
+    def get(self, request: Request, team_id: int) -> Response:
+        """List the sessions shared with one of my teams, newest activity first; ``q`` searches their name,
+        folder, file name and owner."""
+        team = access.team_of(request.user, team_id, owner=False)
+        query = parse(TeamSessionsQuery, request.query_params)["q"].strip()
+        found = [team_session_payload(share) for share in team_sessions(team, query)]
+        return Response({"results": found, "count": len(found)})
+
+
 __all__ = [
     "InvitationAcceptView",
     "InvitationDeclineView",
@@ -251,7 +336,11 @@ __all__ = [
     "SessionLinksView",
     "SessionShareDetailView",
     "SessionSharesView",
+    "TeamDetailView",
+    "TeamInvitationDetailView",
+    "TeamInvitationsView",
     "TeamListView",
     "TeamMemberDetailView",
     "TeamMembersView",
+    "TeamSessionsView",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -15,9 +16,9 @@ from rest_framework.views import APIView
 
 from .. import services
 from ..models import ApiToken
-from ..signin_throttle import SigninThrottle
+from ..signin_throttle import PASSWORD_LOGIN_OFF, SigninThrottle
 from .errors import api_exception_handler, error_response
-from .fields import Text
+from .fields import Text, parse
 from .parsers import LimitedJSONParser
 
 __all__ = ["TokenDetailView", "TokenListView", "TokenObtainView"]
@@ -71,6 +72,11 @@ class TokenObtainView(TokenAPIView):
         },
     )
     def post(self, request: Request) -> Response:
+        if not settings.PIWEB_PASSWORD_LOGIN:
+            return error_response(
+                f"{PASSWORD_LOGIN_OFF} Create a token on the API tokens page (/tokens/) instead.",
+                status.HTTP_403_FORBIDDEN,
+            )
         serializer = TokenRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -90,12 +96,34 @@ class TokenObtainView(TokenAPIView):
         return Response({"token": text, **token_payload(token)})
 
 
+class TokenCreateSerializer(serializers.Serializer[Any]):
+    name = Text(
+        max_length=100, required=False, default="", allow_blank=True, help_text="The device or script"
+    )
+
+
 class TokenListView(TokenAPIView):
     @extend_schema(responses={200: OpenApiResponse(description="My API tokens (never their text)")})
     def get(self, request: Request) -> Response:
         """List my tokens: id (the token's first characters), name, creation and expiry."""
         tokens = ApiToken.objects.filter(user=request.user).order_by("-created")
         return Response({"results": [token_payload(t) for t in tokens]})
+
+    @extend_schema(
+        request=TokenCreateSerializer,
+        responses={
+            201: OpenApiResponse(description='{"token": <text, shown this once>, "id", "name", "expiry"}'),
+            400: OpenApiResponse(description='{"error": <message>}'),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        """Create a token for myself, signed in already (how people who sign in with SSO get one).
+
+        The answer holds the token's text; only its hash is kept, so it cannot be shown again.
+        """
+        data = parse(TokenCreateSerializer, request.data)
+        token, text = services.create_api_token(actor=request.user, user=request.user, name=data["name"])
+        return Response({"token": text, **token_payload(token)}, status=status.HTTP_201_CREATED)
 
 
 class TokenDetailView(TokenAPIView):

@@ -45,7 +45,15 @@ urlpatterns = [
     path("sessions/<int:pk>/links/", sharing.SessionLinksView.as_view(), name="session-links"),
     path("links/<int:link_id>/", sharing.LinkDetailView.as_view(), name="link-detail"),
     path("teams/", sharing.TeamListView.as_view(), name="team-list"),
+    path("teams/<int:team_id>/", sharing.TeamDetailView.as_view(), name="team-detail"),
     path("teams/<int:team_id>/members/", sharing.TeamMembersView.as_view(), name="team-members"),
+    path("teams/<int:team_id>/sessions/", sharing.TeamSessionsView.as_view(), name="team-sessions"),
+    path("teams/<int:team_id>/invitations/", sharing.TeamInvitationsView.as_view(), name="team-invitations"),
+    path(
+        "teams/<int:team_id>/invitations/<int:invitation_id>/",
+        sharing.TeamInvitationDetailView.as_view(),
+        name="team-invitation-detail",
+    ),
     path("invitations/", sharing.InvitationListView.as_view(), name="invitation-list"),
     path(
         "invitations/<int:invitation_id>/accept/",

@@ -51,6 +51,10 @@ from .teams import (
     invite_member,
     pending_invitations,
     remove_member,
+    sent_invitations,
+    set_team_default_share,
+    sync_team_memberships,
+    withdraw_invitation,
 )
 from .tokens import create_api_token, revoke_api_token
 
@@ -102,11 +106,15 @@ __all__ = [
     "rename_session",
     "revoke_api_token",
     "revoke_share_link",
+    "sent_invitations",
     "set_compaction_settings",
     "set_label",
     "set_leaf",
+    "set_team_default_share",
     "share_with_team",
     "sync_lines",
     "sync_state",
+    "sync_team_memberships",
     "unshare_with_team",
+    "withdraw_invitation",
 ]

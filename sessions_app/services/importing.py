@@ -33,6 +33,7 @@ from ..models import ChatSession, Entry, EntrySearch
 from .actions import Action, record_action
 from .errors import InvalidSessionFile, QuotaExceeded
 from .rows import check_storable, create_session_row
+from .sharing import share_by_team_defaults
 from .store import entry_store
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream", "refresh_statistics"]
@@ -91,6 +92,7 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
+            share_by_team_defaults(session=session, actor=actor)
             result = ImportResult(session, True, len(entries), loaded.skipped, loaded.migrated)
         record_action(
             actor=actor,

@@ -23,6 +23,7 @@ __all__ = [
     "InvalidSharing",
     "create_share_link",
     "revoke_share_link",
+    "share_by_team_defaults",
     "share_with_team",
     "unshare_with_team",
 ]
@@ -154,3 +155,30 @@ def revoke_share_link(*, link: ShareLink | int, actor: Actor) -> ShareLink:
         record_action(actor=actor, action=Action.REVOKE, session=link.session, link=link.pk)
         transaction.on_commit(partial(realtime.broadcast, link.session_id, "link_revoked", link=link.pk))
     return link
+
+
+def share_by_team_defaults(*, session: ChatSession, actor: Actor) -> list[SessionShare]:
+    """Share a session just created by import or sync with each of its owner's teams that asks for it.
+
+    Call inside the creating transaction. Only a new session is shared: one a member has unshared stays
+    unshared however often it is synced again (that is how a member opts a session out).
+    """
+    shares: list[SessionShare] = []
+    teams = Team.objects.filter(memberships__user_id=session.owner_id).exclude(default_share="")
+    for team in teams.order_by("pk"):
+        share, created = SessionShare.objects.get_or_create(
+            session=session,
+            team=team,
+            defaults={"access": team.default_share, "created_by_id": session.owner_id},
+        )
+        if created:
+            record_action(
+                actor=actor,
+                action=Action.SHARE,
+                session=session,
+                team=team,
+                access=share.access,
+                byDefault=True,
+            )
+            shares.append(share)
+    return shares

@@ -35,6 +35,7 @@ from .actions import Action, record_action
 from .errors import InvalidSessionFile
 from .importing import import_jsonl, refresh_statistics
 from .rows import create_session_row
+from .sharing import share_by_team_defaults
 from .store import entry_store, line_bytes
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
@@ -211,6 +212,7 @@ def _store(
         transaction.on_commit(
             partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
         )
+        share_by_team_defaults(session=session, actor=actor)
     elif entries:
         entry_store().append_lines(
             session,

@@ -9,6 +9,7 @@ access after commit. Only signed-in users act on teams.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -16,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from .. import access, realtime
-from ..actors import Actor, user_of
+from ..actors import Actor, SystemActor, user_of
 from ..domain.storable import MAX_NAME_CHARS, check_text
 from ..models import SessionShare, Team, TeamInvitation, TeamMembership
 from .actions import Action, record_action
@@ -31,6 +32,10 @@ __all__ = [
     "invite_member",
     "pending_invitations",
     "remove_member",
+    "sent_invitations",
+    "set_team_default_share",
+    "sync_team_memberships",
+    "withdraw_invitation",
 ]
 
 ROLES = TeamMembership.Role
@@ -83,6 +88,120 @@ def pending_invitations(*, actor: Actor) -> list[TeamInvitation]:
     return list(
         TeamInvitation.objects.filter(user=actor).select_related("team", "invited_by").order_by("-created_at")
     )
+
+
+def sent_invitations(*, actor: Actor, team_id: int) -> list[TeamInvitation]:
+    """Return the team's invitations still waiting for an answer (team owners only), newest first."""
+    team = access.team_of(_user(actor), team_id, owner=True)
+    return list(
+        TeamInvitation.objects.filter(team=team)
+        .select_related("team", "user", "invited_by")
+        .order_by("-created_at")
+    )
+
+
+def withdraw_invitation(*, actor: Actor, team_id: int, invitation_id: int) -> None:
+    """Withdraw an invitation nobody has answered yet (team owners only)."""
+    team = access.team_of(_user(actor), team_id, owner=True)
+    with transaction.atomic():
+        invitation = (
+            TeamInvitation.objects.select_for_update()
+            .select_related("user")
+            .filter(pk=invitation_id, team=team)
+            .first()
+        )
+        if invitation is None:
+            raise access.NotVisible(f"Invitation not found: {invitation_id}")
+        invitation.delete()
+        record_action(
+            actor=actor,
+            action=Action.TEAM_WITHDRAW,
+            session=None,
+            team=team,
+            username=invitation.user.get_username(),
+            role=invitation.role,
+        )
+
+
+def set_team_default_share(*, actor: Actor, team_id: int, access_level: str) -> Team:
+    """Set the access new sessions of members are shared with by default: viewer, editor or "" (team owners).
+
+    It applies to sessions members import or sync from now on; each member can unshare one (opt out).
+    """
+    team = access.team_of(_user(actor), team_id, owner=True)
+    if access_level not in Team.DefaultShare.values:
+        raise InvalidSharing("defaultShare", "defaultShare must be viewer, editor or null (not shared)")
+    with transaction.atomic():
+        before = team.default_share
+        team.default_share = access_level
+        team.save(update_fields=["default_share"])
+        record_action(
+            actor=actor,
+            action=Action.TEAM_SETTINGS,
+            session=None,
+            team=team,
+            defaultShare=access_level or None,
+            was=before or None,
+        )
+    return team
+
+
+def sync_team_memberships(
+    *, actor: SystemActor, user: Any, roles: Mapping[str, str], managed: Iterable[str]
+) -> list[tuple[str, str, str]]:
+    """Make the user's memberships of the ``managed`` teams exactly ``roles`` (team name → role).
+
+    The identity provider's groups decide these teams: a missing team is created, a membership is
+    added or given the role, and one the groups no longer grant is removed (which closes the user's
+    sockets on that team's sessions through the membership signals). Other teams are left alone.
+    Return the changes as (team, change, role), change being joined, role or left; each is logged.
+    """
+    if not isinstance(actor, SystemActor):
+        raise TypeError("team memberships are synced by the server on the identity provider's word")
+    for role in roles.values():
+        _check_role(role)
+    changes: list[tuple[str, str, str]] = []
+    with transaction.atomic():
+        for name in sorted(set(managed) | set(roles)):
+            check_text(name, "the team name", max_chars=MAX_NAME_CHARS)
+            team = Team.objects.filter(name=name).first()
+            wanted = roles.get(name)
+            if team is None:
+                if wanted is None:
+                    continue
+                team, created = Team.objects.get_or_create(name=name)
+                if created:
+                    record_action(actor=actor, action=Action.TEAM_CREATE, session=None, team=team)
+            membership = TeamMembership.objects.select_for_update().filter(team=team, user=user).first()
+            was: dict[str, str] = {}
+            if wanted is None and membership is not None:
+                membership.delete()
+                change, role = "left", membership.role
+            elif wanted is not None and membership is None:
+                TeamMembership.objects.create(team=team, user=user, role=wanted)
+                # An invitation to a team one has just joined has nothing left to offer.
+                TeamInvitation.objects.filter(team=team, user=user).delete()
+                change, role = "joined", wanted
+            elif wanted is not None and membership is not None and membership.role != wanted:
+                was = {"was": membership.role}
+                membership.role = wanted
+                membership.save(update_fields=["role"])
+                change, role = "role", wanted
+            else:
+                continue
+            record_action(
+                actor=actor,
+                action=Action.TEAM_SYNC,
+                session=None,
+                team=team,
+                username=user.get_username(),
+                change=change,
+                role=role,
+                **was,
+            )
+            _recheck_sessions_of(team)
+            changes.append((name, change, role))
+    return changes
 
 
 def accept_invitation(*, actor: Actor, invitation_id: int) -> Team:

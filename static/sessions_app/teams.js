@@ -67,9 +67,65 @@ function teamCard(team) {
   return el(
     "section",
     { class: "card team", dataset: { team: String(team.id) } },
-    el("div", { class: "toolbar" }, el("h2", { text: team.name }), el("span", { class: "tag", text: `you: ${team.role || "member"}` }), el("span", { class: "spacer" }), invite),
+    el("div", { class: "toolbar" }, el("h2", {}, el("a", { href: `/teams/${team.id}/`, text: team.name })), el("span", { class: "tag", text: `you: ${team.role || "member"}` }), el("span", { class: "spacer" }), invite),
     el("div", { class: "table-wrap" }, el("table", { class: "plain" }, el("thead", {}, el("tr", {}, el("th", { text: "Member" }), el("th", { text: "Role" }), el("th", {}, el("span", { class: "visually-hidden", text: "Actions" })))), el("tbody", {}, ...rows))),
+    owner ? defaultShareControl(team) : el("p", { class: "small muted", text: team.defaultShare ? `Members' new imported and synced sessions are shared with the team (${team.defaultShare}); unshare one on its page to keep it private.` : "" }),
+    owner ? pendingList(team) : null,
   );
+}
+
+// "Platform · as viewer · from demo": the team is an object {id, name} in the API's answer.
+function invitationText(invite) {
+  const team = invite.team && typeof invite.team === "object" ? invite.team.name : invite.team;
+  return `${team || "A team"} · as ${invite.role}${invite.invitedBy ? ` · from ${invite.invitedBy}` : ""}`;
+}
+
+// Owners: the invitations nobody has answered yet, each with Withdraw.
+function pendingList(team) {
+  const list = el("ul", { class: "plain-list pending-invitations", "aria-label": `Pending invitations of ${team.name}` });
+  const section = el("div", { class: "pending", hidden: true }, el("h3", { text: "Pending invitations" }), list);
+  api("GET", `/api/teams/${team.id}/invitations/`)
+    .then(({ body }) => {
+      section.hidden = !body.results.length;
+      for (const invite of body.results) {
+        const withdraw = el("button", {
+          type: "button",
+          class: "danger",
+          text: "Withdraw",
+          onclick: () =>
+            api("DELETE", `/api/teams/${team.id}/invitations/${invite.id}/`)
+              .then(() => {
+                say(`Invitation of ${invite.username} to ${team.name} withdrawn.`);
+                load();
+              })
+              .catch(fail),
+        });
+        list.appendChild(el("li", { dataset: { invitation: String(invite.id) } }, el("span", { text: `${invite.username} · as ${invite.role}${invite.invitedBy ? ` · by ${invite.invitedBy}` : ""}` }), withdraw));
+      }
+    })
+    .catch(fail);
+  return section;
+}
+
+// Owners: share members' new imported and synced sessions with the team by default.
+function defaultShareControl(team) {
+  const select = el(
+    "select",
+    { "aria-label": `Default sharing of ${team.name}`, class: "default-share" },
+    el("option", { value: "", text: "not shared", selected: !team.defaultShare }),
+    el("option", { value: "viewer", text: "shared, team can read", selected: team.defaultShare === "viewer" }),
+    el("option", { value: "editor", text: "shared, team can edit", selected: team.defaultShare === "editor" }),
+  );
+  select.addEventListener("change", async () => {
+    try {
+      await api("PATCH", `/api/teams/${team.id}/`, { defaultShare: select.value || null });
+      say(select.value ? `Members' new imported and synced sessions are now shared with ${team.name} (${select.value}).` : `New sessions are no longer shared with ${team.name} by default.`);
+    } catch (error) {
+      select.value = team.defaultShare || "";
+      fail(error);
+    }
+  });
+  return el("p", { class: "small" }, el("label", {}, "Members' new imported and synced sessions: ", select));
 }
 
 async function loadInvitations() {
@@ -89,7 +145,7 @@ async function loadInvitations() {
       el(
         "li",
         { dataset: { invitation: String(invite.id) } },
-        el("span", { text: `${invite.team || invite.teamName || "A team"} · as ${invite.role}${invite.invitedBy ? ` · from ${invite.invitedBy}` : ""}` }),
+        el("span", { class: "invitation-text", text: invitationText(invite) }),
         el("button", { type: "button", class: "primary", text: "Accept", onclick: act("accept") }),
         el("button", { type: "button", text: "Decline", onclick: act("decline") }),
       ),

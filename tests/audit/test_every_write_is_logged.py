@@ -29,6 +29,7 @@ from governance.scanning import scan_range
 from piweb.agent import services as agent_services
 from sessions_app import services
 from sessions_app import tasks as session_tasks
+from sessions_app.actors import IDENTITY_PROVIDER
 from sessions_app.models import ActionLog, ChatSession, ShareLink, Team, TeamInvitation, TeamMembership
 from tests.factories import HEADER, conversation, line, session_file, store, user_message
 
@@ -263,6 +264,26 @@ def rest_token_create(w: World) -> None:
     _ok(APIClient().post("/api/token/", body, format="json"))
 
 
+def rest_team_withdraw(w: World) -> Callable[[], None]:
+    invitation = _invitation(w)
+    return lambda: _ok(w.client.delete(f"/api/teams/{w.team.pk}/invitations/{invitation.pk}/"))
+
+
+def rest_team_settings(w: World) -> None:
+    _ok(w.client.patch(f"/api/teams/{w.team.pk}/", {"defaultShare": "editor"}, format="json"))
+
+
+def rest_token_create_signed_in(w: World) -> None:
+    _ok(w.client.post("/api/tokens/", {"name": "laptop"}, format="json"))
+
+
+def sign_in_team_sync(w: World) -> None:
+    # What a sign-in with the identity provider runs (accounts_app.receivers) for a group mapped to "core".
+    services.sync_team_memberships(
+        actor=IDENTITY_PROVIDER, user=w.other, roles={"core": "editor"}, managed={"core"}
+    )
+
+
 def rest_token_revoke(w: World) -> Callable[[], None]:
     token, _ = services.create_api_token(actor=w.owner, user=w.owner, name="old")
     return lambda: _ok(w.client.delete(f"/api/tokens/{token.token_key}/"))
@@ -450,6 +471,10 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_team_remove, A.TEAM_REMOVE, USER),
     ("rest", rest_token_create, A.TOKEN_CREATE, USER),
     ("rest", rest_token_revoke, A.TOKEN_REVOKE, USER),
+    ("rest", rest_token_create_signed_in, A.TOKEN_CREATE, USER),
+    ("rest", rest_team_withdraw, A.TEAM_WITHDRAW, USER),
+    ("rest", rest_team_settings, A.TEAM_SETTINGS, USER),
+    ("sign-in", sign_in_team_sync, A.TEAM_SYNC, "identity-provider"),
     ("sync", sync_push, A.SYNC, USER),
     ("task", task_purge, A.PURGE, "purge-worker"),
     ("task", task_sweep, A.PURGE, "purge-worker"),

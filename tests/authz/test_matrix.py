@@ -37,6 +37,8 @@ PUBLIC = {
     "healthz": "a probe: says only that the process is up",
     "readyz": "a probe: names the services that did not answer, nothing of any session",
     "metrics": "counts by route pattern only; off unless PIWEB_METRICS=1, kept off the public network",
+    "accounts/oidc/<str:provider_id>/login/": "starts a sign-in with the identity provider (POST, CSRF)",
+    "accounts/oidc/<str:provider_id>/login/callback/": "guarded by the state of a sign-in started here",
 }
 STAFF_PREFIXES = (
     "admin/",
@@ -220,6 +222,33 @@ ROWS = [
         lambda w: f"/api/teams/{w.team.pk}/members/viewer/",
         "204 403 204 403 404 403",
     ),
+    Row("api/tokens/", "POST", lambda w: "/api/tokens/", "201 201 201 403 201 403", {"name": "laptop"}),
+    Row("api/teams/<int:team_id>/", "GET", lambda w: f"/api/teams/{w.team.pk}/", "200 200 200 403 404 403"),
+    Row(
+        "api/teams/<int:team_id>/",
+        "PATCH",
+        lambda w: f"/api/teams/{w.team.pk}/",
+        "200 403 403 403 404 403",
+        {"defaultShare": "viewer"},
+    ),
+    Row(
+        "api/teams/<int:team_id>/sessions/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/sessions/?q=a",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/invitations/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/invitations/",
+        "200 403 403 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/invitations/<int:invitation_id>/",
+        "DELETE",
+        lambda w: f"/api/teams/{w.team.pk}/invitations/999999/",
+        "404 403 403 403 404 403",
+    ),
     Row("api/invitations/", "GET", lambda w: "/api/invitations/", "200 200 200 403 200 403"),
     Row(
         "api/invitations/<int:invitation_id>/accept/",
@@ -245,6 +274,8 @@ ROWS = [
     ),
     Row("links/", "GET", lambda w: "/links/", "200 200 200 302 200 302"),
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
+    Row("teams/<int:team_id>/", "GET", lambda w: f"/teams/{w.team.pk}/", "200 200 200 302 404 302"),
+    Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state

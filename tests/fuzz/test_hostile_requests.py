@@ -89,6 +89,8 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/teams/", "post"): {"name": "a team"},
     ("api/teams/<int:team_id>/members/", "post"): {"username": "other", "role": "viewer"},
     ("api/teams/<int:team_id>/members/<str:username>/", "patch"): {"role": "editor"},
+    ("api/teams/<int:team_id>/", "patch"): {"defaultShare": "viewer"},
+    ("api/tokens/", "post"): {"name": "laptop"},
     ("accounts/login/", "post"): {"username": "owner", "password": "wrong"},
 }
 

@@ -28,6 +28,8 @@ NO_BODY = {
     ("api/tokens/<str:token_id>/", "DELETE"),
     ("api/teams/<int:team_id>/members/<str:username>/", "DELETE"),
     ("api/invitations/<int:invitation_id>/accept/", "POST"),
+    ("api/teams/<int:team_id>/invitations/<int:invitation_id>/", "DELETE"),
+    ("accounts/oidc/<str:provider_id>/login/", "POST"),  # only `next`, then a redirect to the provider
     ("api/invitations/<int:invitation_id>/decline/", "POST"),
     ("api/operations/<uuid:operation_id>/cancel/", "POST"),
     ("api/runs/<uuid:run_id>/abort/", "POST"),

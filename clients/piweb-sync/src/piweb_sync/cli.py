@@ -177,7 +177,7 @@ def _login(args: argparse.Namespace) -> int:
             print("piweb-sync: give the server with --server URL", file=sys.stderr)
             return 2
     if sys.stdin.isatty():
-        token = getpass.getpass("API token (from your piweb account page or POST /api/token/): ")
+        token = getpass.getpass("API token (create one on the server's API tokens page, /tokens/): ")
     else:
         token = sys.stdin.readline()
     token = token.strip()

@@ -1,0 +1,62 @@
+"""The identity provider's groups decide the mapped teams only, on the server's authority, logged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sessions_app import services
+from sessions_app.actors import IDENTITY_PROVIDER
+from sessions_app.models import ActionLog, Team, TeamInvitation, TeamMembership
+
+
+def _roles(person: Any) -> dict[str, str]:
+    return dict(TeamMembership.objects.filter(user=person).values_list("team__name", "role"))
+
+
+def test_only_mapped_teams_follow_the_groups(user: Any) -> None:
+    owner, person = user("owner"), user("person")
+    hobby = services.create_team(actor=owner, name="Hobby")
+    TeamMembership.objects.create(team=hobby, user=person, role="editor")
+    eng = services.create_team(actor=owner, name="Engineering")
+    services.invite_member(actor=owner, team_id=eng.pk, username="person", role="viewer")
+
+    changes = services.sync_team_memberships(
+        actor=IDENTITY_PROVIDER,
+        user=person,
+        roles={"Engineering": "editor", "Ops": "viewer"},
+        managed={"Engineering", "Ops", "Platform"},
+    )
+    assert sorted(changes) == [("Engineering", "joined", "editor"), ("Ops", "joined", "viewer")]
+    assert _roles(person) == {"Hobby": "editor", "Engineering": "editor", "Ops": "viewer"}
+    assert not TeamInvitation.objects.filter(user=person).exists()  # joined: nothing left to accept
+    assert not Team.objects.filter(name="Platform").exists()  # no group grants it: not created
+    created = ActionLog.objects.get(action="team_create", team_label="Ops")
+    assert created.actor_name == "identity-provider" and created.actor is None
+
+    # Nothing changed at the provider: the next sign-in changes and logs nothing.
+    rows = ActionLog.objects.count()
+    assert (
+        services.sync_team_memberships(
+            actor=IDENTITY_PROVIDER,
+            user=person,
+            roles={"Engineering": "editor", "Ops": "viewer"},
+            managed={"Engineering", "Ops"},
+        )
+        == []
+    )
+    assert ActionLog.objects.count() == rows
+
+    services.sync_team_memberships(
+        actor=IDENTITY_PROVIDER, user=person, roles={}, managed={"Engineering", "Ops"}
+    )
+    assert _roles(person) == {"Hobby": "editor"}  # the unmapped team is left alone
+    assert TeamMembership.objects.get(team=eng, user=owner).role == "owner"
+
+
+def test_only_the_server_syncs_memberships(user: Any) -> None:
+    person = user("person")
+    with pytest.raises(TypeError, match="identity provider"):
+        services.sync_team_memberships(actor=person, user=person, roles={"Ops": "owner"}, managed={"Ops"})
+    assert not Team.objects.filter(name="Ops").exists()
