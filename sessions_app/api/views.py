@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from .. import access, link_scope, queries, rendering, services, summary_facts
+from .. import access, context_reads, link_scope, queries, rendering, services, summary_facts
 from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..overview_cache import overview_json
@@ -48,6 +48,7 @@ from .serializers import (
     SessionRenameSerializer,
     SessionSerializer,
     TreeQuerySerializer,
+    context_page_payload,
     context_payload,
     session_body,
     skipped_payload,
@@ -213,20 +214,38 @@ class ContextView(LinkReadableView):
         query = self.valid(ContextQuerySerializer, request.query_params)
         leaf_id = query.get("leaf") or grant.leaf_id()
         link_scope.require_visible(grant, leaf_id)
-        view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
-        window = (
-            query.get("window")
-            or context_window_for(view.projection.model)
-            or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
-        )
-        payload = context_payload(
-            view,
-            window,
-            head=query.get("head", 0),
-            tail=query.get("tail"),
-            before=query.get("before"),
-            llm=query["llm"],
-        )
+        page = None
+        if leaf_id is not None and query.get("tail") is not None and query.get("before") is None:
+            # A page with the totals from the running sums; None where they do not cover the path.
+            page = context_reads.context_page(
+                grant.session,
+                leaf_id,
+                head=query.get("head", 0),
+                tail=query["tail"],
+                before_depth=query.get("beforeDepth"),
+            )
+        if page is not None:
+            window = (
+                query.get("window")
+                or context_window_for(page.settings.model)
+                or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+            )
+            payload = context_page_payload(page, window, llm=query["llm"])
+        else:
+            view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
+            window = (
+                query.get("window")
+                or context_window_for(view.projection.model)
+                or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+            )
+            payload = context_payload(
+                view,
+                window,
+                head=query.get("head", 0),
+                tail=query.get("tail"),
+                before=query.get("before"),
+                llm=query["llm"],
+            )
         summaries = [
             item
             for item in payload["messages"]

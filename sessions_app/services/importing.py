@@ -73,7 +73,7 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
     store's): skipped lines are not stored.
     """
     owner = _owner(actor, owner)
-    loaded, entries, lines, kept_bytes = _read(stream)
+    loaded, entries, lines, kept_bytes, own = _read(stream)
     header = loaded.header or {}
     _check_file(len(entries))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
@@ -86,7 +86,7 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            entry_store().insert_all(session, entries, lines, size=kept_bytes)
+            entry_store().insert_all(session, entries, lines, size=kept_bytes, own=own)
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
@@ -190,9 +190,10 @@ def _read(stream: IO[bytes]) -> Read:
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
         kept_bytes = sum(len(raw.encode("utf-8", "surrogatepass")) for raw, _, _ in lines)
-        return loaded, entries, lines, kept_bytes
+        return loaded, entries, lines, kept_bytes, None
     stream.seek(0)
-    return loaded, scanned.entries, iter_kept_lines(stream, scanned.line_numbers), scanned.kept_bytes
+    lines_again = iter_kept_lines(stream, scanned.line_numbers)
+    return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums
 
 
 def _import_into_existing(session: ChatSession, raws: Iterator[str]) -> int:

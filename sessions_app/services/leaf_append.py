@@ -35,6 +35,7 @@ from ..domain.jsjson import js_stringify
 from ..domain.search import search_text
 from ..domain.tree import js_trim
 from ..models import ChatSession, Entry
+from . import context_sums
 from .actions import PendingAction
 from .errors import AppendConflict, InvalidEntries, QuotaExceeded
 from .store import (
@@ -185,9 +186,7 @@ class PostgresStore(PortableStore):
         if not prepared.chain:
             # Branches within one batch are rare (an import's tail, a summary with its label): the
             # portable path reads what it needs under the lock.
-            return self._append_prepared(
-                session, prepared, expected_leaf=expected_leaf, quota=quota, log=log
-            )
+            return self._append_prepared(session, prepared, expected_leaf=expected_leaf, quota=quota, log=log)
         chain = _chain(prepared)
         for _ in range(8):
             try:
@@ -248,11 +247,12 @@ def _attempt(
         rows = _rows(session, chain, params, answer, expected_leaf)
         realtime.session_changed(session_id=session.pk, last_seq=rows[-1].seq)
     else:
-        with transaction.atomic(), connection.cursor() as cursor:
+        with transaction.atomic(), connection.cursor() as cursor, connection.cursor() as sums:
             # Errors arrive when the pipeline ends, past the cursor's own translation into Django's.
             with connection.wrap_database_errors, connection.connection.pipeline():  # type: ignore[union-attr]
                 cursor.execute(_LOCK, params)
                 cursor.execute(statement, params)
+                sums.execute(context_sums.CHAIN_SQL, params)
             rows = _rows(session, chain, params, cursor.fetchone(), expected_leaf)
             first, last = rows[0].seq, rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
@@ -282,6 +282,7 @@ def _store_and_commit(
                 control.execute("BEGIN")
                 control.execute(_LOCK, params)
                 cursor.execute(statement, params)
+                control.execute(context_sums.CHAIN_SQL, params)
                 if log_row is not None:
                     control.execute(*log_row)
                 control.execute("COMMIT")
@@ -343,6 +344,7 @@ def _params(session: ChatSession, chain: _Chain, expected_leaf: object, quota: b
         "tail": tail,
         "texts": [search_text(p) for p in prepared],
         **{anchor: [getattr(s, anchor) for s in spots] for anchor in ANCHORS},
+        **context_sums.chain_params(domain),
     }
 
 
