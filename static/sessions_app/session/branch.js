@@ -4,7 +4,7 @@ import { api, clear, el, query } from "../api.js";
 import { copyText } from "../dialogs.js";
 import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
-import { loadContext } from "./context.js";
+import { clearContext, loadContext } from "./context.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, hooks, showError, state } from "./page.js";
 import { pathWindow } from "./paging.js";
 import { phone, showPanel, tree } from "./tree_panel.js";
@@ -25,7 +25,7 @@ export async function select(id, { fromTree = false, show = false } = {}) {
   // not share the server (or this page's main thread) with the projection, slow on a long path.
   // Callers that need the context wait for state.contextLoaded.
   // Moving through the tree (arrow keys, quick clicks) projects only the context it stops at.
-  $("context-tokens").textContent = "projecting…";
+  clearContext(id);
   const drawn = renderBranch(id, token).catch((e) => showError(e.message));
   state.branchDrawn = drawn;
   const pause = state.ready ? CONTEXT_PAUSE : 0;
