@@ -29,7 +29,7 @@ from .domain.context_sums import (
 )
 from .domain.projection import SessionSettings, settings_from_anchors
 from .models import ChatSession, Entry, EntrySums
-from .queries import SegmentTable, _is_ancestor, path_ranges, segment_table
+from .queries import SegmentTable, _is_ancestor, latest_entry, path_ranges, segment_table
 
 __all__ = ["ContextPage", "PageMessage", "context_page"]
 
@@ -103,7 +103,7 @@ def context_page(
         wanted.add(compaction.seq)
         first_kept = compaction.to_domain().get("firstKeptEntryId")
         if isinstance(first_kept, str):
-            kept = Entry.objects.filter(session=session, entry_id=first_kept).order_by("-seq").first()
+            kept = latest_entry(session, first_kept)
             if kept is not None and kept.depth is not None and _is_ancestor(session, kept, compaction, table):
                 start_depth = kept.depth
                 wanted.add(kept.seq)
