@@ -102,6 +102,8 @@ class SessionSpec:
     # When set, the session ends with a tail that is identical for any history length: a compaction whose
     # kept range and successors give the leaf a context of about this many entries.
     context_entries: int | None = None
+    # Never compacted (rewinds still happen): the whole history is the leaf's context.
+    uncompacted: bool = False
 
     @property
     def name(self) -> str:
@@ -109,6 +111,8 @@ class SessionSpec:
         stem = f"s{self.entries}"
         if self.context_entries is not None:
             stem += f"_ctx{self.context_entries}"
+        if self.uncompacted:
+            stem += "_nocompact"
         return f"{stem}_seed{self.seed}"
 
 
@@ -156,6 +160,7 @@ def ensure_session(spec: SessionSpec, data_dir: Path = DATA_DIR) -> SessionFile:
 def write_session(spec: SessionSpec, fh: BinaryIO) -> dict[str, object]:
     """Stream the session for spec into fh and return its shape."""
     gen = _Generator(spec.seed, fh)
+    gen.compacting = not spec.uncompacted
     gen.write_header()
     gen.prelude()
     main_target = spec.entries - (spec.context_entries or 0)
@@ -202,6 +207,7 @@ class _Generator:
         self.tool_calls = 0
         self.next_rewind = self.rng.randint(*REWIND_EVERY)
         self.auto = True  # rewinds and automatic compactions
+        self.compacting = True  # automatic compactions (off: an uncompacted history)
         self.files_read: list[str] = []
         self.files_modified: list[str] = []
 
@@ -461,7 +467,7 @@ class _Generator:
         if self.auto and self.count >= self.next_rewind:
             self.rewind()
             self.next_rewind = self.count + self.rng.randint(*REWIND_EVERY)
-        if self.auto and self.context_bytes() > COMPACT_AT_BYTES:
+        if self.auto and self.compacting and self.context_bytes() > COMPACT_AT_BYTES:
             self.auto_compact()
         roll = self.rng.random()
         if roll < 0.01:

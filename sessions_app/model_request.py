@@ -23,7 +23,7 @@ from .domain.tokens import (
     estimate_tokens,
 )
 
-__all__ = ["context_breakdown", "request_transcript", "tool_definitions_json"]
+__all__ = ["context_breakdown", "context_breakdown_from_sums", "request_transcript", "tool_definitions_json"]
 
 
 def request_transcript(messages: Sequence[Mapping[str, Any]], *, in_place: bool = False) -> Transcript:
@@ -51,4 +51,18 @@ def context_breakdown(messages: Sequence[Mapping[str, Any]], estimate: TokenEsti
         tools=estimate_text_tokens(tool_definitions_json(transcript.tools)) if transcript.tools else 0,
         # The conversation as the estimator counts it; system messages went into the prompt above.
         messages=sum(estimate_tokens(m) for m in messages if m.get("role") != "system"),
+    )
+
+
+def context_breakdown_from_sums(
+    system_messages: Sequence[Mapping[str, Any]], plain_tokens: int, estimate: TokenEstimate
+) -> ContextBreakdown:
+    """Split an estimate read from running sums: the prompt and tools come from the system messages
+    alone, ``plain_tokens`` are the non-system messages' estimates (as ``context_breakdown`` counts)."""
+    transcript = request_transcript(system_messages)
+    return break_down_context(
+        estimate,
+        system_prompt=estimate_text_tokens(transcript.system or ""),
+        tools=estimate_text_tokens(tool_definitions_json(transcript.tools)) if transcript.tools else 0,
+        messages=plain_tokens,
     )

@@ -188,6 +188,12 @@ class Entry(models.Model):
             models.Index(fields=["session", "parent_seq"], name="entry_parent_idx"),
             # Labels, edits, compactions and summaries are few; the overview and audits find them by type.
             models.Index(fields=["session", "type"], name="entry_type_idx"),
+            # System messages are few; the context's system prompt replays those on a path.
+            models.Index(
+                fields=["session", "segment", "depth"],
+                condition=models.Q(role="system"),
+                name="entry_system_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -199,6 +205,29 @@ class Entry(models.Model):
     def to_domain(self) -> DomainEntry:
         """Return the domain entry; ``seq`` keeps the append order."""
         return entry_from_value(self.seq, self.payload())
+
+
+class EntrySums(models.Model):
+    """Running sums of Pi's token estimates along an entry's path (``domain/context_sums.py``).
+
+    Written by the entry store with the entry itself; the context panel reads a few of these rows
+    instead of projecting the whole path. An entry without a row (stored before the sums existed and
+    not yet backfilled) makes the reader project in full.
+    """
+
+    pk = models.CompositePrimaryKey("session", "seq")
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
+    seq = models.IntegerField()
+    tokens = models.BigIntegerField(help_text="Estimates of the path's non-system messages")
+    all_tokens = models.BigIntegerField(help_text="Estimates of all the path's messages")
+    messages = models.IntegerField(help_text="Messages on the path (compactions count none)")
+    usage_seq = models.IntegerField(null=True, blank=True, help_text="Newest assistant with trusted usage")
+
+    class Meta:
+        verbose_name_plural = "entry sums"
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.seq}"
 
 
 class EntrySearch(models.Model):

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q
 
 from .domain.jsjson import UNDEFINED, parse_json
 from .domain.jssort import js_sort
@@ -75,7 +74,9 @@ def build_tree_overview(
     base = Entry.objects.filter(session=session, segment__isnull=False)
     keep(_rows(base.filter(type__in=("compaction", "branch_summary"))))
     labels, edits = _labels_and_edits(session)
-    targets = {r.entry_id: r for r in _rows(base.filter(entry_id__in=[*labels, *edits]).order_by("seq"))}
+    # Sorted here: an ORDER BY seq made SQLite without statistics walk the whole session by seq.
+    named = sorted(_rows(base.filter(entry_id__in=[*labels, *edits])), key=lambda r: r.seq)
+    targets = {r.entry_id: r for r in named}
     keep(targets.values())
     leaf = (
         next(iter(keep(_rows(base.filter(seq=session.leaf_seq)))), None)
@@ -355,21 +356,35 @@ def _values_at(
         with connection.cursor() as cursor:
             cursor.execute(sql, [[p[0] for p in positions], [p[1] for p in positions], session.pk])
             return [tuple(values) for values in cursor.fetchall()]
+    # Elsewhere (SQLite) the positions are a VALUES list joined first, so each is one index probe. An OR
+    # of positions took seconds on a 100k session: building it in the ORM, and a planner that scanned.
+    table = Entry._meta.db_table
+    columns = ", ".join("e." + connection.ops.quote_name(f) for f in fields)
     found: list[tuple[Any, ...]] = []
-    for start in range(0, len(positions), 200):
-        cond = Q()
-        for index, depth in positions[start : start + 200]:
-            cond |= Q(segment=index, depth=depth)
-        found.extend(Entry.objects.filter(cond, session=session).values_list(*fields))
+    for start in range(0, len(positions), _POSITIONS_PER_QUERY):
+        chunk = positions[start : start + _POSITIONS_PER_QUERY]
+        values = ", ".join(["(%s, %s)"] * len(chunk))
+        sql = (
+            f"WITH r(seg, d) AS (VALUES {values}) SELECT {columns} FROM r CROSS JOIN {table} e "
+            "WHERE e.session_id = %s AND e.segment = r.seg AND e.depth = r.d"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*(v for p in chunk for v in p), session.pk])
+            found.extend(tuple(row) for row in cursor.fetchall())
     return found
+
+
+_POSITIONS_PER_QUERY = 4000  # two parameters each, well under SQLite's limit of 32766
 
 
 def _labels_and_edits(session: ChatSession) -> tuple[dict[str, str], dict[str, str]]:
     """Return the resolved label per target and, per context-edited target, "omitted" or "edited"."""
     labels: dict[str, str] = {}
     edits: dict[str, str] = {}
-    query = Entry.objects.filter(session=session, type__in=("label", "context_edit")).order_by("seq")
-    for kind, raw in query.values_list("type", "raw").iterator(chunk_size=2000):
+    query = Entry.objects.filter(session=session, type__in=("label", "context_edit"))
+    # Labels and edits are few: sorted here rather than by an ORDER BY that SQLite's planner (whose
+    # statistics count every type alike) answered by walking the whole session in seq order.
+    for _, kind, raw in sorted(query.values_list("seq", "type", "raw")):
         payload = parse_json(raw)
         if not isinstance(payload, dict) or not isinstance(payload.get("targetId"), str):
             continue

@@ -23,6 +23,7 @@ METRIC_MODULES = (
     "bench.metrics.team",
     "bench.metrics.bulk",
     "bench.metrics.delete",
+    "bench.metrics.context_page",
     "bench.metrics.browser",
     "bench.metrics.runs",
     "bench.metrics.sync",

@@ -9,6 +9,7 @@ elements appear), the median of a few loads.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -26,6 +27,7 @@ CHROMIUM = "/usr/bin/chromium"
 LOADS = 3
 CLICKS = 5
 FIRST_SCREEN_GOAL_S = 1.0
+USABLE_GOAL_S = 0.5  # issue 27: usable in half a second on both databases
 CLICK_GOAL_MS = 100.0
 
 # Marks when the first tree row, the first context message, and the selected branch card appear.
@@ -71,8 +73,8 @@ def _cookie_for_bench_user() -> tuple[str, str]:
     return settings.SESSION_COOKIE_NAME, str(store.session_key)
 
 
-def _serve(port: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
+def _serve(port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    env = dict(os.environ) if env is None else env
     env.update({"DJANGO_DEBUG": "1", "PIWEB_LOG_LEVEL": "WARNING", "DJANGO_LOG_LEVEL": "WARNING"})
     return subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "piweb.asgi:application"],
@@ -169,4 +171,89 @@ def browser(ctx: Context) -> list[Result]:
     ]
 
 
-__all__ = ["browser"]
+# The embedded default (`make run` without DATABASE_URL): a fresh SQLite database in a folder of its own,
+# the biggest session imported by the import command, and a session cookie for the bench user.
+EMBEDDED_SETUP = r"""
+import json, sys
+import django
+django.setup()
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from django.core.management import call_command
+from sessions_app.models import ChatSession
+assert settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user("bench")
+call_command("import_pi_sessions", sys.argv[1], user="bench", verbosity=0)
+store = SessionStore()
+store[SESSION_KEY] = str(user.pk)
+store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+store.create()
+pk = ChatSession.objects.get(owner=user).pk
+print(json.dumps([pk, settings.SESSION_COOKIE_NAME, store.session_key]))
+"""
+
+
+def _embedded_env(folder: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_"))}
+    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=folder, PIWEB_CELERY_EAGER="1")
+    return env
+
+
+@metric("browser_sqlite")
+def browser_sqlite(ctx: Context) -> list[Result]:
+    """The same page on the embedded default (SQLite): first screen and a click's branch."""
+    if not os.access(CHROMIUM, os.X_OK):
+        raise RuntimeError(f"{CHROMIUM} is missing (make browser installs it)")
+    size = big_size(ctx)
+    path = ctx.session(size).path
+    folder = tempfile.mkdtemp(prefix="piweb-bench-sqlite-")
+    try:
+        env = _embedded_env(folder)
+        done = subprocess.run(
+            [sys.executable, "-c", EMBEDDED_SETUP, str(path)],
+            cwd=REPO_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"embedded setup failed: {done.stderr[-500:]}")
+        pk, name, key = json.loads(done.stdout.strip().splitlines()[-1])
+        port = free_port()
+        proc = _serve(port, env)
+        try:
+            wait_for_port(port, proc)
+            found = _measure(f"http://127.0.0.1:{port}/sessions/{pk}/", (name, key))
+        finally:
+            stop(proc)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    first = [max(t, c) / 1000 for t, c in zip(found["tree"], found["context"], strict=True)]
+    tree = statistics.median(found["tree"]) / 1000
+    context = statistics.median(found["context"]) / 1000
+    note = (
+        f"{size} session on SQLite (make run's default), Chromium 1440×900, daphne, median of {LOADS} loads"
+    )
+    return [
+        at_most(
+            f"browser (SQLite): {size} session usable (tree rows and context shown)",
+            statistics.median(first),
+            "s",
+            USABLE_GOAL_S,
+            note=f"{note}; tree rows {tree:.2f} s, context {context:.2f} s",
+        ),
+        at_most(
+            f"browser (SQLite): click on a tree node → its branch drawn ({size})",
+            statistics.median(found["branch"]),
+            "ms",
+            CLICK_GOAL_MS,
+            note=f"median of {CLICKS} clicks; row selected in {statistics.median(found['selected']):.0f} ms",
+        ),
+    ]
+
+
+__all__ = ["browser", "browser_sqlite"]

@@ -9,13 +9,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ..context_reads import ContextPage
 from ..domain.jsjson import js_stringify, parse_json
 from ..domain.jsonl import SkipReport
 from ..domain.messages import convert_to_llm
 from ..domain.operations import FORK_MODES
 from ..domain.storable import MAX_ID_CHARS
-from ..domain.tokens import estimate_tokens, set_aside_usage
-from ..model_request import context_breakdown
+from ..domain.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
+from ..model_request import context_breakdown, context_breakdown_from_sums
 from ..models import ChatSession, Entry
 from ..queries import ContextView
 from .fields import Flag, Text
@@ -233,6 +234,12 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
         min_value=0,
         help_text="With tail: the N messages end before this index (to page towards the head)",
     )
+    beforeDepth = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="With tail: the N messages end above this path depth (a message's `depth`; pages "
+        "towards the head)",
+    )
     llm = Flag(required=False, default=True, help_text="Include the LLM-form messages")
     render = serializers.IntegerField(
         required=False,
@@ -244,6 +251,10 @@ class ContextQuerySerializer(serializers.Serializer[Any]):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "before" in attrs and "tail" not in attrs:
             raise serializers.ValidationError({"before": ["Only with tail."]})
+        if "beforeDepth" in attrs and "tail" not in attrs:
+            raise serializers.ValidationError({"beforeDepth": ["Only with tail."]})
+        if "beforeDepth" in attrs and "before" in attrs:
+            raise serializers.ValidationError({"beforeDepth": ["Give before or beforeDepth, not both."]})
         return attrs
 
 
@@ -303,7 +314,10 @@ def js_value(value: Any) -> Any:
 
 
 def _set_aside(projection: Any, path: Any) -> dict[str, Any] | None:
-    usage = set_aside_usage(projection, path)
+    return set_aside_json(set_aside_usage(projection, path))
+
+
+def set_aside_json(usage: SetAsideUsage | None) -> dict[str, Any] | None:
     if usage is None:
         return None
     return {
@@ -312,6 +326,56 @@ def _set_aside(projection: Any, path: Any) -> dict[str, Any] | None:
         "resetId": usage.reset_id,
         "resetType": usage.reset_type,
     }
+
+
+def context_page_payload(
+    page: ContextPage, window: int | None, *, llm: bool = False, set_aside: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Shape a context page read from running sums: the same fields as ``context_payload`` gives for
+    head and tail, without the list of every context entry. Each message also says its entry's depth,
+    the cursor (``beforeDepth``) of the page before it."""
+    totals = page.totals
+    estimate = totals.estimate
+    shown = page.head + page.tail
+    parts = context_breakdown_from_sums(totals.system_messages, totals.plain_tokens, estimate)
+    tokens = parts.total
+    return js_value(
+        {
+            "leafId": page.leaf.entry_id,
+            "model": page.settings.model,
+            "thinkingLevel": page.settings.thinking_level,
+            "messageCount": totals.message_count,
+            "breakdown": {
+                "systemPrompt": parts.system_prompt,
+                "tools": parts.tools,
+                "messages": parts.messages,
+                "total": parts.total,
+                "fromUsage": parts.from_usage,
+            },
+            "skippedMessages": page.skipped,
+            "skippedAfter": len(page.head) if page.skipped else None,
+            "messages": [
+                {
+                    "entryId": m.entry_id,
+                    "tokens": estimate_tokens(m.message),
+                    "message": m.message,
+                    "depth": m.depth,
+                }
+                for m in shown
+            ],
+            "llmMessages": convert_to_llm(m.message for m in shown) if llm else None,
+            "estimate": {
+                "tokens": estimate.tokens,
+                "usageTokens": estimate.usage_tokens,
+                "trailingTokens": estimate.trailing_tokens,
+                "lastUsageIndex": estimate.last_usage_index,
+                "setAsideUsage": set_aside if set_aside is not None else set_aside_json(totals.set_aside),
+            },
+            "contextWindow": (
+                {"window": window, "used": tokens, "fraction": tokens / window} if window else None
+            ),
+        }
+    )
 
 
 def context_payload(

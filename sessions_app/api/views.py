@@ -21,7 +21,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from .. import access, link_scope, queries, rendering, services, summary_facts
+from .. import access, context_reads, link_scope, queries, rendering, services, summary_facts
+from ..domain.tokens import set_aside_usage
 from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..overview_cache import overview_json
@@ -49,8 +50,10 @@ from .serializers import (
     SessionRenameSerializer,
     SessionSerializer,
     TreeQuerySerializer,
+    context_page_payload,
     context_payload,
     session_body,
+    set_aside_json,
     skipped_payload,
 )
 
@@ -214,20 +217,43 @@ class ContextView(LinkReadableView):
         query = self.valid(ContextQuerySerializer, request.query_params)
         leaf_id = query.get("leaf") or grant.leaf_id()
         link_scope.require_visible(grant, leaf_id)
-        view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
-        window = (
-            query.get("window")
-            or context_window_for(view.projection.model)
-            or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
-        )
-        payload = context_payload(
-            view,
-            window,
-            head=query.get("head", 0),
-            tail=query.get("tail"),
-            before=query.get("before"),
-            llm=query["llm"],
-        )
+        page = None
+        if leaf_id is not None and query.get("tail") is not None and query.get("before") is None:
+            # A page with the totals from the running sums; None where they do not cover the path.
+            page = context_reads.context_page(
+                grant.session,
+                leaf_id,
+                head=query.get("head", 0),
+                tail=query["tail"],
+                before_depth=query.get("beforeDepth"),
+            )
+        if page is not None:
+            window = (
+                query.get("window")
+                or context_window_for(page.settings.model)
+                or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+            )
+            set_aside = None
+            if not page.totals.set_aside_known:
+                # A rare shape (the newest usage omitted or rewritten): the full projection tells.
+                full = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
+                set_aside = set_aside_json(set_aside_usage(full.projection, full.path))
+            payload = context_page_payload(page, window, llm=query["llm"], set_aside=set_aside)
+        else:
+            view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
+            window = (
+                query.get("window")
+                or context_window_for(view.projection.model)
+                or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+            )
+            payload = context_payload(
+                view,
+                window,
+                head=query.get("head", 0),
+                tail=query.get("tail"),
+                before=query.get("before"),
+                llm=query["llm"],
+            )
         summaries = [
             item
             for item in payload["messages"]

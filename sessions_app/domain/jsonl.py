@@ -18,6 +18,8 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .context_sums import OwnSums
+from .context_sums import own_sums as _own_sums
 from .entries import Entry, entry_from_value
 from .jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
 from .search import search_text
@@ -365,6 +367,7 @@ class ScannedFile:
     line_numbers: list[int]
     needs_migration: bool
     kept_bytes: int = 0
+    own_sums: list[OwnSums] = field(default_factory=list)  # each kept entry's share of the running sums
 
 
 def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
@@ -378,6 +381,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
 
     light = _LightPayloads()
     entries: list[Entry] = []
+    own: list[OwnSums] = []
     line_numbers: list[int] = []
     skipped = SkipReport()
     header: dict[str, Any] | None = None
@@ -428,6 +432,8 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
         # The payload kept below is light, so the key fields are measured here, on the whole line.
         check_fields(value, f"line {line_no}")
         entry = entry_from_value(len(entries), value)
+        # What the entry adds to the context's running sums needs the whole message: measured now.
+        own.append(_own_sums(entry))
         entries.append(
             Entry(
                 seq=entry.seq, id=entry.id, parent_id=entry.parent_id, type=entry.type, payload=light(value)
@@ -450,7 +456,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     loaded = LoadedFile(
         True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
     )
-    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes)
+    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes, own)
 
 
 _BLANK: Any = object()  # a blank line; distinct from a "null" line, which is reported as skipped

@@ -29,7 +29,7 @@ from ..domain.jsonl import (
 from ..domain.redacted import is_redaction_of
 from ..domain.search import search_text
 from ..domain.storable import Unstorable
-from ..models import ChatSession, Entry, EntrySearch
+from ..models import ChatSession, Entry, EntrySearch, EntrySums, Segment
 from .actions import Action, record_action
 from .errors import InvalidSessionFile, QuotaExceeded
 from .rows import check_storable, create_session_row
@@ -75,7 +75,7 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
     store's): skipped lines are not stored.
     """
     owner = _owner(actor, owner)
-    loaded, entries, lines, kept_bytes = _read(stream)
+    loaded, entries, lines, kept_bytes, own = _read(stream)
     header = loaded.header or {}
     _check_file(len(entries))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
@@ -88,7 +88,7 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            entry_store().insert_all(session, entries, lines, size=kept_bytes)
+            entry_store().insert_all(session, entries, lines, size=kept_bytes, own=own)
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
@@ -128,6 +128,9 @@ def refresh_statistics(added: int) -> None:
     times slower at a million entries). Autovacuum catches up eventually, or never where it is off; many
     small imports add up through the counts of rows changed since the last ANALYZE.
     """
+    if added and connection.vendor == "sqlite":
+        _refresh_sqlite_statistics(added)
+        return
     if not added or connection.vendor != "postgresql":
         return
     sessions = ChatSession._meta.db_table
@@ -150,6 +153,26 @@ def refresh_statistics(added: int) -> None:
                 pending >= ANALYZE_AFTER and pending >= STALE_SHARE * float(believed)
             ):
                 _analyze(cursor, table)
+
+
+def _refresh_sqlite_statistics(added: int) -> None:
+    """ANALYZE the embedded database's entry tables when they have no statistics or a bulk write came.
+
+    Without statistics SQLite's planner answered "the entry with this id" by walking the whole session
+    in seq order (a third of a second at 100k entries, on every click in the tree) instead of probing
+    the id index; one ANALYZE (about 0.1 s at 100k entries) sets that right.
+    """
+    tables = [Entry._meta.db_table, EntrySums._meta.db_table, Segment._meta.db_table]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        known = cursor.fetchone() is not None
+        if known:
+            cursor.execute("SELECT 1 FROM sqlite_stat1 WHERE tbl = %s LIMIT 1", [tables[0]])
+            known = cursor.fetchone() is not None
+        if known and added < ANALYZE_AFTER:
+            return
+        for table in tables:
+            _analyze(cursor, table)
 
 
 def _analyze(cursor: Any, table: str) -> None:
@@ -193,9 +216,10 @@ def _read(stream: IO[bytes]) -> Read:
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
         kept_bytes = sum(len(raw.encode("utf-8", "surrogatepass")) for raw, _, _ in lines)
-        return loaded, entries, lines, kept_bytes
+        return loaded, entries, lines, kept_bytes, None
     stream.seek(0)
-    return loaded, scanned.entries, iter_kept_lines(stream, scanned.line_numbers), scanned.kept_bytes
+    lines_again = iter_kept_lines(stream, scanned.line_numbers)
+    return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums
 
 
 def _import_into_existing(session: ChatSession, raws: Iterator[str]) -> int:

@@ -35,6 +35,7 @@ from ..domain.jsjson import js_stringify
 from ..domain.search import search_text
 from ..domain.tree import js_trim
 from ..models import ChatSession, Entry
+from . import context_sums
 from .actions import PendingAction
 from .errors import AppendConflict, InvalidEntries, QuotaExceeded
 from .store import (
@@ -247,11 +248,12 @@ def _attempt(
         realtime.session_changed(session_id=session.pk, last_seq=rows[-1].seq)
         signals.announce_committed(session.pk, rows[0].seq, rows[-1].seq, rows)
     else:
-        with transaction.atomic(), connection.cursor() as cursor:
+        with transaction.atomic(), connection.cursor() as cursor, connection.cursor() as sums:
             # Errors arrive when the pipeline ends, past the cursor's own translation into Django's.
             with connection.wrap_database_errors, connection.connection.pipeline():  # type: ignore[union-attr]
                 cursor.execute(_LOCK, params)
                 cursor.execute(statement, params)
+                sums.execute(context_sums.CHAIN_SQL, params)
             rows = _rows(session, chain, params, cursor.fetchone(), expected_leaf)
             first, last = rows[0].seq, rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
@@ -282,6 +284,7 @@ def _store_and_commit(
                 control.execute("BEGIN")
                 control.execute(_LOCK, params)
                 cursor.execute(statement, params)
+                control.execute(context_sums.CHAIN_SQL, params)
                 if log_row is not None:
                     control.execute(*log_row)
                 control.execute("COMMIT")
@@ -343,6 +346,7 @@ def _params(session: ChatSession, chain: _Chain, expected_leaf: object, quota: b
         "tail": tail,
         "texts": [search_text(p) for p in prepared],
         **{anchor: [getattr(s, anchor) for s in spots] for anchor in ANCHORS},
+        **context_sums.chain_params(domain),
     }
 
 

@@ -21,7 +21,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from ..actors import Actor
-from ..models import ChatSession, Entry, EntrySearch, Segment
+from ..models import ChatSession, Entry, EntrySearch, EntrySums, Segment
 from .actions import Action, record_action
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
@@ -50,6 +50,7 @@ def purge_session(session_id: int, *, actor: Actor, batch: int = ENTRY_BATCH) ->
     next_seq, next_segment = found
     _delete_by_ranges(Entry, "seq", session_id, next_seq, batch)
     _delete_by_ranges(EntrySearch, "seq", session_id, next_seq, batch)
+    _delete_by_ranges(EntrySums, "seq", session_id, next_seq, batch)
     _delete_by_ranges(Segment, "index", session_id, next_segment, SEGMENT_BATCH)
     with transaction.atomic():
         # What is left is small: the collector deletes the session's runs, audit rows, shares and links

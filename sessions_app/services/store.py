@@ -25,6 +25,7 @@ from django.db.models import Sum
 
 from .. import realtime, signals
 from ..domain import placement
+from ..domain.context_sums import OwnSums
 from ..domain.entries import Entry as DomainEntry
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import js_stringify
@@ -32,6 +33,7 @@ from ..domain.search import search_text
 from ..domain.storable import Unstorable
 from ..domain.tree import SessionTree
 from ..models import ChatSession, Entry, Segment
+from . import context_sums
 from .actions import PendingAction
 from .errors import AppendConflict, InvalidSessionFile, QuotaExceeded
 
@@ -172,10 +174,12 @@ class EntryStore:
         size: int,
         replacing: int = 0,
         checked: bool = True,
+        own: Sequence[OwnSums] | None = None,
     ) -> None:
         """Store every entry of a new session (an import, a fork): ``lines`` gives (line, timestamp,
         search text) per entry and is read once; ``size`` is the lines' bytes (for the quota).
-        ``checked=False`` skips the field caps for entries copied from stored ones."""
+        ``checked=False`` skips the field caps for entries copied from stored ones. ``own`` is each
+        entry's share of the running sums when ``entries`` hold light payloads (an import's scan)."""
         raise NotImplementedError
 
 
@@ -273,6 +277,7 @@ class PortableStore(EntryStore):
             for entry, raw, spot in zip(entries, raws, placed.rows, strict=True)
         ]
         Entry.objects.bulk_create(rows)
+        context_sums.record_rows(session, entries, [(r.seq, r.parent_seq, r.depth) for r in placed.rows])
         _write_segments(session, placed.segments)
         after = placed.counters
         session.next_seq, session.next_segment = after.next_seq, after.next_segment
@@ -304,6 +309,7 @@ class PortableStore(EntryStore):
         size: int,
         replacing: int = 0,
         checked: bool = True,
+        own: Sequence[OwnSums] | None = None,
     ) -> None:
         check_quotas(session, entries=len(entries), size=size, replacing=replacing)
         tree = SessionTree(entries)
@@ -340,6 +346,7 @@ class PortableStore(EntryStore):
                 )
 
         self._write_all(rows())
+        context_sums.record_tree(session, entries, tree.parent, own)
         Segment.objects.bulk_create(
             [
                 Segment(

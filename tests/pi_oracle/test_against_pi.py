@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from compaction_app.sessiontool import dump
-from sessions_app import services
+from compaction_app.sessiontool.common import estimate_view
+from sessions_app import context_reads, services
 from sessions_app.tree_overview import build_tree_overview
 from tests.sessions.test_store_conformance import _db_projection
 
@@ -83,9 +84,36 @@ def _database_check(
             diffs = compare_answers({key: theirs[key] for key in mine}, mine)
             if diffs:
                 failures.append({"argv": ["database", *argv], "differences": diffs[:20]})
+            failures += _sums_check(stored, mine["effectiveLeafId"], theirs, argv)
         return failures
 
     return check, unstorable
+
+
+def _sums_check(
+    stored: Any, leaf_id: str | None, theirs: dict[str, Any], argv: list[str]
+) -> list[dict[str, Any]]:
+    """Compare the context panel's estimate, read from running sums, with Pi's projected estimate."""
+    if leaf_id is None:
+        return []
+    page = context_reads.context_page(stored, leaf_id, head=0, tail=0)
+    if page is None:
+        return []  # a shape the sums decline: the panel projects in full, as compared above
+    # Through the tool's own output, numbers written as JavaScript writes them, as for the projection.
+    mine = json.loads(
+        dump(
+            {
+                "estimateProjectedContextTokens": estimate_view(page.totals.estimate),
+                "messageCount": page.totals.message_count,
+            }
+        )
+    )
+    expected = {
+        "estimateProjectedContextTokens": theirs["estimateProjectedContextTokens"],
+        "messageCount": len(theirs["messages"]),
+    }
+    diffs = compare_answers(expected, mine)
+    return [{"argv": ["running sums", *argv], "differences": diffs[:20]}] if diffs else []
 
 
 def _overview_order_difference(stored: Any, tree: dict[str, Any]) -> list[str]:

@@ -16,8 +16,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
+from sessions_app.domain.context_sums import tree_sums
 from sessions_app.domain.entries import entry_from_value
-from sessions_app.models import ChatSession, Entry, Segment
+from sessions_app.models import ChatSession, Entry, EntrySums, Segment
 from sessions_app.services.rows import create_session_row
 from sessions_app.services.store import EntryStore
 
@@ -54,7 +55,8 @@ SESSION_FIELDS = (
 def say(role: str, text: str, **fields: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
     if role == "assistant":
-        message |= {"provider": "p", "model": "m", "stopReason": "stop"}
+        usage = {"input": 40, "output": 9, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 49}
+        message |= {"provider": "p", "model": "m", "stopReason": "stop", "usage": usage}
     return {"type": "message", "timestamp": STAMP, "message": message, **fields}
 
 
@@ -169,7 +171,31 @@ def dump(session: ChatSession) -> dict[str, Any]:
             for s in Segment.objects.filter(session=session).order_by("index")
         ],
         "counters": [getattr(session, f) for f in SESSION_FIELDS],
+        "sums": [
+            [s.seq, s.tokens, s.all_tokens, s.messages, s.usage_seq]
+            for s in EntrySums.objects.filter(session=session).order_by("seq")
+        ],
+        "fresh": fresh_sums(session),
     }
+
+
+def fresh_sums(session: ChatSession) -> list[list[Any]]:
+    """The running sums folded again from the stored rows, as the domain defines them."""
+    rows = list(Entry.objects.filter(session=session).order_by("seq"))
+    at = {row.seq: i for i, row in enumerate(rows)}
+    parents = [at[r.parent_seq] if r.parent_seq is not None else -1 for r in rows]
+    sums = tree_sums([r.to_domain() for r in rows], parents)
+    return [
+        [
+            rows[i].seq,
+            s.tokens,
+            s.all_tokens,
+            s.messages,
+            s.usage_seq if s.usage_seq is None else rows[s.usage_seq].seq,
+        ]
+        for i, s in enumerate(sums)
+        if s is not None
+    ]
 
 
 def normalize(result: dict[str, Any]) -> dict[str, Any]:

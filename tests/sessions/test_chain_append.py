@@ -20,7 +20,7 @@ from sessions_app import queries, services, signals
 from sessions_app.actors import SystemActor
 from sessions_app.domain.jsjson import js_stringify
 from sessions_app.domain.session import load_session
-from sessions_app.models import ActionLog, ChatSession, Entry
+from sessions_app.models import ActionLog, ChatSession, Entry, EntrySums
 from tests.factories import (
     assert_one_gapless_chain,
     assistant_message,
@@ -70,8 +70,10 @@ def test_an_append_under_the_leaf_is_one_round_trip_that_commits_with_its_writes
     session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     with CaptureQueriesContext(connection) as captured:
         (row,) = services.append_entries(session=session, actor=session.owner, entries=[_say("next")])
-    # BEGIN, the row lock, the append, its log row and COMMIT, all sent before the first answer is read.
-    assert _statements(captured) == ["BEGIN", "SELECT", "WITH", "INSERT", "COMMIT"]
+    # BEGIN, the row lock, the append, its running sums, its log row and COMMIT, all sent before the first
+    # answer is read.
+    assert _statements(captured) == ["BEGIN", "SELECT", "WITH", "WITH", "INSERT", "COMMIT"]
+    assert EntrySums.objects.filter(session=session).count() == 2
     logged = ActionLog.objects.get(session=session, action="append")
     assert (logged.actor, logged.actor_name, logged.detail) == (
         session.owner,

@@ -60,12 +60,20 @@ def test_both_backends_store_the_same_rows_on_postgresql_and_sqlite(tmp_path: Pa
     embedded = run_embedded(tmp_path)
     for name, other in (("portable on PostgreSQL", portable), ("portable on SQLite", embedded)):
         for part in ("session", "copy"):
-            for table in ("rows", "segments", "counters"):
+            for table in ("rows", "segments", "counters", "sums"):
                 mine, theirs = chain[part][table], other[part][table]
                 assert len(mine) == len(theirs), (name, part, table)
                 for a, b in zip(mine, theirs, strict=True):
                     assert a == b, (name, part, table)
         assert chain["answers"] == other["answers"], name
+    # The running sums every backend wrote equal the domain's fold over the stored rows, and a whole
+    # file gets the same sums as the appends that built it.
+    for result in (chain, portable, embedded):
+        for part in ("session", "copy"):
+            assert result[part]["sums"] == result[part]["fresh"]
+            assert len(result[part]["sums"]) == 19  # every entry in the tree (one line has no id)
+    assert chain["copy"]["sums"] == chain["session"]["sums"]
+    assert any(s[4] is not None for s in chain["session"]["sums"])  # usage anchors were recorded
     answers = chain["answers"]
     # What the scenario refused, and why: the refusals name the entry and the field.
     stored = [2, 1, 2, 2, 3, 1, 2, 1, 5]

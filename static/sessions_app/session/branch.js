@@ -4,7 +4,7 @@ import { api, clear, el, query } from "../api.js";
 import { copyText } from "../dialogs.js";
 import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
-import { loadContext } from "./context.js";
+import { clearContext, loadContext } from "./context.js";
 import { MarkdownStream } from "./markdown_stream.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, cardDecorators, hooks, showError, state } from "./page.js";
 import { pathWindow } from "./paging.js";
@@ -22,16 +22,16 @@ export async function select(id, { fromTree = false, show = false } = {}) {
   const token = ++state.selectToken;
   $("selected-info").textContent = id;
   hooks.updateActions();
-  // The branch first, then the context: the click answers with the branch, and its small request does
-  // not share the server (or this page's main thread) with the projection, slow on a long path.
+  // A click draws the branch first, then the context: its small request answers the click without
+  // sharing the server (or this page's main thread). Moving through the tree (arrow keys, quick clicks)
+  // loads only the context it stops at. The first screen asks for the context with the tree and the
+  // branch: it is read from running sums, as cheap at the leaf of a long path as of a short one.
   // Callers that need the context wait for state.contextLoaded.
-  // Moving through the tree (arrow keys, quick clicks) projects only the context it stops at.
-  $("context-tokens").textContent = "projecting…";
+  clearContext(id);
   const drawn = renderBranch(id, token).catch((e) => showError(e.message));
   state.branchDrawn = drawn;
-  const pause = state.ready ? CONTEXT_PAUSE : 0;
-  state.contextLoaded = drawn
-    .then(() => new Promise((resolve) => setTimeout(resolve, pause)))
+  const turn = state.ready ? drawn.then(() => new Promise((resolve) => setTimeout(resolve, CONTEXT_PAUSE))) : Promise.resolve();
+  state.contextLoaded = turn
     .then(() => (token === state.selectToken ? loadContext(id, token) : null))
     .catch((e) => showError(e.message));
   await drawn;

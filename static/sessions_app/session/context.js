@@ -13,10 +13,36 @@ function knownModel(model) {
   return (cfg.models || []).find((m) => m.modelId === model.modelId && (!model.provider || m.provider === model.provider)) || null;
 }
 
+// A new selection: the previous entry's numbers and cards go at once, and the panel says it is loading,
+// so nothing on screen belongs to another entry while the request is out.
+export function clearContext(id) {
+  contextGap = null;
+  $("context-pct").textContent = "–";
+  $("context-tokens").textContent = "loading…";
+  $("context-leaf").textContent = "";
+  $("context-model").textContent = "";
+  for (const part of ["gauge-sys", "gauge-tools", "context-gauge-fill"]) $(part).style.width = "0%";
+  delete $("context-gauge").dataset.level;
+  clear($("context-breakdown"));
+  clear(contextBox).appendChild(el("p", { class: "muted context-loading", role: "status", text: `Loading the context at ${id}…` }));
+  contextBox.setAttribute("aria-busy", "true");
+}
+
 export async function loadContext(id, token) {
   const params = { leaf: id, head: CONTEXT_HEAD, tail: CONTEXT_TAIL, llm: false, render: CONTEXT_RENDERED };
-  const { body } = await api("GET", `${base}/context/${query(params)}`);
+  let body;
+  try {
+    ({ body } = await api("GET", `${base}/context/${query(params)}`));
+  } catch (e) {
+    if (token === state.selectToken) {
+      contextBox.removeAttribute("aria-busy");
+      clear(contextBox).appendChild(el("p", { class: "error", text: `The context could not be loaded: ${e.message}` }));
+      $("context-tokens").textContent = "–";
+    }
+    throw e;
+  }
   if (token !== state.selectToken) return;
+  contextBox.removeAttribute("aria-busy");
   const known = knownModel(body.model);
   state.window = known ? known.contextWindow : cfg.contextWindow;
   // The request's three parts: the system prompt and tool definitions a run sends, then the messages.
@@ -56,7 +82,8 @@ export async function loadContext(id, token) {
   const cards = document.createDocumentFragment();
   body.messages.forEach((item, index) => {
     if (body.skippedMessages && index === body.skippedAfter) {
-      contextGap = { id, token, head: body.skippedAfter, next: body.skippedAfter + body.skippedMessages, node: el("p", { class: "muted small context-gap" }) };
+      // ``depth`` (the first message after the gap) is the cursor of the page before it, where given.
+      contextGap = { id, token, head: body.skippedAfter, next: body.skippedAfter + body.skippedMessages, depth: item.depth, node: el("p", { class: "muted small context-gap" }) };
       cards.appendChild(contextGap.node);
       contextGapText();
     }
@@ -120,7 +147,8 @@ function loadContextPage() {
   const gap = contextGap;
   if (!gap || gapLoading || gap.token !== state.selectToken) return gapLoading;
   const count = Math.min(CONTEXT_STEP, gap.next - gap.head);
-  const params = { leaf: gap.id, head: 0, tail: count, before: gap.next, llm: false, render: count };
+  const cursor = gap.depth === undefined ? { before: gap.next } : { beforeDepth: gap.depth };
+  const params = { leaf: gap.id, head: 0, tail: count, ...cursor, llm: false, render: count };
   gapLoading = api("GET", `${base}/context/${query(params)}`)
     .then(({ body }) => {
       if (gap !== contextGap || gap.token !== state.selectToken) return;
@@ -130,6 +158,7 @@ function loadContextPage() {
       body.messages.forEach((item) => cards.appendChild(contextCard(item)));
       gap.node.after(cards);
       gap.next -= body.messages.length;
+      if (body.messages.length) gap.depth = body.messages[0].depth;
       if (gap.next <= gap.head || !body.messages.length) {
         gap.node.remove();
         contextGap = null;
