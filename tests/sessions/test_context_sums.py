@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_app import context_reads, queries, services
-from sessions_app.api.serializers import context_page_payload, context_payload
+from sessions_app.api.serializers import context_page_payload, context_payload, set_aside_json
+from sessions_app.domain.tokens import set_aside_usage
 from sessions_app.models import Entry, EntrySums
 from sessions_app.services.context_sums import backfill_session
 from tests.factories import assistant_message as assistant
@@ -33,7 +34,14 @@ def _full(session: Any, leaf_id: str, head: int, tail: int) -> dict[str, Any]:
 
 def _fast(session: Any, leaf_id: str, head: int, tail: int) -> dict[str, Any] | None:
     page = context_reads.context_page(session, leaf_id, head=head, tail=tail)
-    return None if page is None else context_page_payload(page, WINDOW, llm=True)
+    if page is None:
+        return None
+    # As the view does: a shape the sums cannot tell the set-aside usage of asks the projection.
+    aside = None
+    if not page.totals.set_aside_known:
+        view = queries.context_for_leaf(session, leaf_id, use_session_leaf=False)
+        aside = set_aside_json(set_aside_usage(view.projection, view.path))
+    return context_page_payload(page, WINDOW, llm=True, set_aside=aside)
 
 
 def _same(session: Any, leaf_id: str, head: int, tail: int) -> bool:
