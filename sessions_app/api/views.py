@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from .. import access, link_scope, queries, rendering, services, summary_facts
+from ..attribution import author_of
 from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..overview_cache import overview_json
@@ -335,7 +336,12 @@ class AppendView(SessionAPIView):
         data = self.valid(AppendSerializer, request.data)
         expected = data.get("expectedLeaf", ...)
         rows = services.append_entries(
-            session=session, entries=data["entries"], expected_leaf=expected, actor=request.user, grant=grant
+            session=session,
+            entries=data["entries"],
+            expected_leaf=expected,
+            actor=request.user,
+            grant=grant,
+            author=author_of(request.user, token=request.auth),
         )
         return Response(
             {
