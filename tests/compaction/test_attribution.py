@@ -33,7 +33,9 @@ def test_a_compaction_is_the_compaction_workers(owner: Any, django_capture_on_co
     assert imported is not None and imported.author is not None and imported.author.imported
 
 
-def test_a_branch_summary_is_the_compaction_workers(owner: Any, django_capture_on_commit_callbacks: Any) -> None:
+def test_a_branch_summary_is_the_compaction_workers(
+    owner: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     session = store(owner, _tree(), pi_id="sess-tree")
     with django_capture_on_commit_callbacks(execute=False):
         operation = start_branch_summary(session=session, target_id="a2", actor=owner)

@@ -78,7 +78,9 @@ def test_an_import_is_recorded_as_imported_by_the_importer_and_a_reimport_too(ap
     assert authors(session) == [f"imported by {eddie.username}"] * len(entries)
     # A command importing for a user is named as the command.
     other = services.import_jsonl(
-        actor=command("import_pi_sessions"), owner=eddie, data=session_file(entries, {**HEADER, "id": "other"})
+        actor=command("import_pi_sessions"),
+        owner=eddie,
+        data=session_file(entries, {**HEADER, "id": "other"}),
     )
     assert set(authors(other.session)) == {"imported by manage.py import_pi_sessions"}
 
