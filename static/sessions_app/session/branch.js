@@ -4,6 +4,7 @@ import { api, clear, el, query } from "../api.js";
 import { copyText } from "../dialogs.js";
 import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
+import { authorTag } from "./attribution.js";
 import { loadContext } from "./context.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, hooks, showError, state } from "./page.js";
 import { pathWindow } from "./paging.js";
@@ -147,6 +148,8 @@ function branchCard(record, selectedId) {
     });
     head.appendChild(copy);
   }
+  const by = head && authorTag(record);
+  if (by) head.appendChild(by);
   const info = state.nodes.get(record.id);
   if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
   if (info && info.omitted) node.classList.add("omitted");
