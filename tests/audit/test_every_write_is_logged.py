@@ -384,6 +384,7 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
 ]
 
+
 def _param(adapter: str, act: Callable[[World], Any], action: str, actor: str) -> Any:
     return pytest.param(act, action, actor, id=f"{adapter}-{act.__name__}")
 
