@@ -12,6 +12,7 @@ which viewers whose heartbeat lapsed are dropped, and announced when any were). 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -27,6 +28,10 @@ __all__ = ["PresenceMixin"]
 
 log = logging.getLogger(__name__)
 
+# A socket announces a move to the whole group at most this often (a client sending moves in a burst
+# would otherwise make every viewer's socket send as many); a move held back goes out once that is over.
+ANNOUNCE_EVERY = 0.2
+
 
 class PresenceMixin:
     """Presence for ``SessionConsumer`` (which provides the group, the grant and ``send_json``)."""
@@ -39,6 +44,8 @@ class PresenceMixin:
     channel_layer: Any
     presence_key: str | None = None
     presence_node: str | None = None
+    presence_announced: tuple[str | None, float] = (None, 0.0)  # the node the group last heard, and when
+    presence_pending: asyncio.Task[None] | None = None
 
     if TYPE_CHECKING:
 
@@ -80,11 +87,26 @@ class PresenceMixin:
             return
         if self.ended:
             return
-        changed = self.presence_key is None or node != self.presence_node
-        if self.presence_key is None:  # the first one: show this socket to the others
+        joining = self.presence_key is None
+        if joining:  # the first one: show this socket to the others
             self.presence_key = secrets.token_urlsafe(9)
         self.presence_node = node
-        await self.presence_beat(announce=changed)
+        heard, when = self.presence_announced
+        wait = ANNOUNCE_EVERY - (time.monotonic() - when)
+        moved = node != heard and wait <= 0
+        await self.presence_beat(announce=joining or moved)
+        if node != heard and not (joining or moved) and self.presence_pending is None:
+            self.presence_pending = asyncio.create_task(self.presence_announce_later(wait))
+
+    async def presence_announce_later(self, wait: float) -> None:
+        """Announce a move that was held back, once the interval has passed (if it still stands)."""
+        try:
+            await asyncio.sleep(max(0.0, wait))
+        finally:
+            self.presence_pending = None
+        still_moved = self.presence_node != self.presence_announced[0]
+        if still_moved and not self.ended and self.presence_key is not None:
+            await self.presence_beat(announce=True)
 
     async def presence_beat(self, *, announce: bool) -> None:
         try:
@@ -95,6 +117,7 @@ class PresenceMixin:
             log.warning("presence: the store did not answer", exc_info=True)
             return
         if announce or dropped:
+            self.presence_announced = (self.presence_node, time.monotonic())
             await self.presence_announce(viewers)
         else:
             await self.presence_send(roster(viewers))
@@ -104,6 +127,9 @@ class PresenceMixin:
         key, self.presence_key = self.presence_key, None
         if key is None:
             return
+        pending = self.presence_pending
+        if pending is not None and pending is not asyncio.current_task():
+            pending.cancel()
         try:
             store = board()
             await store.remove(self.session_pk, key)

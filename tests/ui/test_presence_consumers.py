@@ -194,3 +194,29 @@ def test_a_bad_node_is_refused_with_a_message(shared: Any, node: Any) -> None:
         await ws.disconnect()
 
     run(scenario)
+
+
+def test_a_burst_of_moves_reaches_the_others_as_a_few_announcements_ending_at_the_last(shared: Any) -> None:
+    session, eddie, ada = shared
+    eddie_cookie, ada_cookie = cookie_for(eddie), cookie_for(ada)
+
+    async def scenario() -> None:
+        first = await opened(communicator(session.pk, cookie=eddie_cookie))
+        second = await opened(communicator(session.pk, cookie=ada_cookie))
+        await first.send_json_to({"type": "presence", "node": None})
+        await second.send_json_to({"type": "presence", "node": "m0"})
+        await roster(first, lambda v: ("ada", "m0") in names(v))
+        for n in range(1, 30):
+            await second.send_json_to({"type": "presence", "node": f"m{n}"})
+        seen = 0
+        while True:
+            message = await first.receive_json_from(timeout=5)
+            seen += message["type"] == "presence"
+            if message["type"] == "presence" and ("ada", "m29") in names(message["viewers"]):
+                break
+        # Where she ended is what Eddie sees, without a message for each step.
+        assert seen <= 5, seen
+        await first.disconnect()
+        await second.disconnect()
+
+    run(scenario)

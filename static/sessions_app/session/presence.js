@@ -121,6 +121,8 @@ export function initPresence() {
   setInterval(() => {
     if (state.selectedId !== sentNode) beat();
   }, WATCH_MS);
+  // A hidden tab's timers may be slowed down past the server's expiry: say so at once on coming back.
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && beat());
   restartBeat();
   const rows = document.querySelector("#tree-scroll .tree-rows");
   if (rows) new MutationObserver(markRows).observe(rows, { childList: true });
