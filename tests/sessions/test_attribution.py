@@ -6,6 +6,7 @@ The author lives in piweb's own column, never in the stored line: the export sta
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -153,3 +154,23 @@ def test_rows_stored_before_authors_were_recorded_show_no_author(api_client: API
     listed = api_client.get(f"/api/sessions/{session.pk}/entries/").json()["entries"]
     assert [e["author"] for e in listed] == [None]
     assert json.loads(Entry.objects.get(session=session).raw)["message"]["content"] == "old"
+
+
+def test_staff_see_and_filter_entry_authors_in_the_admin(user: Callable[..., Any], client: Any) -> None:
+    eddie = user("eddie")
+    services.import_jsonl(actor=eddie, data=session_file(small_tree()))
+    session = services.create_session(actor=eddie, cwd="/w")
+    services.append_entries(session=session, entries=[say("typed")], actor=eddie)
+    client.force_login(user("staff", is_staff=True, is_superuser=True))
+    page = client.get("/admin/sessions_app/entry/").content.decode()
+    authors_shown = re.findall(r'class="field-author[^"]*">([^<]*)<', page)
+    assert sorted(set(authors_shown)) == ["eddie", "imported by eddie"]
+    services.import_jsonl(
+        actor=command("import_pi_sessions"),
+        owner=eddie,
+        data=session_file(small_tree(), {**HEADER, "id": "by-command"}),
+    )
+    shown = client.get("/admin/sessions_app/entry/?author__kind=system").content.decode()
+    assert set(re.findall(r'class="field-author[^"]*">([^<]*)<', shown)) == {
+        "imported by manage.py import_pi_sessions"
+    }
