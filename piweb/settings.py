@@ -193,6 +193,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * config.MIB
 PIWEB_LLM_RATE = ENV.get("PIWEB_LLM_RATE", "30/min")
 PIWEB_CELERY_EAGER = config.env_flag(ENV, "PIWEB_CELERY_EAGER", default=False)
 PIWEB_LOG_LEVEL = ENV.get("PIWEB_LOG_LEVEL", "INFO")
+# Presence (who has a session open): each tab beats every HEARTBEAT seconds and is gone TTL seconds
+# after its last beat; kept in Redis when REDIS_URL is set (every process sees every tab), else in memory.
+PIWEB_PRESENCE_HEARTBEAT = float(ENV.get("PIWEB_PRESENCE_HEARTBEAT", "4"))
+PIWEB_PRESENCE_TTL = float(ENV.get("PIWEB_PRESENCE_TTL", "10"))
+PIWEB_PRESENCE_REDIS_URL = ENV.get("REDIS_URL", "").strip()
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

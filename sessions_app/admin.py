@@ -106,10 +106,20 @@ class ChatSessionAdmin(DeletesThroughUseCase):
 
 @admin.register(Entry)
 class EntryAdmin(LiveSessionRowsAdmin):
-    list_display = ["session", "seq", "entry_id", "parent_id", "type", "role", "timestamp", "preview"]
-    list_filter = ["type", "role"]
+    list_display = [
+        "session",
+        "seq",
+        "entry_id",
+        "parent_id",
+        "type",
+        "role",
+        "timestamp",
+        "author",
+        "preview",
+    ]
+    list_filter = ["type", "role", "author__kind"]
     search_fields = ["=entry_id", "=session__pi_id", "session__name"]
-    list_select_related = ["session"]
+    list_select_related = ["session", "author"]
     show_full_result_count = False  # counting every entry is the slow part of this page
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -35,6 +35,7 @@ from django.utils.module_loading import import_string
 
 from . import access, link_scope, realtime
 from .models import ApiToken
+from .presence_socket import PresenceMixin
 
 # Close codes in the application range: the page shows "no access" instead of retrying forever.
 CLOSE_UNAUTHENTICATED = 4401
@@ -139,8 +140,9 @@ def read_state(credentials: Credentials, pk: int, link_token: str | None = None)
     )
 
 
-class SessionConsumer(AsyncJsonWebsocketConsumer):
-    """Join ``session-<pk>`` after checking read access; forward its events; answer ``sync``."""
+class SessionConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):
+    """Join ``session-<pk>`` after checking read access; forward its events; answer ``sync``; keep the
+    viewer's presence (``presence_socket``)."""
 
     session_pk: int
     group: str
@@ -184,6 +186,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         await self.leave()
 
     async def leave(self) -> None:
+        await self.presence_leave()
         if self.watch is not None and self.watch is not asyncio.current_task():
             self.watch.cancel()
         for group in getattr(self, "joined", ()):
@@ -209,8 +212,17 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if self.ended:
             return
+        if isinstance(content, dict) and content.get("type") == "presence":
+            await self.presence_receive(content)
+            return
         if not isinstance(content, dict) or content.get("type") != "sync":
-            await self.send_json({"type": "error", "error": 'Only {"type": "sync", "seq": n} is understood.'})
+            await self.send_json(
+                {
+                    "type": "error",
+                    "error": 'Only {"type": "sync", "seq": n} and {"type": "presence", "node": id} are '
+                    "understood.",
+                }
+            )
             return
         seq = content.get("seq")
         client_seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 
+from .domain.attribution import Author
 from .domain.entries import Entry as DomainEntry
 from .domain.entries import entry_from_value
 from .domain.jsjson import parse_json
@@ -175,6 +176,10 @@ class Entry(models.Model):
     # What a search matches: the message text (domain/search.py). On PostgreSQL a trigger copies each
     # searchable entry's position and text-search vector into EntrySearch (migration 0016).
     search_text = models.TextField(blank=True, default="")
+    # Who wrote it (``EntryAuthor``); null only for rows stored before authors were recorded.
+    author = models.ForeignKey(
+        "EntryAuthor", null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
 
     class Meta:
         verbose_name_plural = "entries"
@@ -516,3 +521,27 @@ class TeamInvitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} invited to {self.team} ({self.role})"
+
+
+class EntryAuthor(models.Model):
+    """Who wrote entries (``domain.attribution.Author``): one row per distinct author, shared by its entries.
+
+    Rows are written once and never changed; a deleted user's rows keep the username.
+    """
+
+    key = models.CharField(max_length=64, unique=True, help_text="Digest of the author's fields")
+    kind = models.CharField(max_length=10)
+    name = models.TextField(blank=True, default="")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    via = models.TextField(blank=True, default="")
+    imported = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.to_domain().label()
+
+    def to_domain(self) -> Author:
+        return Author(
+            kind=self.kind, name=self.name, user_id=self.user_id, via=self.via, imported=self.imported
+        )

@@ -145,6 +145,8 @@ def render_session(
         "readOnly": share_token is not None,
         "shareToken": share_token,
         "isOwner": is_owner,
+        # Whose entries the tree's "Mine" filter shows (none through a link).
+        "userId": request.user.pk if request.user.is_authenticated and share_token is None else None,
         "entryCount": session.entry_count if not grant.restricted else 0,
         "contextWindow": settings.PIWEB_DEFAULT_CONTEXT_WINDOW,
         "forkModes": list(FORK_MODES),

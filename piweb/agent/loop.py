@@ -37,6 +37,7 @@ from piweb.llm.stream import zero_usage
 from piweb.llm.transcript import Transcript
 from sessions_app import model_request, realtime
 from sessions_app.actors import RUN_WORKER
+from sessions_app.attribution import run_author
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.models import Entry
 from sessions_app.queries import ContextView, context_for_leaf
@@ -114,6 +115,7 @@ class RunLoop:
             actor=RUN_WORKER,
             log=None,
             quota=not self.within_turn,
+            author=run_author(self.run),
         )
         self.leaf = rows[-1].entry_id
         return [row.entry_id or "" for row in rows]

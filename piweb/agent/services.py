@@ -14,6 +14,7 @@ from django.utils import timezone
 from compaction_app.models import LLMProvider
 from sessions_app import access, realtime
 from sessions_app.actors import RUN_WORKER, Actor, user_of
+from sessions_app.attribution import run_author
 from sessions_app.domain.images import InvalidImage, image_blocks
 from sessions_app.domain.messages import content_text
 from sessions_app.domain.storable import check_text
@@ -328,6 +329,7 @@ def _close_interrupted(run: AgentRun) -> AgentRun:
             actor=RUN_WORKER,
             log=None,  # a step of the run, which was logged when it was started
             quota=False,
+            author=run_author(run),
         )
         run.final_entry_id = rows[-1].entry_id
         run.stop_reason = "error"

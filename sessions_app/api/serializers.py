@@ -9,7 +9,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ..attribution import as_json
 from ..context_reads import ContextPage
+from ..domain.attribution import KINDS
 from ..domain.jsjson import js_stringify, parse_json
 from ..domain.jsonl import SkipReport
 from ..domain.messages import convert_to_llm
@@ -17,7 +19,7 @@ from ..domain.operations import FORK_MODES
 from ..domain.storable import MAX_ID_CHARS
 from ..domain.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
 from ..model_request import context_breakdown, context_breakdown_from_sums
-from ..models import ChatSession, Entry
+from ..models import ChatSession, Entry, EntryAuthor
 from ..queries import ContextView
 from .fields import Flag, Text
 
@@ -113,6 +115,15 @@ def session_body(obj: ChatSession) -> dict[str, Any]:
     }
 
 
+class AuthorSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=KINDS)
+    name = serializers.CharField(help_text="The username (empty for a link visitor)")
+    userId = serializers.IntegerField(allow_null=True)
+    via = serializers.CharField(help_text="The sync device (API token name) or the run's id")
+    imported = serializers.BooleanField()
+    label = serializers.CharField(help_text="How the entry card names the author")
+
+
 class EntrySerializer(serializers.Serializer[Entry]):
     seq = serializers.IntegerField()
     id = serializers.CharField(source="entry_id", allow_null=True)
@@ -120,10 +131,24 @@ class EntrySerializer(serializers.Serializer[Entry]):
     type = serializers.CharField()
     timestamp = serializers.CharField()
     entry = serializers.SerializerMethodField(help_text="The entry exactly as stored (verbatim Pi JSON)")
+    author = serializers.SerializerMethodField(
+        help_text="Who wrote the entry through piweb: kind (user, device, link, run, system), name, userId, "
+        "via (the device or run), imported, label; null for entries stored before authors were recorded"
+    )
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_entry(self, obj: Entry) -> Any:
         return obj.payload()
+
+    @extend_schema_field(AuthorSerializer(allow_null=True))
+    def get_author(self, obj: Entry) -> dict[str, Any] | None:
+        # A page's entries share a few authors: each is read once per answer.
+        cache: dict[int, dict[str, Any] | None] = self.root.__dict__.setdefault("_authors", {})
+        if obj.author_id is None:
+            return None
+        if obj.author_id not in cache:
+            cache[obj.author_id] = as_json(EntryAuthor.objects.filter(pk=obj.author_id).first())
+        return cache[obj.author_id]
 
 
 class EntryPageSerializer(serializers.Serializer[Any]):

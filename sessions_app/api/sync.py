@@ -131,6 +131,7 @@ class SyncView(APIView):
                 reset=values["reset"],
                 path=values["path"],
                 dry_run=values["dryRun"],
+                token=request.auth,
             )
         except SyncCursorMismatch as exc:
             return error_response(

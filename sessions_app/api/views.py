@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from .. import access, context_reads, link_scope, queries, rendering, services, summary_facts
+from ..attribution import author_of
 from ..domain.tokens import set_aside_usage
 from ..model_windows import context_window_for
 from ..models import ChatSession
@@ -362,7 +363,12 @@ class AppendView(SessionAPIView):
         data = self.valid(AppendSerializer, request.data)
         expected = data.get("expectedLeaf", ...)
         rows = services.append_entries(
-            session=session, entries=data["entries"], expected_leaf=expected, actor=request.user, grant=grant
+            session=session,
+            entries=data["entries"],
+            expected_leaf=expected,
+            actor=request.user,
+            grant=grant,
+            author=author_of(request.user, token=request.auth),
         )
         return Response(
             {

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import access
 from ..actors import Actor
+from ..attribution import Author, author_of
 from ..models import ChatSession, Entry
 from .actions import Action, PendingAction
 from .errors import InvalidEntries
@@ -25,6 +26,7 @@ def append_entries(
     log: str | None = Action.APPEND,
     detail: Mapping[str, Any] | None = None,
     quota: bool = True,
+    author: Author | None = None,
 ) -> list[Entry]:
     """Append Pi entries in order, holding the session row's lock until they commit.
 
@@ -38,13 +40,23 @@ def append_entries(
     The append is logged as ``log`` (with ``detail``) in its own transaction: an API append, a rename,
     a label. ``None`` is for appends that are a step of a use case logged on its own (a run's turns, a
     compaction's entry, a new session's name).
+
+    The entries are recorded as written by ``author``, by default the actor itself (a run names the run
+    and the user who started it; an API request the token it came with).
     """
     if not entries:
         raise InvalidEntries("no entries to append")
     access.authorize(actor, session, access.WRITE, grant=grant)
     facts = dict(detail) if detail is not None else {"entries": len(entries)}
     pending = PendingAction(actor, log, facts) if log is not None else None
-    return entry_store().append(session, entries, expected_leaf=expected_leaf, quota=quota, log=pending)
+    return entry_store().append(
+        session,
+        entries,
+        author=author if author is not None else author_of(actor),
+        expected_leaf=expected_leaf,
+        quota=quota,
+        log=pending,
+    )
 
 
 def under_leaf(entry: dict[str, Any]) -> dict[str, Any]:

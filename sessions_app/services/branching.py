@@ -9,11 +9,12 @@ from django.db import transaction
 
 from .. import access, link_scope
 from ..actors import Actor, user_of
+from ..attribution import author_of
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import js_stringify
 from ..domain.operations import ForkMode, copy_for_fork, fork_plan
 from ..domain.search import search_text
-from ..models import ChatSession
+from ..models import ChatSession, Entry
 from ..queries import find_entry, load_tree
 from .actions import Action, record_action
 from .errors import InvalidEntries
@@ -90,6 +91,13 @@ def clone_session(
     )
 
 
+def _authors(source: ChatSession, entries: list[dict[str, Any]]) -> dict[str, int | None]:
+    """Return the author of each copied entry in the source (entry id → author row; the newest wins)."""
+    wanted = {e.get("id") for e in entries}
+    rows = Entry.objects.filter(session=source, entry_id__isnull=False).order_by("seq")
+    return {eid: author for eid, author in rows.values_list("entry_id", "author_id") if eid in wanted}
+
+
 def _store_branched(
     header: dict[str, Any],
     entries: list[dict[str, Any]],
@@ -113,6 +121,9 @@ def _store_branched(
             [(raw, e.get("timestamp"), search_text(e)) for raw, e in zip(raws, entries, strict=True)],
             size=sum(line_bytes(raw) for raw in raws),
             checked=False,
+            # A copy keeps who wrote each entry; what the copy adds (re-created labels) is the copier's.
+            author=author_of(actor),
+            copied_authors=_authors(source, entries),
         )
         # Copy modes other than "path" keep file order, so the leaf need not be the last entry.
         leaf_seq = next((s for s in range(len(entries) - 1, -1, -1) if entries[s].get("id") == leaf_id), None)

@@ -14,6 +14,7 @@ from django.db import DatabaseError, connection, transaction
 
 from .. import access, realtime
 from ..actors import Actor, SystemActor, user_of
+from ..attribution import Author, author_of
 from ..domain.entries import Entry as DomainEntry
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
@@ -60,20 +61,31 @@ class ImportResult:
     migrated: bool = False
 
 
-def import_jsonl(*, actor: Actor, data: bytes, filename: str = "", owner: Any = None) -> ImportResult:
+def import_jsonl(
+    *, actor: Actor, data: bytes, filename: str = "", owner: Any = None, author: Author | None = None
+) -> ImportResult:
     """Import one session file held in memory."""
-    return import_stream(actor=actor, owner=owner, stream=io.BytesIO(data), filename=filename)
+    return import_stream(actor=actor, owner=owner, stream=io.BytesIO(data), filename=filename, author=author)
 
 
-def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner: Any = None) -> ImportResult:
+def import_stream(
+    *,
+    actor: Actor,
+    stream: IO[bytes],
+    filename: str = "",
+    owner: Any = None,
+    author: Author | None = None,
+) -> ImportResult:
     """Import one session file for ``owner``, reading it twice: once for the tree, once to COPY the lines.
 
     ``owner`` is the actor itself unless a system actor (a command) imports for a user. Re-importing
     the same session appends only what is new. All or nothing: one transaction with its action-log
     row; a bad file raises InvalidSessionFile and stores nothing. Only the entries (JSON objects after
     the header) count toward the entry limit, and only their bytes toward the quota (the entry
-    store's): skipped lines are not stored.
+    store's): skipped lines are not stored. The entries are recorded as imported by ``actor`` (or
+    written by ``author``: a sync device sending an old file).
     """
+    author = author if author is not None else author_of(actor, imported=True)
     owner = _owner(actor, owner)
     loaded, entries, lines, kept_bytes, own = _read(stream)
     header = loaded.header or {}
@@ -82,13 +94,13 @@ def import_stream(*, actor: Actor, stream: IO[bytes], filename: str = "", owner:
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
-            appended = _import_into_existing(existing, (raw for raw, _, _ in lines))
+            appended = _import_into_existing(existing, (raw for raw, _, _ in lines), author)
             result = ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
         else:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            entry_store().insert_all(session, entries, lines, size=kept_bytes, own=own)
+            entry_store().insert_all(session, entries, lines, size=kept_bytes, own=own, author=author)
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
@@ -222,7 +234,7 @@ def _read(stream: IO[bytes]) -> Read:
     return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums
 
 
-def _import_into_existing(session: ChatSession, raws: Iterator[str]) -> int:
+def _import_into_existing(session: ChatSession, raws: Iterator[str], author: Author) -> int:
     """Append the lines beyond what is stored when the stored lines are a prefix of the file.
 
     File and stored lines are compared as they stream, a batch of stored rows at a time: only the new
@@ -245,5 +257,7 @@ def _import_into_existing(session: ChatSession, raws: Iterator[str]) -> int:
     if not new_raws:
         return 0
     new_entries = [entry_from_value(0, parse_json(raw)) for raw in new_raws]
-    entry_store().append_lines(session, new_entries, new_raws, where=lambda i: f"entry {stored + i + 1}")
+    entry_store().append_lines(
+        session, new_entries, new_raws, where=lambda i: f"entry {stored + i + 1}", author=author
+    )
     return len(new_raws)

@@ -30,6 +30,7 @@ from psycopg.pq import TransactionStatus
 
 from .. import realtime, signals
 from ..domain import placement
+from ..domain.attribution import Author
 from ..domain.entries import ANCHORS, entry_from_value
 from ..domain.jsjson import js_stringify
 from ..domain.search import search_text
@@ -52,6 +53,13 @@ from .store import (
 __all__ = ["PostgresStore"]
 
 _LOCK = "SELECT 1 FROM sessions_app_chatsession WHERE id = %(pk)s FOR NO KEY UPDATE"
+# Who writes: stored once per distinct author, in the same round trip and before the session's lock
+# (the append statement, a new snapshot, then finds it by key).
+_AUTHOR = (
+    "INSERT INTO sessions_app_entryauthor (key, kind, name, user_id, via, imported) "
+    "VALUES (%(ak)s, %(a_kind)s, %(a_name)s, %(a_user)s, %(a_via)s, %(a_imported)s) "
+    "ON CONFLICT (key) DO NOTHING"
+)
 
 # ``s`` is the locked session row as the previous writer left it (none once the session is deleted);
 # ``p`` the parent row (``{parent}``: the leaf, the newest entry with the named id, or none for a new
@@ -86,7 +94,8 @@ ok AS (
         f.seq AS parent_seq, coalesce(f.depth + 1, 0) AS depth,
         CASE WHEN f.extend THEN f.segment ELSE s.next_segment END AS segment,
         f.segment AS parent_segment, coalesce(f.extend, false) AS extend,
-        f.compaction_seq, f.model_seq, f.thinking_seq
+        f.compaction_seq, f.model_seq, f.thinking_seq,
+        (SELECT id FROM sessions_app_entryauthor WHERE key = %(ak)s) AS author
     FROM s CROSS JOIN taken LEFT JOIN facts f ON true
     CROSS JOIN u
     WHERE cardinality(taken.ids) = 0
@@ -113,7 +122,7 @@ claim AS (
 ),
 stored AS (
     INSERT INTO sessions_app_entry (session_id, seq, entry_id, parent_id, type, role, timestamp, raw,
-        parent_seq, depth, segment, compaction_seq, model_seq, thinking_seq, search_text)
+        parent_seq, depth, segment, compaction_seq, model_seq, thinking_seq, search_text, author_id)
     SELECT %(pk)s, ok.first + b.at, b.id,
         CASE WHEN b.up IS NULL THEN ok.parent_id ELSE b.parent END,
         b.type, b.role, b.stamp,
@@ -123,7 +132,7 @@ stored AS (
         coalesce(ok.first + b.compaction, ok.compaction_seq),
         coalesce(ok.first + b.model, ok.model_seq),
         coalesce(ok.first + b.thinking, ok.thinking_seq),
-        b.text
+        b.text, ok.author
     FROM ok, unnest(%(at)s::int[], %(up)s::int[], %(depths)s::int[], %(ids)s::text[], %(parents)s::text[],
         %(types)s::text[], %(roles)s::text[], %(stamps)s::text[], %(raws)s::text[], %(texts)s::text[],
         %(compaction_seq)s::int[], %(model_seq)s::int[], %(thinking_seq)s::int[])
@@ -144,7 +153,7 @@ opened AS (
 SELECT s.leaf_entry_id, taken.ids, EXISTS (SELECT FROM p), s.entry_count, u.used, ok.first, ok.parent_id,
     ok.parent_seq, ok.depth, ok.segment, ok.compaction_seq, ok.model_seq, ok.thinking_seq, claim.entry_count,
     claim.message_count, claim.name, claim.next_segment, claim.stored_bytes,
-    (SELECT array_agg(id ORDER BY seq) FROM stored)
+    (SELECT array_agg(id ORDER BY seq) FROM stored), ok.author
 FROM s CROSS JOIN taken CROSS JOIN u LEFT JOIN ok ON true LEFT JOIN claim ON true
 """
 # What the owner's live sessions store, read only when a stored-bytes quota is configured.
@@ -178,6 +187,7 @@ class PostgresStore(PortableStore):
         session: ChatSession,
         entries: Sequence[Any],
         *,
+        author: Author,
         expected_leaf: object = ...,
         quota: bool = True,
         log: PendingAction | None = None,
@@ -186,11 +196,13 @@ class PostgresStore(PortableStore):
         if not prepared.chain:
             # Branches within one batch are rare (an import's tail, a summary with its label): the
             # portable path reads what it needs under the lock.
-            return self._append_prepared(session, prepared, expected_leaf=expected_leaf, quota=quota, log=log)
+            return self._append_prepared(
+                session, prepared, author=author, expected_leaf=expected_leaf, quota=quota, log=log
+            )
         chain = _chain(prepared)
         for _ in range(8):
             try:
-                return _attempt(session, chain, expected_leaf, quota, log)
+                return _attempt(session, chain, expected_leaf, quota, log, author)
             except _Redraw as redraw:
                 # A generated id met a stored one (rare): nothing was written; draw those ids again.
                 taken = set(redraw.args[0])
@@ -234,9 +246,14 @@ def _chain(prepared: placement.Prepared) -> _Chain:
 
 
 def _attempt(
-    session: ChatSession, chain: _Chain, expected_leaf: object, quota: bool, log: PendingAction | None
+    session: ChatSession,
+    chain: _Chain,
+    expected_leaf: object,
+    quota: bool,
+    log: PendingAction | None,
+    author: Author,
 ) -> list[Entry]:
-    params = _params(session, chain, expected_leaf, quota)
+    params = {**_params(session, chain, expected_leaf, quota), **_author_params(author)}
     statement = _STATEMENTS[chain.mode, bool(params["quota"])]
     kinds = set(zip(params["types"], params["roles"], strict=True))
     if not connection.in_atomic_block and not signals.entries_stored_wanted(kinds):
@@ -251,6 +268,7 @@ def _attempt(
         with transaction.atomic(), connection.cursor() as cursor, connection.cursor() as sums:
             # Errors arrive when the pipeline ends, past the cursor's own translation into Django's.
             with connection.wrap_database_errors, connection.connection.pipeline():  # type: ignore[union-attr]
+                cursor.execute(_AUTHOR, params)
                 cursor.execute(_LOCK, params)
                 cursor.execute(statement, params)
                 sums.execute(context_sums.CHAIN_SQL, params)
@@ -272,6 +290,17 @@ def _attempt(
     return rows
 
 
+def _author_params(author: Author) -> dict[str, Any]:
+    return {
+        "ak": author.key(),
+        "a_kind": author.kind,
+        "a_name": author.name,
+        "a_user": author.user_id,
+        "a_via": author.via,
+        "a_imported": author.imported,
+    }
+
+
 def _store_and_commit(
     statement: str, params: dict[str, Any], log_row: tuple[str, list[Any]] | None
 ) -> tuple[Any, ...] | None:
@@ -282,6 +311,7 @@ def _store_and_commit(
         try:
             with connection.wrap_database_errors, raw.pipeline():
                 control.execute("BEGIN")
+                control.execute(_AUTHOR, params)
                 control.execute(_LOCK, params)
                 cursor.execute(statement, params)
                 control.execute(context_sums.CHAIN_SQL, params)
@@ -361,7 +391,7 @@ def _rows(
     if answer is None:
         raise ChatSession.DoesNotExist(f"session {session.pk} is gone")
     current, taken, parent_found, count, used, first, parent_id, parent_seq, depth, segment, *rest = answer
-    *bases, entry_count, message_count, name, next_segment, stored_bytes, pks = rest
+    *bases, entry_count, message_count, name, next_segment, stored_bytes, pks, author = rest
     if first is None:
         _refuse(chain, params, expected_leaf, current, taken, parent_found, count, used)
     ids = params["ids"]
@@ -382,6 +412,7 @@ def _rows(
             parent_seq=parent_seq if up is None else first + up,
             depth=depth + params["depths"][i],
             segment=segment,
+            author_id=author,
         )
         for anchor, base in zip(ANCHORS, bases, strict=True):
             offset = params[anchor][i]

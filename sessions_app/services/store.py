@@ -15,7 +15,7 @@ Every method runs inside the caller's transaction (or opens one) and checks no a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache, partial
 from typing import Any
 
@@ -24,7 +24,9 @@ from django.db import connection, transaction
 from django.db.models import Sum
 
 from .. import realtime, signals
+from ..attribution import author_pk
 from ..domain import placement
+from ..domain.attribution import Author
 from ..domain.context_sums import OwnSums
 from ..domain.entries import Entry as DomainEntry
 from ..domain.entries import entry_from_value
@@ -55,6 +57,7 @@ COLUMNS = (
     "model_seq",
     "thinking_seq",
     "search_text",
+    "author_id",
 )
 
 # What an append changes on the session row, copied back to the caller's instance without a re-read.
@@ -140,13 +143,15 @@ class EntryStore:
         session: ChatSession,
         entries: Sequence[Any],
         *,
+        author: Author,
         expected_leaf: object = ...,
         quota: bool = True,
         log: PendingAction | None = None,
     ) -> list[Entry]:
         """Append entries offered by a client (ids and timestamps drawn when missing); the leaf moves.
 
-        ``log`` is the append's action-log row, written in its transaction (None: the caller logs).
+        ``log`` is the append's action-log row, written in its transaction (None: the caller logs);
+        ``author`` who wrote the entries (recorded beside each one).
 
         Opens the transaction (or joins the caller's) and holds the session row's lock until it ends.
         """
@@ -159,6 +164,7 @@ class EntryStore:
         raws: Sequence[str],
         *,
         where: Callable[[int], str],
+        author: Author,
         move_leaf: bool = True,
         quota: bool = True,
     ) -> list[Entry]:
@@ -172,14 +178,17 @@ class EntryStore:
         lines: Iterable[tuple[str, Any, str]],
         *,
         size: int,
+        author: Author,
+        copied_authors: Mapping[str, int | None] | None = None,
         replacing: int = 0,
         checked: bool = True,
         own: Sequence[OwnSums] | None = None,
     ) -> None:
         """Store every entry of a new session (an import, a fork): ``lines`` gives (line, timestamp,
         search text) per entry and is read once; ``size`` is the lines' bytes (for the quota).
-        ``checked=False`` skips the field caps for entries copied from stored ones. ``own`` is each
-        entry's share of the running sums when ``entries`` hold light payloads (an import's scan)."""
+        ``checked=False`` skips the field caps for entries copied from stored ones; ``copied_authors``
+        (entry id → author row) keeps the authors of copied entries, the rest are ``author``'s. ``own`` is
+        each entry's share of the running sums when ``entries`` hold light payloads (an import's scan)."""
         raise NotImplementedError
 
 
@@ -193,12 +202,13 @@ class PortableStore(EntryStore):
         session: ChatSession,
         entries: Sequence[Any],
         *,
+        author: Author,
         expected_leaf: object = ...,
         quota: bool = True,
         log: PendingAction | None = None,
     ) -> list[Entry]:
         return self._append_prepared(
-            session, _prepare(entries), expected_leaf=expected_leaf, quota=quota, log=log
+            session, _prepare(entries), author=author, expected_leaf=expected_leaf, quota=quota, log=log
         )
 
     def _append_prepared(
@@ -206,6 +216,7 @@ class PortableStore(EntryStore):
         session: ChatSession,
         prepared: placement.Prepared,
         *,
+        author: Author,
         expected_leaf: object,
         quota: bool,
         log: PendingAction | None,
@@ -225,6 +236,7 @@ class PortableStore(EntryStore):
                 domain,
                 [js_stringify(v) for v in values],
                 where=lambda i: f"entry {i}",
+                author=author,
                 quota=quota,
             )
             if log is not None:
@@ -253,6 +265,7 @@ class PortableStore(EntryStore):
         raws: Sequence[str],
         *,
         where: Callable[[int], str],
+        author: Author,
         move_leaf: bool = True,
         quota: bool = True,
     ) -> list[Entry]:
@@ -272,8 +285,9 @@ class PortableStore(EntryStore):
             session.leaf_seq,
         )
         placed = placement.place(entries, parents, counters, move_leaf=move_leaf)
+        writer = author_pk(author)
         rows = [
-            _row(session, entry, raw, spot)
+            _row(session, entry, raw, spot, writer)
             for entry, raw, spot in zip(entries, raws, placed.rows, strict=True)
         ]
         Entry.objects.bulk_create(rows)
@@ -307,6 +321,8 @@ class PortableStore(EntryStore):
         lines: Iterable[tuple[str, Any, str]],
         *,
         size: int,
+        author: Author,
+        copied_authors: Mapping[str, int | None] | None = None,
         replacing: int = 0,
         checked: bool = True,
         own: Sequence[OwnSums] | None = None,
@@ -314,6 +330,8 @@ class PortableStore(EntryStore):
         check_quotas(session, entries=len(entries), size=size, replacing=replacing)
         tree = SessionTree(entries)
         facts, segments = tree.path_facts()
+        writer = author_pk(author)
+        copied = copied_authors or {}
         tip: dict[int, tuple[int, int]] = {}
         first: dict[int, int] = {}
         for seq, fact in enumerate(facts):
@@ -343,6 +361,7 @@ class PortableStore(EntryStore):
                     None if fact is None or fact.model < 0 else fact.model,
                     None if fact is None or fact.thinking < 0 else fact.thinking,
                     text,
+                    copied.get(entry.id, writer),
                 )
 
         self._write_all(rows())
@@ -429,7 +448,7 @@ def _parent_facts(session: ChatSession, entries: Sequence[DomainEntry]) -> dict[
     return facts
 
 
-def _row(session: ChatSession, entry: DomainEntry, raw: str, spot: placement.Placed) -> Entry:
+def _row(session: ChatSession, entry: DomainEntry, raw: str, spot: placement.Placed, author: int) -> Entry:
     return Entry(
         session=session,
         seq=spot.seq,
@@ -446,6 +465,7 @@ def _row(session: ChatSession, entry: DomainEntry, raw: str, spot: placement.Pla
         model_seq=spot.model_seq,
         thinking_seq=spot.thinking_seq,
         search_text=search_text(entry.payload),
+        author_id=author,
     )
 
 

@@ -25,6 +25,7 @@ from django.db import transaction
 from .. import realtime
 from ..access import NotSignedIn
 from ..actors import Actor, user_of
+from ..attribution import Author, author_of
 from ..domain.entries import entry_from_value
 from ..domain.jsjson import parse_json
 from ..domain.jsonl import SkipReport, skip_reason
@@ -127,6 +128,7 @@ def sync_lines(
     reset: bool = False,
     path: str = "",
     dry_run: bool = False,
+    token: Any = None,
 ) -> SyncResult:
     """Store the complete lines a local file holds after ``start``; see the module docstring.
 
@@ -135,8 +137,10 @@ def sync_lines(
     lives on the client's machine (a fork's ``parentSession`` names it, as Pi names its source file).
     ``dry_run`` stores and logs nothing: the result says what a push would store (``status`` asks it).
     Each push leaves one action-log row (lines stored, conflicts), in its own transaction.
-    ``actor`` is the signed-in user pushing their own file.
+    ``actor`` is the signed-in user pushing their own file; ``token`` the API token it pushed with
+    (the stored lines are recorded as written by that device).
     """
+    author = author_of(actor, token=token)
     owner = user_of(actor)
     if owner is None:
         raise NotSignedIn()
@@ -146,7 +150,7 @@ def sync_lines(
     if end_lines != start.lines + len(lines):
         raise InvalidSessionFile(f"to.lines must be from.lines + {len(lines)}")
     if _is_old(header):
-        return _sync_old_file(actor, header_line, header, end_lines, end_bytes, lines, path, dry_run)
+        return _sync_old_file(actor, author, header_line, header, end_lines, end_bytes, lines, path, dry_run)
     parsed, skipped = _parse(lines, start.lines)
     with transaction.atomic():
         query = ChatSession.objects.filter(owner=owner, pi_id=header["id"])
@@ -174,7 +178,9 @@ def sync_lines(
                 actor=actor, action=Action.SYNC, session=session, lines=0, conflicts=plan.conflicts[:50]
             )
         else:
-            result = _store(actor, session, header, header_line, path, plan, start, end_lines, end_bytes)
+            result = _store(
+                actor, author, session, header, header_line, path, plan, start, end_lines, end_bytes
+            )
     if plan.conflicts:
         raise SyncConflict(_conflict_message(plan.conflicts), plan.conflicts[0], plan.conflicts)
     refresh_statistics(result.appended)
@@ -185,6 +191,7 @@ def sync_lines(
 
 def _store(
     actor: Actor,
+    author: Author,
     session: ChatSession | None,
     header: dict[str, Any],
     header_line: str,
@@ -208,6 +215,7 @@ def _store(
             entries,
             ((raw, value.get("timestamp"), search_text(value)) for raw, value in plan.new),
             size=sum(line_bytes(raw) for raw, _ in plan.new),
+            author=author,
         )
         transaction.on_commit(
             partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
@@ -219,6 +227,7 @@ def _store(
             entries,
             [raw for raw, _ in plan.new],
             where=lambda i: f"new line {i + 1} of this push",
+            author=author,
             move_leaf=True,
         )
     if plan.leaf_marker is not None and plan.leaf_marker != session.leaf_entry_id:
@@ -327,6 +336,7 @@ def _chunks(values: list[str], size: int = 5000) -> Iterator[list[str]]:
 
 def _sync_old_file(
     actor: Actor,
+    author: Author,
     header_line: str,
     header: dict[str, Any],
     end_lines: int,
@@ -345,7 +355,10 @@ def _sync_old_file(
     text = header_line.rstrip("\r\n") + "\n" + "".join(line.rstrip("\n") + "\n" for line in lines)
     try:
         result = import_jsonl(
-            actor=actor, data=text.encode("utf-8", "surrogatepass"), filename=path or "live sync"
+            actor=actor,
+            data=text.encode("utf-8", "surrogatepass"),
+            filename=path or "live sync",
+            author=author,
         )
     except InvalidSessionFile as exc:
         if existing is not None:

@@ -10,7 +10,7 @@ export const ACCESS_ENDED = new Set([4401, 4403]);
 const ROLE_NARROWED = 4409;
 
 export class LiveSession {
-  constructor({ session, currentSeq, onState, onEvent, onStatus, checkAccess }) {
+  constructor({ session, currentSeq, onState, onEvent, onStatus, checkAccess, onOpen, onPresence }) {
     this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/sessions/${session}/`;
     // Credentials ride in the subprotocol list, never in the URL that proxies and logs keep.
     const token = getShareToken();
@@ -20,6 +20,8 @@ export class LiveSession {
     this.onEvent = onEvent;
     this.onStatus = onStatus;
     this.checkAccess = checkAccess || null;
+    this.onOpen = onOpen || (() => {});
+    this.onPresence = onPresence || (() => {});
     this.failures = 0; // closes in a row without an open
     this.delay = 500;
     this.stopped = false;
@@ -39,6 +41,7 @@ export class LiveSession {
       this.onStatus("live");
       clearInterval(this.timer);
       this.timer = setInterval(() => this.sync(), SYNC_EVERY_MS);
+      this.onOpen();
     });
     socket.addEventListener("message", (event) => {
       let message;
@@ -49,6 +52,7 @@ export class LiveSession {
       }
       if (message.type === "state") this.onState(message);
       else if (message.type === "event") this.onEvent(message);
+      else if (message.type === "presence") this.onPresence(message);
     });
     socket.addEventListener("close", (event) => {
       clearInterval(this.timer);
@@ -81,6 +85,13 @@ export class LiveSession {
     this.stopped = true;
     clearInterval(this.timer);
     this.onStatus("denied");
+  }
+
+  // Send a message when the socket is open; says whether it was sent.
+  send(message) {
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(JSON.stringify(message));
+    return true;
   }
 
   sync() {

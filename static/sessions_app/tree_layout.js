@@ -1,5 +1,6 @@
 // Tree layout without the DOM: the lanes and levels of rows in pre-order, and which rows a filter shows.
 // The tree panel (tree.js) draws what these compute; `node --test` checks them directly.
+import { AUTHOR_FILTER, authorMatches } from "./authors.js";
 import { kindOf, textOf } from "./format.js";
 
 export const ROW = 24; // px; every row has the same height so position = index * ROW
@@ -71,6 +72,7 @@ export function drawLanes(rows) {
 // filter; `record` is the entry when loaded (an assistant message with no text is a tool step).
 export function rowVisible(node, filter, record, reveal) {
   if (node.current || node.id === reveal) return true;
+  if (filter.startsWith(AUTHOR_FILTER)) return authorMatches(record, filter);
   const kind = kindOf(node.type, node.role);
   switch (filter) {
     case "default":

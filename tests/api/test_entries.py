@@ -29,6 +29,15 @@ def test_entries_in_append_order_with_since_cursor(api_client: Any, stored: Any)
             "timestamp": "2026-01-02T03:04:06.000Z",
             "message": {"role": "user", "content": "hello", "timestamp": 1},
         },
+        # Who stored it, beside the verbatim line (never inside it).
+        "author": {
+            "kind": "user",
+            "name": api_client.user.username,
+            "userId": api_client.user.pk,
+            "via": "",
+            "imported": True,
+            "label": f"imported by {api_client.user.username}",
+        },
     }
     after = api_client.get(url + "?since=a2").json()
     assert [e["id"] for e in after["entries"]] == ["u3", "a3"]

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.test import override_settings
 
 from sessions_app import services
+from sessions_app.attribution import author_of
 from sessions_app.domain.entries import entry_from_value
 from sessions_app.domain.jsonl import EMPTY_VALUE, NOT_AN_OBJECT, NOT_JSON, REPORTED_SKIPPED_LINES
 from sessions_app.models import ChatSession, Entry
@@ -184,7 +185,12 @@ def test_reimporting_a_session_stored_with_such_lines_appends_only_the_new_entri
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
         entry_store().append_lines(
-            locked, [entry_from_value(0, [1, 2])], ["[1,2]"], where=str, move_leaf=False
+            locked,
+            [entry_from_value(0, [1, 2])],
+            ["[1,2]"],
+            where=str,
+            move_leaf=False,
+            author=author_of(api_client.user, imported=True),
         )
     grown = _import(api_client, junk_file(entries, 70))
     assert grown.status_code == 201, grown.json()

@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
+from sessions_app.domain.attribution import Author
 from sessions_app.domain.context_sums import tree_sums
 from sessions_app.domain.entries import entry_from_value
 from sessions_app.models import ChatSession, Entry, EntrySums, Segment
@@ -121,7 +122,9 @@ def run(store: EntryStore) -> dict[str, Any]:
         owner=owner, header={"type": "session", "version": 3, "id": "conf", "cwd": "/c"}, filename=""
     )
     answers: list[str] = []
-    for kind, items, options in steps():
+    # Who wrote what is recorded beside each row: appends alternate between a user and their device.
+    authors = [Author(kind="user", name="writer"), Author(kind="device", name="writer", via="laptop")]
+    for step, (kind, items, options) in enumerate(steps()):
         limits = {
             "PIWEB_MAX_IMPORT_ENTRIES": options.get("max_entries", 0),
             "PIWEB_MAX_STORED_BYTES_PER_USER": options.get("max_bytes", 0),
@@ -130,7 +133,7 @@ def run(store: EntryStore) -> dict[str, Any]:
             with override_settings(**limits):
                 if kind == "append":
                     kwargs = {k: v for k, v in options.items() if k in ("expected_leaf", "quota")}
-                    rows = store.append(session, items, **kwargs)
+                    rows = store.append(session, items, author=authors[step % 2], **kwargs)
                 else:
                     from django.db import transaction
 
@@ -142,6 +145,7 @@ def run(store: EntryStore) -> dict[str, Any]:
                             entries,
                             items,
                             where=lambda i: f"line {i + 1}",
+                            author=Author(kind="user", name="writer", imported=True),
                             quota=options.get("quota", True),
                         )
             answers.append(f"stored {len(rows)}")
@@ -155,6 +159,9 @@ def run(store: EntryStore) -> dict[str, Any]:
         [row.to_domain() for row in stored],
         [(row.raw, row.timestamp, row.search_text) for row in stored],
         size=sum(len(row.raw.encode()) for row in stored),
+        # A copy keeps the first entry's author; the rest are the copier's.
+        author=Author(kind="user", name="copier"),
+        copied_authors={stored[0].entry_id: stored[0].author_id} if stored else {},
     )
     return normalize({"answers": answers, "session": dump(session), "copy": dump(copy)})
 
@@ -163,8 +170,8 @@ def dump(session: ChatSession) -> dict[str, Any]:
     session.refresh_from_db()
     return {
         "rows": [
-            [getattr(row, f) for f in ROW_FIELDS]
-            for row in Entry.objects.filter(session=session).order_by("seq")
+            [*(getattr(row, f) for f in ROW_FIELDS), row.author.to_domain().label() if row.author else None]
+            for row in Entry.objects.filter(session=session).select_related("author").order_by("seq")
         ],
         "segments": [
             [getattr(s, f) for f in SEGMENT_FIELDS]

@@ -70,9 +70,9 @@ def test_an_append_under_the_leaf_is_one_round_trip_that_commits_with_its_writes
     session = services.import_jsonl(actor=user(), data=session_file([user_message("u1", None, "hi")])).session
     with CaptureQueriesContext(connection) as captured:
         (row,) = services.append_entries(session=session, actor=session.owner, entries=[_say("next")])
-    # BEGIN, the row lock, the append, its running sums, its log row and COMMIT, all sent before the first
-    # answer is read.
-    assert _statements(captured) == ["BEGIN", "SELECT", "WITH", "WITH", "INSERT", "COMMIT"]
+    # BEGIN, its author (stored once), the row lock, the append, its running sums, its log row and COMMIT,
+    # all sent before the first answer is read.
+    assert _statements(captured) == ["BEGIN", "INSERT", "SELECT", "WITH", "WITH", "INSERT", "COMMIT"]
     assert EntrySums.objects.filter(session=session).count() == 2
     logged = ActionLog.objects.get(session=session, action="append")
     assert (logged.actor, logged.actor_name, logged.detail) == (
@@ -102,7 +102,7 @@ def test_an_answer_is_audited_in_the_transaction_that_stores_it(user: Callable[.
         services.append_entries(session=session, actor=session.owner, entries=[_answer("sure", tokens=7)])
     statements = _statements(captured)
     # The usage rollup's upsert runs after the append, before the commit.
-    assert statements[:3] == ["BEGIN", "SELECT", "WITH"] and statements[-1] == "COMMIT"
+    assert statements[:4] == ["BEGIN", "INSERT", "SELECT", "WITH"] and statements[-1] == "COMMIT"
     assert "INSERT" in statements[3:-1]
     usage = SessionUsage.objects.get(session=session, model="p/m")
     assert (usage.input, usage.messages) == (7, 1)

@@ -95,9 +95,14 @@ def test_both_backends_store_the_same_rows_on_postgresql_and_sqlite(tmp_path: Pa
     assert len(rows) == 20 and chain["session"]["counters"][4] == 20
     # A whole file lands where its appends did (its segments are numbered in tree order instead).
     segment = 9
-    assert [r[:segment] + r[segment + 1 :] for r in chain["copy"]["rows"]] == [
-        r[:segment] + r[segment + 1 :] for r in rows
+    assert [r[:segment] + r[segment + 1 : -1] for r in chain["copy"]["rows"]] == [
+        r[:segment] + r[segment + 1 : -1] for r in rows
     ]
+    # Every row names who wrote it, on every backend (compared above): the user, their device, or the
+    # importer of verbatim lines; a copy keeps the author it was told to keep and is the copier's else.
+    authors = [r[-1] for r in rows]
+    assert set(authors) == {"writer", "writer via laptop", "imported by writer"}
+    assert [r[-1] for r in chain["copy"]["rows"]] == [authors[0]] + ["copier"] * (len(rows) - 1)
 
 
 def test_the_chain_statements_fit_psycopgs_statement_cache() -> None:

@@ -4,6 +4,7 @@ import { api, clear, el, query } from "../api.js";
 import { copyText } from "../dialogs.js";
 import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
+import { authorTag } from "./attribution.js";
 import { clearContext, loadContext } from "./context.js";
 import { MarkdownStream } from "./markdown_stream.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, cardDecorators, hooks, showError, state } from "./page.js";
@@ -149,6 +150,8 @@ function branchCard(record, selectedId) {
     head.appendChild(copy);
   }
   for (const decorate of cardDecorators) decorate(node, record);
+  const by = head && authorTag(record);
+  if (by) head.appendChild(by);
   const info = state.nodes.get(record.id);
   if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
   if (info && info.omitted) node.classList.add("omitted");

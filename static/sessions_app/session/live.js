@@ -48,10 +48,16 @@ const STATUS_TEXT = { connecting: "connecting…", live: "live", offline: "recon
 // link's end, so its pill never says "live".
 const FROZEN_TITLE = "A frozen link: the session as it was when the link was made. Later changes do not appear.";
 
+let socket = null;
+// The page's socket (presence sends through it).
+export const liveSocket = () => socket;
+
 export function initLive() {
-  new LiveSession({
+  socket = new LiveSession({
     session: cfg.session,
     currentSeq: () => state.lastSeq,
+    onOpen: () => document.dispatchEvent(new CustomEvent("piweb:live-open")),
+    onPresence: (message) => document.dispatchEvent(new CustomEvent("piweb:presence", { detail: message })),
     // After failed reconnections, ask over HTTP whether this page may still read the session at all.
     checkAccess: () => api("GET", `${base}/`).then(
       () => true,

@@ -1,0 +1,129 @@
+// Presence: who else has this session open and which node each has selected — a list of people in
+// the header and their initials at the tree rows they are on. The page tells the socket its selected
+// node when it changes and every heartbeat; a tab that stops beating drops out on the server.
+import { el } from "../api.js";
+import { $, hooks, state } from "./page.js";
+import { liveSocket } from "./live.js";
+
+const WATCH_MS = 250; // how often the selection is compared with what was last sent
+let viewers = [];
+let you = null;
+let beatMs = 4000;
+let sentNode;
+let beating = null;
+
+export function initials(name) {
+  const words = String(name || "?").trim().split(/\s+/).filter(Boolean);
+  if (words.length > 1) return (words[0][0] + words[1][0]).toUpperCase();
+  return (words[0] || "?").slice(0, 2).toUpperCase();
+}
+
+function hue(text) {
+  let h = 0;
+  for (const c of String(text)) h = (h * 31 + c.codePointAt(0)) % 360;
+  return h;
+}
+
+// One entry per person (a person with two tabs is one avatar at two nodes); link visitors each apart.
+function people() {
+  const byPerson = new Map();
+  for (const v of viewers) {
+    const id = v.kind === "user" ? `user-${v.userId}` : v.key;
+    const person = byPerson.get(id) || { id, name: v.name, kind: v.kind, nodes: new Set(), you: false };
+    if (v.node) person.nodes.add(v.node);
+    if (v.key === you) person.you = true;
+    byPerson.set(id, person);
+  }
+  return [...byPerson.values()];
+}
+
+function avatar(person, small) {
+  const title = `${person.name}${person.you ? " (you)" : ""}`;
+  return el("span", {
+    class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${person.kind === "link" ? " visitor" : ""}`,
+    text: person.kind === "link" ? "🔗" : initials(person.name),
+    title,
+    "aria-label": title,
+    dataset: { person: person.name },
+    style: `--avatar-hue: ${hue(person.id)}`,
+  });
+}
+
+function drawList() {
+  let box = $("presence");
+  if (!box) {
+    box = el("span", { id: "presence", class: "presence", role: "group", "aria-label": "Who has this session open" });
+    $("live-status").before(box);
+  }
+  const shown = people();
+  box.replaceChildren(
+    ...shown.map((person) => {
+      const node = avatar(person, false);
+      const [first] = person.nodes;
+      if (first && !person.you) {
+        node.classList.add("jump");
+        node.title += " — click to see their node";
+        node.addEventListener("click", () => hooks.select(first));
+      }
+      return node;
+    }),
+  );
+  box.hidden = shown.length < 2; // alone: nothing to show
+}
+
+// Initials of the others at the rows they have selected; redrawn with the rows.
+function markRows() {
+  const rows = document.querySelectorAll("#tree-scroll .tree-rows [data-id]");
+  const at = new Map();
+  for (const person of people()) {
+    if (person.you) continue;
+    for (const node of person.nodes) {
+      if (!at.has(node)) at.set(node, []);
+      at.get(node).push(person);
+    }
+  }
+  for (const row of rows) {
+    const old = row.querySelector(":scope > .presence-marks");
+    const here = at.get(row.dataset.id);
+    if (!here && !old) continue;
+    if (old) old.remove();
+    if (here) row.appendChild(el("span", { class: "presence-marks" }, ...here.map((p) => avatar(p, true))));
+  }
+}
+
+function beat() {
+  const socket = liveSocket();
+  if (socket && socket.send({ type: "presence", node: state.selectedId || null })) sentNode = state.selectedId;
+}
+
+function restartBeat() {
+  clearInterval(beating);
+  beating = setInterval(beat, beatMs);
+}
+
+export function initPresence() {
+  document.addEventListener("piweb:live-open", () => {
+    sentNode = undefined;
+    beat();
+  });
+  document.addEventListener("piweb:presence", (event) => {
+    const message = event.detail;
+    viewers = Array.isArray(message.viewers) ? message.viewers : [];
+    you = message.you;
+    const every = Number(message.heartbeat) * 1000;
+    if (every > 0 && every !== beatMs) {
+      beatMs = every;
+      restartBeat();
+    }
+    drawList();
+    markRows();
+  });
+  setInterval(() => {
+    if (state.selectedId !== sentNode) beat();
+  }, WATCH_MS);
+  // A hidden tab's timers may be slowed down past the server's expiry: say so at once on coming back.
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && beat());
+  restartBeat();
+  const rows = document.querySelector("#tree-scroll .tree-rows");
+  if (rows) new MutationObserver(markRows).observe(rows, { childList: true });
+}
