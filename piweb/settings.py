@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "compaction_app.apps.CompactionAppConfig",
     "piweb.agent.apps.AgentConfig",
     "piweb.audit.apps.AuditConfig",
+    "piweb.costs.apps.CostsConfig",
 ]
 
 MIDDLEWARE = [
