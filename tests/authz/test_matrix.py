@@ -188,6 +188,21 @@ ROWS = [
         "204 403 204 403 404 403",
     ),
     Row("api/invitations/", "GET", lambda w: "/api/invitations/", "200 200 200 403 200 403"),
+    # Costs: a session's as its entries; my usage is mine alone; a team's for its owners only.
+    Row("api/sessions/<int:pk>/cost/", "GET", s("cost/"), "200 200 200 200 404 403"),
+    Row("api/usage/", "GET", lambda w: "/api/usage/", "200 200 200 403 200 403"),
+    Row(
+        "api/usage/sessions/",
+        "GET",
+        lambda w: f"/api/usage/sessions/?ids={w.session.pk}",
+        "200 200 200 403 200 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/usage/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/usage/",
+        "200 403 403 403 404 403",
+    ),
     Row(
         "api/invitations/<int:invitation_id>/accept/",
         "POST",
@@ -212,6 +227,7 @@ ROWS = [
     ),
     Row("links/", "GET", lambda w: "/links/", "200 200 200 302 200 302"),
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
+    Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state
