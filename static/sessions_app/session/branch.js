@@ -5,6 +5,7 @@ import { copyText } from "../dialogs.js";
 import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
 import { loadContext } from "./context.js";
+import { showCosts } from "./costs.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, hooks, showError, state } from "./page.js";
 import { pathWindow } from "./paging.js";
 import { phone, showPanel, tree } from "./tree_panel.js";
@@ -91,6 +92,7 @@ function loadOlder() {
     shownPath.firstDepth = body.firstDepth ?? 0;
     shownPath.hasMore = body.hasMore;
     olderNotice();
+    showCosts(id);
     branchBox.scrollTop += branchBox.scrollHeight - height;
   })()
     .catch((e) => showError(e.message))
@@ -184,6 +186,7 @@ function drawBranch(id, body) {
     if (shownPath.id === id) branchBox.scrollTop = branchBox.scrollHeight;
   });
   fillBranch();
+  showCosts(id);
 }
 
 // ‹ 2/3 › on a message with alternatives: go to the newest tip of the neighbouring branch.
