@@ -12,10 +12,18 @@ export function money(n) {
   return "<$0.0001";
 }
 
-// The chart's data from the API's rows (one per day and model): x is each day at 00:00 UTC in seconds,
-// one series of costs per model (0 on days a model was not used), models by total cost, largest first.
+const DAY = 86400;
+
+// The chart's data from the API's rows (one per day and model): x is every day from the first to the
+// last at 00:00 UTC in seconds, one series of costs per model (0 on days it was not used), models by
+// total cost, largest first.
 export function costSeries(rows) {
-  const days = [...new Set(rows.map((r) => r.day))].sort();
+  const seen = [...new Set(rows.map((r) => r.day))].sort();
+  const days = [];
+  if (seen.length) {
+    const last = Date.parse(`${seen[seen.length - 1]}T00:00:00Z`) / 1000;
+    for (let t = Date.parse(`${seen[0]}T00:00:00Z`) / 1000; t <= last; t += DAY) days.push(new Date(t * 1000).toISOString().slice(0, 10));
+  }
   const totals = new Map();
   for (const r of rows) totals.set(r.model, (totals.get(r.model) || 0) + r.cost);
   const models = [...totals.keys()].sort((a, b) => totals.get(b) - totals.get(a) || (a < b ? -1 : 1));

@@ -50,8 +50,11 @@ function draw(days) {
     width: Math.max(320, box.clientWidth || 800),
     height: 280,
     series,
-    axes: [{}, { values: (u, ticks) => ticks.map(money), size: 70 }],
+    // Ticks on whole days at least: the numbers are per day.
+    axes: [{ incrs: [1, 7, 14, 30, 91, 365].map((d) => d * 86400) }, { values: (u, ticks) => ticks.map(money), size: 70 }],
     scales: { x: { time: true } },
+    // Days are UTC days, as the server counts them.
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
   };
   chart = new uPlot(opts, data, box);
   box.dataset.models = String(models.length);

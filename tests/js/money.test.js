@@ -12,14 +12,14 @@ test("money reads as dollars, with more digits for the fractions one message cos
   assert.equal(money(0.00001), "<$0.0001");
 });
 
-test("costSeries makes one series per model over every day, largest model first", () => {
+test("costSeries makes one series per model over every day, days without use at 0, largest model first", () => {
   const rows = [
-    { day: "2026-01-02", model: "a", cost: 1 },
+    { day: "2026-01-03", model: "a", cost: 1 },
     { day: "2026-01-01", model: "b", cost: 5 },
-    { day: "2026-01-02", model: "b", cost: 2 },
+    { day: "2026-01-03", model: "b", cost: 2 },
   ];
   const { models, data } = costSeries(rows);
   assert.deepEqual(models, ["b", "a"]);
-  assert.deepEqual(data[0], [Date.UTC(2026, 0, 1) / 1000, Date.UTC(2026, 0, 2) / 1000]);
-  assert.deepEqual(data.slice(1), [[5, 2], [0, 1]]);
+  assert.deepEqual(data[0], [1, 2, 3].map((d) => Date.UTC(2026, 0, d) / 1000));
+  assert.deepEqual(data.slice(1), [[5, 0, 2], [0, 0, 1]]);
 });
