@@ -83,17 +83,18 @@ class SessionCostView(LinkReadableView):
         session = grant.session
         at_id = query.get("at") or grant.leaf_id()
         link_scope.require_visible(grant, at_id)
-        at = _entry(session, at_id)
+        at_totals = queries.branch_totals(session, _entry(session, at_id))
         body: dict[str, Any] = {
             "at": at_id,
-            "branch": queries.branch_totals(session, at).as_json(),
+            "branch": at_totals.as_json(),
             "session": None,
             "abandoned": None,
             "messages": _messages(grant, session, ids),
         }
         if not grant.restricted:
             total = queries.session_totals([session.pk]).get(session.pk, Totals())
-            on_leaf = queries.branch_totals(session, _entry(session, session.leaf_entry_id))
+            leaf = session.leaf_entry_id
+            on_leaf = at_totals if leaf == at_id else queries.branch_totals(session, _entry(session, leaf))
             body["session"] = total.as_json()
             body["abandoned"] = total.minus(on_leaf).as_json()
         return Response(body)

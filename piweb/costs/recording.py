@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+import orjson
 from django.db import connection
 from django.utils import timezone
 
@@ -87,8 +88,42 @@ def record(
         costs.append(_cost_row(session, item, charge, day, sums))
         walker.add(item.segment, item.depth, sums)
         _add_day(days, session, day, charge)
-    MessageCost.objects.bulk_create(costs, batch_size=2000)
+    _insert(costs)
     _merge_days(session, days)
+
+
+_COST_COLUMNS = (
+    ("seq", "int"),
+    ("segment", "int"),
+    ("depth", "int"),
+    ("model", "text"),
+    ("day", "date"),
+    ("input", "bigint"),
+    ("output", "bigint"),
+    ("cache_read", "bigint"),
+    ("cache_write", "bigint"),
+    ("cost", "float8"),
+    ("source", "text"),
+    ("path_cost", "float8"),
+    ("path_tokens", "bigint"),
+    ("path_messages", "int"),
+)
+
+
+def _insert(costs: list[MessageCost]) -> None:
+    """Insert the rows; on PostgreSQL as one statement over arrays (an import brings thousands)."""
+    if connection.vendor != "postgresql" or len(costs) < 50:
+        MessageCost.objects.bulk_create(costs, batch_size=2000)
+        return
+    names = ", ".join(name for name, _ in _COST_COLUMNS)
+    arrays = ", ".join(f"%s::{kind}[]" for _, kind in _COST_COLUMNS)
+    columns = [[getattr(row, name) for row in costs] for name, _ in _COST_COLUMNS]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {MessageCost._meta.db_table} (session_id, {names}) "
+            f"SELECT %s, * FROM unnest({arrays})",
+            [costs[0].session_id, *columns],
+        )
 
 
 def _from_row(row: Entry) -> _Stored | None:
@@ -119,10 +154,15 @@ def _read(session: ChatSession, first_seq: int, last_seq: int) -> Iterable[_Stor
     with connection.cursor() as cursor:
         cursor.execute(query, [session.pk, first_seq, last_seq])
         for seq, segment, depth, stamp, text, is_whole in cursor.fetchall():
-            value = parse_json(text) if text else None
+            # The database's own JSON output is plain JSON; a whole line may need the tolerant parser.
+            value = parse_json(text) if is_whole or connection.vendor != "postgresql" else _loads(text)
             if is_whole:
                 value = value.get("message") if isinstance(value, dict) else None
             yield _Stored(seq, segment, depth, stamp or "", value) if isinstance(value, dict) else None
+
+
+def _loads(text: str | None) -> Any:
+    return orjson.loads(text) if text else None
 
 
 def _day(item: _Stored, today: date) -> date:
