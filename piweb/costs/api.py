@@ -198,7 +198,7 @@ def _messages(grant: access.Access, session: ChatSession, ids: list[str]) -> dic
         )
     )
     if grant.restricted:
-        rows = [r for r in rows if grant.sees(r)]
+        rows = link_scope.visible_rows(grant, rows)
     costs = queries.message_costs(session, [r.seq for r in rows])
     found: dict[str, Any] = {}
     for row in rows:
