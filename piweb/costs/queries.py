@@ -10,8 +10,10 @@ from typing import Any
 
 from django.db.models import Count, F, QuerySet, Sum
 
+from compaction_app.models import CompactionRun
 from sessions_app.models import ChatSession, Entry, Segment, SessionShare
 
+from .domain import charge_message
 from .models import MessageCost, UsageDay
 
 __all__ = [
@@ -120,9 +122,37 @@ def usage_report(sessions: QuerySet[ChatSession], *, since: date | None = None) 
         days.append((row["day"], row["model"], totals))
         _add(models[row["model"]], totals)
         _add(overall, totals)
+    for day, model, totals in _summary_rows(sessions, since):
+        days.append((day, model, totals))
+        _add(models[model], totals)
+        _add(overall, totals)
+    days.sort(key=lambda item: (item[0], item[1]))
     by_model = sorted(models.items(), key=lambda item: (-item[1].cost, -item[1].tokens, item[0]))
     counted = rows.aggregate(n=Count("session_id", distinct=True))["n"] or 0
     return Report(totals=overall, by_model=by_model, days=days, sessions=counted)
+
+
+def _summary_rows(sessions: QuerySet[ChatSession], since: date | None) -> Iterable[tuple[date, str, Totals]]:
+    """Yield the compactions and branch summaries a model wrote for these sessions (few rows per session)."""
+    runs = CompactionRun.objects.filter(session__in=sessions.values("pk")).exclude(usage__isnull=True)
+    if since is not None:
+        runs = runs.filter(created_at__date__gte=since)
+    for created, model, usage, cost in runs.values_list("created_at", "model", "usage", "cost"):
+        charge = charge_message({"usage": usage, "model": model or ""}, {})
+        recorded = float(cost) if cost is not None else charge.cost
+        yield (
+            created.date(),
+            charge.model,
+            Totals(
+                cost=recorded,
+                tokens=charge.tokens,
+                messages=1,
+                input=charge.input,
+                output=charge.output,
+                cache_read=charge.cache_read,
+                cache_write=charge.cache_write,
+            ),
+        )
 
 
 def own_sessions(user: Any) -> QuerySet[ChatSession]:

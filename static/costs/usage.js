@@ -28,7 +28,7 @@ function show(body) {
   const t = body.totals;
   const unpriced = t.unpriced ? ` · ${t.unpriced.toLocaleString()} without a price` : "";
   document.getElementById("usage-totals").textContent =
-    `${money(t.cost)} · ${t.tokens.toLocaleString()} tokens · ${t.messages.toLocaleString()} assistant messages in ${body.sessions.toLocaleString()} sessions${unpriced}`;
+    `${money(t.cost)} · ${t.tokens.toLocaleString()} tokens · ${t.messages.toLocaleString()} answers and summaries in ${body.sessions.toLocaleString()} sessions${unpriced}`;
   const rows = document.querySelector("#usage-models tbody");
   clear(rows);
   for (const m of body.byModel) {

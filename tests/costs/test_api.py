@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from compaction_app.models import LLMProvider
+from compaction_app.models import CompactionRun, LLMProvider
 from sessions_app import services
 from sessions_app.models import SessionShare, Team, TeamMembership
 from tests.factories import assistant_message, session_file, user_message
@@ -115,6 +115,16 @@ def test_the_session_list_costs_and_my_usage(owner: Any, session: Any, user: Any
     assert mine["totals"]["cost"] == pytest.approx(0.70) and mine["sessions"] == 1
     assert mine["byModel"][0]["model"] == "p/m" and mine["days"][0]["day"] == "2026-01-02"
     assert _client(stranger).get("/api/usage/").json()["totals"]["cost"] == pytest.approx(0.70)
+
+
+def test_my_usage_counts_the_summaries_a_model_wrote(owner: Any, session: Any) -> None:
+    CompactionRun.objects.create(
+        idempotency_key="k1", kind="compaction", session=session, reason="manual", model="p/summarizer",
+        usage={"input": 50, "output": 5}, cost=0.05,
+    )  # fmt: skip
+    body = _client(owner).get("/api/usage/").json()
+    assert body["totals"]["cost"] == pytest.approx(0.75) and body["totals"]["messages"] == 4
+    assert {m["model"]: m["cost"] for m in body["byModel"]} == pytest.approx({"p/m": 0.70, "p/summarizer": 0.05})
 
 
 def test_a_deleted_session_stops_counting(owner: Any, session: Any) -> None:
