@@ -124,7 +124,8 @@ def test_my_usage_counts_the_summaries_a_model_wrote(owner: Any, session: Any) -
     )  # fmt: skip
     body = _client(owner).get("/api/usage/").json()
     assert body["totals"]["cost"] == pytest.approx(0.75) and body["totals"]["messages"] == 4
-    assert {m["model"]: m["cost"] for m in body["byModel"]} == pytest.approx({"p/m": 0.70, "p/summarizer": 0.05})
+    by_model = {m["model"]: m["cost"] for m in body["byModel"]}
+    assert by_model == pytest.approx({"p/m": 0.70, "p/summarizer": 0.05})
 
 
 def test_a_deleted_session_stops_counting(owner: Any, session: Any) -> None:
