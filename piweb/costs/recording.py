@@ -78,17 +78,17 @@ def record(
     prices = current_prices()
     today = timezone.now().date()
     walker = _PathWalker(session, earlier=first_seq > 0)
-    costs: list[MessageCost] = []
+    costs: list[tuple[Any, ...]] = []
     days: dict[tuple[date, str], UsageDay] = {}
     for item in sorted(stored, key=lambda s: s.seq):
         charge = charge_message(item.message, prices)
         day = _day(item, today)
         before = walker.before(item.segment, item.depth)
         sums = _Sums(before.cost + charge.cost, before.tokens + charge.tokens, before.messages + 1)
-        costs.append(_cost_row(session, item, charge, day, sums))
+        costs.append(_cost_row(item, charge, day, sums))
         walker.add(item.segment, item.depth, sums)
         _add_day(days, session, day, charge)
-    _insert(costs)
+    _insert(session, costs)
     _merge_days(session, days)
 
 
@@ -107,23 +107,21 @@ _COST_COLUMNS = (
     ("path_cost", "float8"),
     ("path_tokens", "bigint"),
     ("path_messages", "int"),
-)
+)  # the column types are kept for readers; COPY takes them from the table
 
 
-def _insert(costs: list[MessageCost]) -> None:
-    """Insert the rows; on PostgreSQL as one statement over arrays (an import brings thousands)."""
+def _insert(session: ChatSession, costs: list[tuple[Any, ...]]) -> None:
+    """Insert the rows; on PostgreSQL by COPY (an import brings thousands)."""
+    names = [name for name, _ in _COST_COLUMNS]
     if connection.vendor != "postgresql" or len(costs) < 50:
-        MessageCost.objects.bulk_create(costs, batch_size=2000)
+        rows = [MessageCost(session=session, **dict(zip(names, row, strict=True))) for row in costs]
+        MessageCost.objects.bulk_create(rows, batch_size=2000)
         return
-    names = ", ".join(name for name, _ in _COST_COLUMNS)
-    arrays = ", ".join(f"%s::{kind}[]" for _, kind in _COST_COLUMNS)
-    columns = [[getattr(row, name) for row in costs] for name, _ in _COST_COLUMNS]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {MessageCost._meta.db_table} (session_id, {names}) "
-            f"SELECT %s, * FROM unnest({arrays})",
-            [costs[0].session_id, *columns],
-        )
+    table = MessageCost._meta.db_table
+    statement = f"COPY {table} (session_id, {', '.join(names)}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+        for row in costs:
+            copy.write_row((session.pk, *row))
 
 
 def _from_row(row: Entry) -> _Stored | None:
@@ -173,23 +171,23 @@ def _day(item: _Stored, today: date) -> date:
         return today
 
 
-def _cost_row(session: ChatSession, item: _Stored, charge: Charge, day: date, sums: _Sums) -> MessageCost:
-    return MessageCost(
-        session=session,
-        seq=item.seq,
-        segment=item.segment if item.segment is not None else -1,
-        depth=item.depth if item.depth is not None else -1,
-        model=charge.model[:512],
-        day=day,
-        input=charge.input,
-        output=charge.output,
-        cache_read=charge.cache_read,
-        cache_write=charge.cache_write,
-        cost=charge.cost,
-        source=charge.source.value,
-        path_cost=sums.cost,
-        path_tokens=sums.tokens,
-        path_messages=sums.messages,
+def _cost_row(item: _Stored, charge: Charge, day: date, sums: _Sums) -> tuple[Any, ...]:
+    """Return the row's values in ``_COST_COLUMNS`` order (no model instance: imports bring thousands)."""
+    return (
+        item.seq,
+        item.segment if item.segment is not None else -1,
+        item.depth if item.depth is not None else -1,
+        charge.model[:512],
+        day,
+        charge.input,
+        charge.output,
+        charge.cache_read,
+        charge.cache_write,
+        charge.cost,
+        charge.source.value,
+        sums.cost,
+        sums.tokens,
+        sums.messages,
     )
 
 
@@ -280,6 +278,12 @@ class _PathWalker:
 
     def _parent(self, segment: int) -> tuple[int, int] | None:
         """Return (parent segment, depth of the entry the segment hangs under), or None at a root."""
+        if not self.earlier and not self.segments:
+            # A whole import walks many segments: read them all at once.
+            rows = Segment.objects.filter(session=self.session).values_list(
+                "index", "parent_index", "start_depth"
+            )
+            self.segments = {index: (parent, start) for index, parent, start in rows}
         if segment not in self.segments:
             row = (
                 Segment.objects.filter(session=self.session, index=segment)

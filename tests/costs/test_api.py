@@ -188,3 +188,28 @@ def test_too_many_entry_ids_are_refused(owner: Any, session: Any) -> None:
     ids = ",".join(f"e{i}" for i in range(501))
     answer = _client(owner).get(f"/api/sessions/{session.pk}/cost/", {"entries": ids})
     assert answer.status_code == 400 and "entries" in answer.content.decode()
+
+
+def test_a_long_import_with_branches_sums_each_path(owner: Any) -> None:
+    # Enough answers for the bulk path (COPY on PostgreSQL), on a main line with a side branch every
+    # tenth turn; each branch's cost is the sum along its own path.
+    entries, parent, on_leaf, total = [], None, 0.0, 0.0
+    for turn in range(80):
+        entries.append(user_message(f"u{turn}", parent, f"turn {turn}"))
+        cost = round(0.001 * (turn + 1), 6)
+        entries.append(_answer(f"a{turn}", f"u{turn}", cost))
+        on_leaf, total = on_leaf + cost, total + cost
+        if turn % 10 == 5:
+            entries.append(user_message(f"s{turn}", f"a{turn}", "aside"))
+            entries.append(_answer(f"b{turn}", f"s{turn}", 1.0))
+            total += 1.0
+        parent = f"a{turn}"
+    stored = services.import_jsonl(actor=owner, data=session_file(entries)).session
+    client = _client(owner)
+
+    body = _cost(client, stored.pk, at="a79")
+    assert body["branch"]["cost"] == pytest.approx(on_leaf) and body["branch"]["messages"] == 80
+    assert body["session"]["cost"] == pytest.approx(total) and body["abandoned"]["cost"] == pytest.approx(8.0)
+    side = _cost(client, stored.pk, at="b45")
+    expected = sum(round(0.001 * (t + 1), 6) for t in range(46)) + 1.0
+    assert side["branch"]["cost"] == pytest.approx(expected) and side["branch"]["messages"] == 47
