@@ -88,6 +88,9 @@ def test_the_usage_page_charts_cost_per_day_and_model_from_local_files(
     expect(page.locator("#usage-totals")).to_contain_text("$0.700")
     expect(page.locator("#usage-totals")).to_contain_text("in 1 sessions")
 
+    page.goto(f"{server_url}/teams/")
+    expect(page.locator(f'[data-team="{team.pk}"] .team-usage')).to_contain_text("1 shared sessions: $0.700")
+
     # Every file came from the server itself: the chart library is served from the repository.
     assert requested and all(url.startswith(server_url) for url in requested), requested
     assert any(url.endswith(".js") and "uplot" in url.lower() for url in requested)
