@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from bench.django_env import bench_user
-from bench.metrics import Context, Result, at_most, metric
+from bench.metrics import Context, Result, at_most, metric, ratio_at_most
 from bench.metrics.db import big_size, load_session, session_pk
 from bench.metrics.inmemory import median_ms
 
@@ -53,8 +53,18 @@ def costs(ctx: Context) -> list[Result]:
         record(None, session=session, first_seq=0, last_seq=session.next_seq - 1, rows=None)
         recorded_s = time.perf_counter() - started
         transaction.set_rollback(True)
+    with_ms, without_ms = _append_ms(repeat=40 if ctx.quick else 200)
     messages = body["session"]["messages"]
     return [
+        ratio_at_most(
+            "append one assistant message, cost recorded",
+            with_ms,
+            "ms",
+            baseline=without_ms,
+            limit=1.5,
+            against="the same append without the cost receiver",
+            note="median of alternating rounds on one session; the audit's usage rollup runs in both",
+        ),
         at_most(
             f"cost of branch, session and abandoned, {size} session (GET /cost/)",
             cost_ms,
@@ -80,6 +90,44 @@ def costs(ctx: Context) -> list[Result]:
             "transaction",
         ),
     ]
+
+
+def _append_ms(*, repeat: int) -> tuple[float, float]:
+    """Return the median ms of appending one priced assistant answer with and without cost recording."""
+    import statistics
+
+    from piweb.costs.recording import ACTS_ON, record
+    from sessions_app.services import append_entries, create_session
+    from sessions_app.signals import connect_entries_stored, entries_stored
+
+    user = bench_user()
+    session = create_session(actor=user, cwd="/bench/cost-append")
+    answer = {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "provider": "bench",
+            "model": "m",
+            "usage": {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.01}},
+            "stopReason": "stop",
+            "timestamp": 1,
+        },
+    }
+    samples: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        for i in range(repeat):
+            recording = i % 2 == 0
+            if not recording:
+                entries_stored.disconnect(dispatch_uid="piweb-costs")
+            started = time.perf_counter()
+            append_entries(session=session, actor=user, entries=[answer])
+            samples[recording].append((time.perf_counter() - started) * 1000)
+            if not recording:
+                connect_entries_stored(record, dispatch_uid="piweb-costs", acts_on=ACTS_ON)
+    finally:
+        connect_entries_stored(record, dispatch_uid="piweb-costs", acts_on=ACTS_ON)
+    return statistics.median(samples[True]), statistics.median(samples[False])
 
 
 def _recount(connection: object, pk: int) -> None:

@@ -7,7 +7,7 @@ so costs commit or roll back with their entries, whatever the write path (append
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -75,7 +75,7 @@ def record(
     stored = [s for s in found if s is not None]
     if not stored:
         return
-    prices = current_prices()
+    prices = _LazyPrices()
     today = timezone.now().date()
     walker = _PathWalker(session, earlier=first_seq > 0)
     costs: list[tuple[Any, ...]] = []
@@ -209,22 +209,45 @@ _DAY_FIELDS = ("input", "output", "cache_read", "cache_write", "cost", "messages
 
 
 def _merge_days(session: ChatSession, days: dict[tuple[date, str], UsageDay]) -> None:
-    """Add the batch's day totals to the stored ones (the store holds the session's lock)."""
-    existing = UsageDay.objects.filter(
-        session=session, day__in={d for d, _ in days}, model__in={m for _, m in days}
-    )
-    changed: list[UsageDay] = []
-    for row in existing:
-        new = days.pop((row.day, row.model), None)
-        if new is None:
-            continue
-        for name in _DAY_FIELDS:
-            setattr(row, name, getattr(row, name) + getattr(new, name))
-        changed.append(row)
-    if changed:
-        UsageDay.objects.bulk_update(changed, _DAY_FIELDS)
-    if days:
-        UsageDay.objects.bulk_create(days.values())
+    """Add the batch's day totals to the stored ones, in one upsert (PostgreSQL and SQLite alike)."""
+    table = UsageDay._meta.db_table
+    names = ", ".join(_DAY_FIELDS)
+    sets = ", ".join(f"{f} = {table}.{f} + excluded.{f}" for f in _DAY_FIELDS)
+    one = "(%s, %s, %s, " + ", ".join(["%s"] * len(_DAY_FIELDS)) + ")"
+    rows = list(days.values())
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 500):  # SQLite takes a bounded number of parameters
+            chunk = rows[start : start + 500]
+            params: list[Any] = []
+            for row in chunk:
+                params += [session.pk, row.day, row.model, *(getattr(row, f) for f in _DAY_FIELDS)]
+            values = ", ".join([one] * len(chunk))
+            cursor.execute(
+                f"INSERT INTO {table} (session_id, day, model, {names}) VALUES {values} "
+                f"ON CONFLICT (session_id, day, model) DO UPDATE SET {sets}",
+                params,
+            )
+
+
+class _LazyPrices(Mapping[str, Price]):
+    """The configured prices, read only when a message has no recorded cost (most have one)."""
+
+    def __init__(self) -> None:
+        self._prices: dict[str, Price] | None = None
+
+    def _loaded(self) -> dict[str, Price]:
+        if self._prices is None:
+            self._prices = current_prices()
+        return self._prices
+
+    def __getitem__(self, key: str) -> Price:
+        return self._loaded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
 
 
 class _PathWalker:
