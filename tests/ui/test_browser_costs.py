@@ -117,3 +117,11 @@ def test_the_session_page_and_list_show_cost(
     page.locator('.tree-row[data-id="a2"]').click()
     expect(line).to_contain_text("this branch $0.300")
     expect(page.locator('#branch article[data-id="a2"] .cost')).to_have_text("$0.200")
+
+    # A path link's holder sees the cost of that path alone.
+    link = services.create_share_link(session=session, actor=owner, scope="path", entry_id="a2")
+    anonymous = open_browser().new_page()
+    anonymous.goto(f"{server_url}/s/{link.raw_token}/")
+    anonymous.wait_for_selector("body[data-ready=true]")
+    expect(anonymous.locator("#branch-cost")).to_have_text("Cost: this branch $0.300")
+    expect(anonymous.locator('#branch article[data-id="a2"] .cost')).to_have_text("$0.200")
