@@ -213,3 +213,34 @@ def test_a_long_import_with_branches_sums_each_path(owner: Any) -> None:
     side = _cost(client, stored.pk, at="b45")
     expected = sum(round(0.001 * (t + 1), 6) for t in range(46)) + 1.0
     assert side["branch"]["cost"] == pytest.approx(expected) and side["branch"]["messages"] == 47
+
+
+def test_the_cost_request_reads_as_much_for_a_long_session_as_for_a_short_one(
+    owner: Any, session: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    entries, parent = [], None
+    for turn in range(300):
+        entries.append(user_message(f"u{turn}", parent, f"turn {turn}"))
+        entries.append(_answer(f"a{turn}", f"u{turn}", 0.01))
+        parent = f"a{turn}"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "long",
+        "timestamp": "2026-01-02T03:04:05.000Z",
+        "cwd": "/",
+    }
+    long = services.import_jsonl(actor=owner, data=session_file(entries, header)).session
+    client = _client(owner)
+    counts = []
+    for stored, ids in ((session, "a1,a2,a3"), (long, "a297,a298,a299")):
+        _cost(client, stored.pk, entries=ids)  # whatever a first request caches is not counted
+        with CaptureQueriesContext(connection) as queries:
+            body = _cost(client, stored.pk, entries=ids)
+        counts.append(len(queries.captured_queries))
+        assert len(body["messages"]) == 3
+    assert counts[0] == counts[1]
+    assert _cost(client, long.pk)["branch"]["cost"] == pytest.approx(3.0)
