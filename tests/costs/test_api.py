@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from compaction_app.models import CompactionRun, LLMProvider
@@ -218,9 +220,6 @@ def test_a_long_import_with_branches_sums_each_path(owner: Any) -> None:
 def test_the_cost_request_reads_as_much_for_a_long_session_as_for_a_short_one(
     owner: Any, session: Any
 ) -> None:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     entries, parent = [], None
     for turn in range(300):
         entries.append(user_message(f"u{turn}", parent, f"turn {turn}"))
