@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any
 
 import orjson
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction_app.models import LLMProvider
@@ -23,7 +23,7 @@ from sessions_app.models import ChatSession, Entry, Segment
 from .domain import Charge, Price, Source, charge_message, day_of
 from .models import MessageCost, UsageDay
 
-__all__ = ["ACTS_ON", "current_prices", "record"]
+__all__ = ["ACTS_ON", "current_prices", "record", "recount_session"]
 
 ACTS_ON = (("message", "assistant"),)
 
@@ -122,6 +122,23 @@ def _insert(session: ChatSession, costs: list[tuple[Any, ...]]) -> None:
     with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
         for row in costs:
             copy.write_row((session.pk, *row))
+
+
+def recount_session(session_pk: int) -> int:
+    """Record a session's costs again from its entries at today's prices; return its assistant messages.
+
+    For prices set or changed after messages without a recorded cost were stored. Holds SELECT FOR
+    UPDATE on the session row, as the entry store does while it appends, so no batch lands in between.
+    """
+    with transaction.atomic():
+        session = ChatSession.objects.select_for_update().filter(pk=session_pk).first()
+        if session is None:
+            return 0
+        MessageCost.objects.filter(session=session).delete()
+        UsageDay.objects.filter(session=session).delete()
+        if session.next_seq:
+            record(None, session=session, first_seq=0, last_seq=session.next_seq - 1, rows=None)
+        return MessageCost.objects.filter(session=session).count()
 
 
 def _from_row(row: Entry) -> _Stored | None:

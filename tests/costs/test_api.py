@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -243,3 +245,27 @@ def test_the_cost_request_reads_as_much_for_a_long_session_as_for_a_short_one(
         assert len(body["messages"]) == 3
     assert counts[0] == counts[1]
     assert _cost(client, long.pk)["branch"]["cost"] == pytest.approx(3.0)
+
+
+def test_recount_costs_prices_what_had_no_price(owner: Any, session: Any) -> None:
+    client = _client(owner)
+    client.post(
+        f"/api/sessions/{session.pk}/append/",
+        {"entries": [_answer("a4", "a3", None, tokens=1000)]},
+        format="json",
+    )
+    assert _cost(client, session.pk, entries="a4")["messages"]["a4"]["source"] == "unpriced"
+    LLMProvider.objects.create(
+        name="later", base_url="http://x/v1", model_id="m", provider="p", cost_input=1.0
+    )
+    out = StringIO()
+
+    call_command("recount_costs", session=[session.pk], stdout=out)
+
+    body = _cost(client, session.pk, entries="a1,a4")
+    assert body["messages"]["a4"]["source"] == "priced" and body["messages"]["a4"]["cost"] == pytest.approx(
+        0.001
+    )
+    assert body["messages"]["a1"]["cost"] == pytest.approx(0.10)  # recorded costs stay
+    assert body["branch"]["cost"] == pytest.approx(0.501) and body["session"]["unpriced"] == 0
+    assert "4 assistant message(s)" in out.getvalue()
