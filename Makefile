@@ -13,7 +13,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # `make test` ends with `make test-fresh` in CI; FRESH=0 skips it there, FRESH=1 runs it locally too.
 FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
-.PHONY: venv browser pi js-tools js-test js-lint services services-down run worker test test-fresh pytest lint format \
+.PHONY: venv browser pi js-tools vendor-js js-test js-lint services services-down run worker test test-fresh pytest lint format \
 	bench conformance fuzz-pi fuzz-runs clean
 
 venv: $(STAMP)
@@ -177,3 +177,8 @@ fuzz-pi: venv pi
 
 clean: services-down
 	rm -rf .data staticfiles .pytest_cache .ruff_cache
+
+# Browser libraries the pages load are copied from the lockfile's packages into static/vendor/ and
+# committed, so `make run` and a fresh clone serve them without npm. Run after changing their versions.
+vendor-js: js-tools
+	cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css node_modules/uplot/LICENSE static/vendor/uplot/

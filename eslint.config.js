@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { ignores: ["**/node_modules/**", "staticfiles/**", "bench/**", "tests/ui/axe/**", ".venv/**"] },
+  { ignores: ["**/node_modules/**", "staticfiles/**", "bench/**", "tests/ui/axe/**", ".venv/**", "static/vendor/**"] },
   js.configs.recommended,
   {
     files: ["static/**/*.js"],

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
     "accounts_app.apps.AccountsAppConfig",
+    "piweb.costs.apps.CostsConfig",
 ]
 
 MIDDLEWARE = [

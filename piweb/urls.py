@@ -27,6 +27,8 @@ urlpatterns += [
     path("api/", include("compaction_app.api.urls")),
     path("api/", include("piweb.agent.urls")),
     path("api/", include("governance.urls")),
+    path("api/", include("piweb.costs.urls")),
     path("api/", include("sessions_app.api.urls")),
+    path("", include("piweb.costs.page_urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -19,7 +19,7 @@ from django.db.models import Sum
 
 from compaction_app.models import CompactionRun
 from sessions_app.domain.jsjson import parse_json
-from sessions_app.models import ChatSession, Entry, TeamMembership
+from sessions_app.models import ChatSession, Entry, SessionShare
 
 from .models import SessionUsage
 
@@ -82,17 +82,81 @@ def compute_rollup(*, recount: bool = False) -> Rollup:
         models[row.model].add(row.totals)
         overall.add(row.totals)
     names = dict(get_user_model().objects.filter(pk__in=users).values_list("pk", "username"))
-    teams: dict[str, Totals] = defaultdict(Totals)
-    # A team's usage is that of its members' sessions; a member of two teams counts in both.
-    for team, member in TeamMembership.objects.values_list("team__name", "user_id"):
-        if member in users:
-            teams[team].add(users[member])
     return Rollup(
         by_user=_ordered((names.get(pk, f"#{pk}"), totals) for pk, totals in users.items()),
-        by_team=_ordered(teams.items()),
+        by_team=_ordered(_team_totals(recount=recount).items()),
         by_model=_ordered(models.items()),
         overall=overall,
     )
+
+
+def _team_totals(*, recount: bool) -> dict[str, Totals]:
+    """Return each team's usage: that of the sessions shared with it, never its members' other sessions.
+
+    A session shared with two teams counts in both.
+    """
+    shared: dict[int, list[str]] = defaultdict(list)
+    for team, session in SessionShare.objects.filter(session__deleted_at__isnull=True).values_list(
+        "team__name", "session_id"
+    ):
+        shared[session].append(team)
+    teams: dict[str, Totals] = defaultdict(Totals)
+    if not shared:
+        return teams
+    per_session: dict[int, Totals] = defaultdict(Totals)
+    for session, totals in _session_rows(set(shared), recount=recount):
+        per_session[session].add(totals)
+    for session, names in shared.items():
+        for name in names:
+            teams[name].add(per_session.get(session, Totals()))
+    return teams
+
+
+def _session_rows(sessions: set[int], *, recount: bool) -> Iterator[tuple[int, Totals]]:
+    """Yield (session, totals) for the given sessions' assistant messages and summary runs."""
+    if connection.vendor == "postgresql" and not recount:
+        kept = (
+            SessionUsage.objects.filter(session_id__in=sessions)
+            .values("session_id")
+            .annotate(
+                tin=Sum("input"),
+                tout=Sum("output"),
+                cread=Sum("cache_read"),
+                cwrite=Sum("cache_write"),
+                tcost=Sum("cost"),
+                count=Sum("messages"),
+            )
+            .order_by()
+        )
+        for row in kept:
+            yield (
+                row["session_id"],
+                Totals(
+                    int(row["tin"]),
+                    int(row["tout"]),
+                    int(row["cread"]),
+                    int(row["cwrite"]),
+                    float(row["tcost"]),
+                    int(row["count"]),
+                ),
+            )
+    else:
+        rows = (
+            Entry.objects.filter(role="assistant", type="message", session_id__in=sessions)
+            .values_list("session_id", "raw")
+            .iterator(chunk_size=2000)
+        )
+        for session, raw in rows:
+            payload = parse_json(raw)
+            message = payload.get("message") if isinstance(payload, dict) else None
+            if isinstance(message, dict):
+                yield session, _totals(message.get("usage"))
+    runs = CompactionRun.objects.exclude(usage__isnull=True).filter(session_id__in=sessions)
+    for session, usage, cost in runs.values_list("session_id", "usage", "cost").iterator(chunk_size=2000):
+        totals = _totals(usage)
+        if cost is not None:
+            totals.cost = float(cost)
+        yield session, totals
 
 
 def _ordered(items: Iterable[tuple[str, Totals]]) -> list[tuple[str, Totals]]:

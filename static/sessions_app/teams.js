@@ -2,6 +2,7 @@
 // answer invitations. Everything goes through the REST API.
 import { api, clear, el } from "./api.js";
 import { ask, confirmAction } from "./dialogs.js";
+import { money } from "../costs/money.js";
 
 const box = document.getElementById("teams");
 const me = document.querySelector(".topbar .who")?.textContent.trim();
@@ -64,10 +65,14 @@ function teamCard(team) {
       }
     });
   }
+  // A team's usage is that of the sessions shared with it; its owners see it.
+  const usage = owner ? el("p", { class: "team-usage muted small", text: "Usage of the shared sessions: …" }) : null;
+  if (usage) showTeamUsage(team, usage);
   return el(
     "section",
     { class: "card team", dataset: { team: String(team.id) } },
     el("div", { class: "toolbar" }, el("h2", {}, el("a", { href: `/teams/${team.id}/`, text: team.name })), el("span", { class: "tag", text: `you: ${team.role || "member"}` }), el("span", { class: "spacer" }), invite),
+    usage,
     el("div", { class: "table-wrap" }, el("table", { class: "plain" }, el("thead", {}, el("tr", {}, el("th", { text: "Member" }), el("th", { text: "Role" }), el("th", {}, el("span", { class: "visually-hidden", text: "Actions" })))), el("tbody", {}, ...rows))),
     owner ? defaultShareControl(team) : el("p", { class: "small muted", text: team.defaultShare ? `Members' new imported and synced sessions are shared with the team (${team.defaultShare}); unshare one on its page to keep it private.` : "" }),
     owner ? pendingList(team) : null,
@@ -150,6 +155,17 @@ async function loadInvitations() {
         el("button", { type: "button", text: "Decline", onclick: act("decline") }),
       ),
     );
+  }
+}
+
+async function showTeamUsage(team, line) {
+  try {
+    const { body } = await api("GET", `/api/teams/${team.id}/usage/`);
+    const t = body.totals;
+    line.textContent = `Usage of the ${body.sessions.toLocaleString()} shared sessions: ${money(t.cost)} · ${t.tokens.toLocaleString()} tokens · `;
+    line.appendChild(el("a", { href: "/usage/", text: "details" }));
+  } catch {
+    line.textContent = "";
   }
 }
 

@@ -23,6 +23,10 @@ PATHS = {
     "/api/sessions/{id}/labels/": {"post"},
     "/api/sessions/{id}/append/": {"post"},
     "/api/sessions/{id}/export/": {"get"},
+    "/api/sessions/{id}/cost/": {"get"},
+    "/api/usage/": {"get"},
+    "/api/usage/sessions/": {"get"},
+    "/api/teams/{team_id}/usage/": {"get"},
 }
 
 

@@ -15,7 +15,7 @@ from piweb.audit.models import OmittedAttempt
 from piweb.audit.usage import compute_rollup
 from piweb.llm import testserver as script
 from sessions_app import services as session_services
-from sessions_app.models import ActionLog, Team, TeamMembership
+from sessions_app.models import ActionLog, SessionShare, Team, TeamMembership
 from tests.factories import entries, seeded_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -268,6 +268,8 @@ def test_usage_counts_every_branch_and_the_summaries(user, make_provider, server
     other = user("gus")
     team = Team.objects.create(name="platform")
     TeamMembership.objects.create(team=team, user=owner, role="editor")
+    # A team's usage is that of the sessions shared with it: this one is ada's only session.
+    SessionShare.objects.create(session=session, team=team)
     # An abandoned branch: a second answer to the first question that the leaf no longer reaches.
     abandoned = {
         "role": "assistant",

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from piweb.audit.models import SessionUsage
 from piweb.audit.usage import Rollup, Totals, compute_rollup
 from sessions_app import services as session_services
-from sessions_app.models import Entry
-from tests.factories import seeded_session
+from sessions_app.models import Entry, SessionShare, Team, TeamMembership
+from tests.factories import conversation, seeded_session, store
 
 
 def _answer(model: str, tokens: int, cost: float) -> dict:
@@ -90,3 +90,22 @@ def test_the_page_numbers_equal_a_full_recount_in_fixed_queries(user) -> None:
     assert len(many_sessions.captured_queries) == len(one_session.captured_queries)
     assert not any('"raw"' in q["sql"] for q in many_sessions.captured_queries)
     assert imported.pk
+
+
+def test_a_teams_row_counts_its_shared_sessions_only(user) -> None:
+    # Issue 24: a team with one small shared session showed its members' whole history.
+    member = user("max")
+    shared = seeded_session(member, turns=1)
+    session_services.append_entries(session=shared, actor=member, entries=[_answer("m", 10, 0.5)])
+    private = store(member, conversation(1), pi_id="private")
+    session_services.append_entries(session=private, actor=member, entries=[_answer("m", 73_000_000, 90.0)])
+    team = Team.objects.create(name="small")
+    TeamMembership.objects.create(team=team, user=member, role="owner")
+    SessionShare.objects.create(session=shared, team=team)
+    Team.objects.create(name="empty")
+
+    for rollup in (compute_rollup(), compute_rollup(recount=True)):
+        teams = dict(rollup.by_team)
+        assert teams["small"].input == 10 and round(teams["small"].cost, 9) == 0.5
+        assert dict(rollup.by_user)["max"].input > 73_000_000  # the member's own row counts everything
+        assert "empty" not in teams

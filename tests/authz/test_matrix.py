@@ -250,6 +250,21 @@ ROWS = [
         "404 403 403 403 404 403",
     ),
     Row("api/invitations/", "GET", lambda w: "/api/invitations/", "200 200 200 403 200 403"),
+    # Costs: a session's as its entries; my usage is mine alone; a team's for its owners only.
+    Row("api/sessions/<int:pk>/cost/", "GET", s("cost/"), "200 200 200 200 404 403"),
+    Row("api/usage/", "GET", lambda w: "/api/usage/", "200 200 200 403 200 403"),
+    Row(
+        "api/usage/sessions/",
+        "GET",
+        lambda w: f"/api/usage/sessions/?ids={w.session.pk}",
+        "200 200 200 403 200 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/usage/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/usage/",
+        "200 403 403 403 404 403",
+    ),
     Row(
         "api/invitations/<int:invitation_id>/accept/",
         "POST",
@@ -276,6 +291,7 @@ ROWS = [
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
     Row("teams/<int:team_id>/", "GET", lambda w: f"/teams/{w.team.pk}/", "200 200 200 302 404 302"),
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
+    Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state

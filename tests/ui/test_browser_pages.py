@@ -469,6 +469,7 @@ def test_every_page_passes_axe(
             ("import", "/import/"),
             ("links", "/links/"),
             ("teams", "/teams/"),
+            ("usage", "/usage/"),
             ("compare", f"/sessions/{session.pk}/compare/?a=u1&b=a4"),
             ("not-found", "/sessions/999999/"),
         ):

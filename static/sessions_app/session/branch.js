@@ -6,6 +6,7 @@ import { textOf } from "../format.js";
 import { renderEntry } from "../render.js";
 import { authorTag } from "./attribution.js";
 import { clearContext, loadContext } from "./context.js";
+import { showCosts } from "./costs.js";
 import { MarkdownStream } from "./markdown_stream.js";
 import { $, BRANCH_FIRST, BRANCH_STEP, CONTEXT_PAUSE, NEAR, base, cardDecorators, hooks, showError, state } from "./page.js";
 import { pathWindow } from "./paging.js";
@@ -93,6 +94,7 @@ function loadOlder() {
     shownPath.firstDepth = body.firstDepth ?? 0;
     shownPath.hasMore = body.hasMore;
     olderNotice();
+    showCosts(id);
     branchBox.scrollTop += branchBox.scrollHeight - height;
   })()
     .catch((e) => showError(e.message))
@@ -190,6 +192,7 @@ function drawBranch(id, body) {
     if (shownPath.id === id) branchBox.scrollTop = branchBox.scrollHeight;
   });
   fillBranch();
+  showCosts(id);
 }
 
 // ‹ 2/3 › on a message with alternatives: go to the newest tip of the neighbouring branch.

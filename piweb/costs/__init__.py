@@ -1,0 +1,1 @@
+"""What assistant messages cost: per message, per branch, per session, per abandoned branch, team and user."""

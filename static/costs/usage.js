@@ -1,0 +1,69 @@
+// The usage page: totals, a chart of cost per day and model (uPlot, served from static/vendor), a table
+// per model. The numbers come from /api/usage/ (mine) or /api/teams/<id>/usage/ (a team I own).
+import uPlot from "../vendor/uplot/uPlot.esm.js";
+import { api, clear, el, query } from "../sessions_app/api.js";
+import { costSeries, money } from "./money.js";
+
+const COLORS = ["#2f6fdf", "#d9622b", "#2e9e5b", "#a347c2", "#c9a400", "#1b9aaa", "#d1495b", "#6c757d"];
+const scope = document.getElementById("usage-scope");
+const period = document.getElementById("usage-days");
+const box = document.getElementById("usage-chart");
+let chart = null;
+let token = 0;
+
+async function load() {
+  const mine = ++token;
+  const url = scope.value ? `/api/teams/${encodeURIComponent(scope.value)}/usage/` : "/api/usage/";
+  document.getElementById("usage-error").textContent = "";
+  document.getElementById("usage-totals").textContent = "Loading…";
+  try {
+    const { body } = await api("GET", url + query({ days: period.value }));
+    if (mine === token) show(body);
+  } catch (e) {
+    if (mine === token) document.getElementById("usage-error").textContent = e.message;
+  }
+}
+
+function show(body) {
+  const t = body.totals;
+  const unpriced = t.unpriced ? ` · ${t.unpriced.toLocaleString()} without a price` : "";
+  document.getElementById("usage-totals").textContent =
+    `${money(t.cost)} · ${t.tokens.toLocaleString()} tokens · ${t.messages.toLocaleString()} answers and summaries in ${body.sessions.toLocaleString()} sessions${unpriced}`;
+  const rows = document.querySelector("#usage-models tbody");
+  clear(rows);
+  for (const m of body.byModel) {
+    const cells = [m.messages, m.input, m.output, m.cacheRead, m.cacheWrite, m.tokens].map((n) => el("td", { text: n.toLocaleString() }));
+    rows.append(el("tr", { dataset: { model: m.model } }, el("th", { scope: "row", text: m.model }), ...cells, el("td", { class: "cost", text: money(m.cost) })));
+  }
+  draw(body.days);
+}
+
+function draw(days) {
+  if (chart) chart.destroy();
+  chart = null;
+  clear(box);
+  document.getElementById("usage-empty").hidden = days.length > 0;
+  if (!days.length) return;
+  const { models, data } = costSeries(days);
+  const series = [{}, ...models.map((model, i) => ({ label: model, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, value: (u, v) => (v == null ? "" : money(v)) }))];
+  const opts = {
+    width: Math.max(320, box.clientWidth || 800),
+    height: 280,
+    series,
+    // Ticks on whole days at least: the numbers are per day.
+    axes: [{ incrs: [1, 7, 14, 30, 91, 365].map((d) => d * 86400) }, { values: (u, ticks) => ticks.map(money), size: 70 }],
+    scales: { x: { time: true } },
+    // Days are UTC days, as the server counts them.
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+  };
+  chart = new uPlot(opts, data, box);
+  box.dataset.models = String(models.length);
+  box.dataset.points = String(data[0].length);
+}
+
+scope.addEventListener("change", load);
+period.addEventListener("change", load);
+window.addEventListener("resize", () => {
+  if (chart) chart.setSize({ width: Math.max(320, box.clientWidth), height: 280 });
+});
+load();
