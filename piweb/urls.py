@@ -20,5 +20,6 @@ urlpatterns += [
     path("api/", include("compaction_app.api.urls")),
     path("api/", include("piweb.agent.urls")),
     path("api/", include("sessions_app.api.urls")),
+    path("api/", include("discussion.urls")),
     path("", include("sessions_app.urls")),
 ]

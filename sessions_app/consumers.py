@@ -276,6 +276,11 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             self.credentials = Credentials()  # signed out: what is left is the link, checked next
         await self.recheck()
 
+    async def inbox_changed(self, message: dict[str, Any]) -> None:
+        """Pass the user's new unread count to the page (its header shows it)."""
+        if not self.ended:
+            await self.send_json({"type": "inbox", "unread": message.get("unread")})
+
     async def send_state(self, state: SessionState, *, client_seq: int | None) -> None:
         behind = state.last_seq is not None and (client_seq is None or client_seq < state.last_seq)
         await self.send_json(

@@ -376,6 +376,11 @@ class ActionLog(models.Model):
         BRANCH_SUMMARY = "branch_summary"
         CANCEL = "cancel"
         ABORT = "abort"
+        COMMENT_CREATE = "comment_create"
+        COMMENT_EDIT = "comment_edit"
+        COMMENT_DELETE = "comment_delete"
+        COMMENT_RESOLVE = "comment_resolve"
+        COMMENT_REOPEN = "comment_reopen"
 
     class ActorKind(models.TextChoices):
         USER = "user"

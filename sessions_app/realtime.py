@@ -28,6 +28,7 @@ __all__ = [
     "flush",
     "group_name",
     "leaf_moved",
+    "send_to_viewer",
     "session_changed",
     "viewer_group",
 ]
@@ -132,6 +133,14 @@ def access_changed(*, user_id: int, ended: str | None = None) -> None:
         _sender.send(viewer_group(user_id), message)
     except Exception:
         log.warning("access change for user %s was not delivered", user_id, exc_info=True)
+
+
+def send_to_viewer(user_id: int, kind: str, **fields: Any) -> None:
+    """Send a message of ``kind`` (a consumer handler's name, dotted) to every socket of one user."""
+    try:
+        _sender.send(viewer_group(user_id), {"type": kind, **fields})
+    except Exception:
+        log.warning("%s for user %s was not delivered", kind, user_id, exc_info=True)
 
 
 def session_changed(*, session_id: int, last_seq: int) -> None:
