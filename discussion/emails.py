@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.core.mail import EmailMessage, get_connection
+from django.core.mail import EmailMessage, mailers
 
 from .domain.text import snippet
 from .models import Notification
@@ -29,8 +29,7 @@ def send_notification_emails(notification_ids: Sequence[int]) -> int:
     messages = [_message(n) for n in rows if n.recipient.email and n.recipient.is_active]
     if not messages:
         return 0
-    with get_connection(fail_silently=False) as connection:
-        return connection.send_messages(messages) or 0
+    return mailers.default.send_messages(messages) or 0
 
 
 def _message(note: Notification) -> EmailMessage:

@@ -281,20 +281,22 @@ if PIWEB_CELERY_VISIBILITY_TIMEOUT:
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     SILENCED_SYSTEM_CHECKS = ["models.W040"]
 
-# Notification emails (discussion): Django's SMTP backend when EMAIL_HOST is set, else none are sent.
-EMAIL_HOST = ENV.get("EMAIL_HOST", "")
-EMAIL_PORT = int(ENV.get("EMAIL_PORT", "25"))
-EMAIL_HOST_USER = ENV.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = ENV.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = config.env_flag(ENV, "EMAIL_USE_TLS", default=False)
-EMAIL_USE_SSL = config.env_flag(ENV, "EMAIL_USE_SSL", default=False)
-EMAIL_TIMEOUT = float(ENV.get("EMAIL_TIMEOUT", "10"))
-EMAIL_BACKEND = ENV.get(
-    "EMAIL_BACKEND",
-    "django.core.mail.backends.smtp.EmailBackend"
-    if EMAIL_HOST
-    else "django.core.mail.backends.dummy.EmailBackend",
-)
+# Notification emails (discussion), through Django's mailers: SMTP when EMAIL_HOST is set, else none are
+# sent. The environment keeps the familiar EMAIL_* names (README, Configuration).
+_SMTP_OPTIONS = {
+    "host": ENV.get("EMAIL_HOST", ""),
+    "port": int(ENV.get("EMAIL_PORT", "25")),
+    "username": ENV.get("EMAIL_HOST_USER", ""),
+    "password": ENV.get("EMAIL_HOST_PASSWORD", ""),
+    "use_tls": config.env_flag(ENV, "EMAIL_USE_TLS", default=False),
+    "use_ssl": config.env_flag(ENV, "EMAIL_USE_SSL", default=False),
+    "timeout": float(ENV.get("EMAIL_TIMEOUT", "10")),
+}
+MAILERS = {
+    "default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _SMTP_OPTIONS}
+    if _SMTP_OPTIONS["host"]
+    else {"BACKEND": "django.core.mail.backends.dummy.EmailBackend"}
+}
 DEFAULT_FROM_EMAIL = ENV.get("DEFAULT_FROM_EMAIL", "piweb <piweb@localhost>")
 # The address people open piweb at, for links in emails.
 PIWEB_BASE_URL = ENV.get("PIWEB_BASE_URL", "http://localhost:8000")
