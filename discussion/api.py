@@ -29,8 +29,6 @@ MAX_COUNT_IDS = 2000  # entry ids per counts request: more than any page draws a
 def _refusal(exc: Exception) -> Response:
     if isinstance(exc, InvalidComment):
         return error_response(exc.message, status.HTTP_400_BAD_REQUEST, field=exc.field)
-    if isinstance(exc, services.ThreadStateConflict):
-        return error_response(str(exc), status.HTTP_409_CONFLICT)
     raise exc
 
 
@@ -126,7 +124,7 @@ class CommentsView(LinkReadableView):
                 parent_id=data.get("parentId"),
                 grant=grant,
             )
-        except (InvalidComment, services.ThreadStateConflict) as exc:
+        except InvalidComment as exc:
             return _refusal(exc)
         return Response(queries.serialize_comment(comment, request.user.pk), status=status.HTTP_201_CREATED)
 
@@ -142,11 +140,10 @@ def _can_comment(request: Request, grant: access.Access) -> bool:
 class CommentDetailView(SessionAPIView):
     parser_classes = [LimitedJSONParser]
 
-    @extend_schema(
-        request=CommentPatchSerializer, responses={200: CommentSerializer, 409: ErrorSerializer, **ERRORS}
-    )
+    @extend_schema(request=CommentPatchSerializer, responses={200: CommentSerializer, **ERRORS})
     def patch(self, request: Request, comment_id: int) -> Response:
-        """Edit one's own comment (``body``), or resolve or reopen its thread (``resolved``)."""
+        """Edit one's own comment (``body``), or resolve or reopen its thread (``resolved``; asking for the
+        state it is already in changes nothing)."""
         data = parse(CommentPatchSerializer, request.data)
         if ("body" in data) == ("resolved" in data):
             return error_response("Send either body (to edit) or resolved (to resolve or reopen).", 400)
@@ -157,7 +154,7 @@ class CommentDetailView(SessionAPIView):
                 comment = services.resolve_thread(actor=request.user, comment_id=comment_id)
             else:
                 comment = services.reopen_thread(actor=request.user, comment_id=comment_id)
-        except (InvalidComment, services.ThreadStateConflict) as exc:
+        except InvalidComment as exc:
             return _refusal(exc)
         return Response(queries.serialize_comment(comment, request.user.pk))
 

@@ -26,7 +26,6 @@ from .models import Comment, EmailChoice, Notification, NotificationPreference
 
 __all__ = [
     "CommentNotFound",
-    "ThreadStateConflict",
     "delete_comment",
     "edit_comment",
     "export_comments",
@@ -42,10 +41,6 @@ Action = ActionLog.Action
 
 class CommentNotFound(EntryNotFound):
     """No comment with that id that this caller may see (answered 404 like a missing entry)."""
-
-
-class ThreadStateConflict(Exception):
-    """The thread is already in the state asked for (answered 409)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +165,8 @@ def delete_comment(*, actor: Actor, comment_id: int) -> Comment:
 
 
 def resolve_thread(*, actor: Actor, comment_id: int) -> Comment:
-    """Mark the thread holding ``comment_id`` resolved; any signed-in reader may."""
+    """Mark the thread holding ``comment_id`` resolved (already resolved: unchanged); any signed-in reader
+    may."""
     return _set_resolved(actor, comment_id, resolved=True)
 
 
@@ -185,9 +181,8 @@ def _set_resolved(actor: Actor, comment_id: int, *, resolved: bool) -> Comment:
     with transaction.atomic():
         root = Comment.objects.select_for_update().get(pk=root_id)
         if (root.resolved_at is not None) == resolved:
-            raise ThreadStateConflict(
-                "The thread is already resolved." if resolved else "The thread is already open."
-            )
+            # Already so (two people resolving at once): nothing to write, both are answered alike.
+            return root
         root.resolved_at = timezone.now() if resolved else None
         root.resolved_by = actor_name(actor)[:150] if resolved else ""
         root.save(update_fields=["resolved_at", "resolved_by"])
