@@ -21,5 +21,6 @@ urlpatterns += [
     path("api/", include("piweb.agent.urls")),
     path("api/", include("sessions_app.api.urls")),
     path("api/", include("discussion.urls")),
+    path("", include("discussion.page_urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -246,6 +246,7 @@ ROWS = [
     ),
     Row("links/", "GET", lambda w: "/links/", "200 200 200 302 200 302"),
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
+    Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state

@@ -21,6 +21,7 @@ export async function select(id, { fromTree = false, show = false } = {}) {
   const token = ++state.selectToken;
   $("selected-info").textContent = id;
   hooks.updateActions();
+  document.dispatchEvent(new CustomEvent("piweb:selected", { detail: { id } }));
   // The branch first, then the context: the click answers with the branch, and its small request does
   // not share the server (or this page's main thread) with the projection, slow on a long path.
   // Callers that need the context wait for state.contextLoaded.

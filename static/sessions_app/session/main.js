@@ -5,6 +5,7 @@ import { initContinueInPi } from "../continue_in_pi.js";
 import { initSharing } from "../sharing.js";
 import { initActions, openNavigate, updateActions } from "./actions.js";
 import { initBranch, select } from "./branch.js";
+import { initComments } from "./comments.js";
 import { initComposer, setEditor } from "./composer.js";
 import { initContext } from "./context.js";
 import { catchUp, initLive } from "./live.js";
@@ -25,6 +26,7 @@ initLive();
 initShortcuts();
 initContinueInPi({ sessionId: cfg.session, onError: showError });
 initSharing(cfg.session);
+initComments(tree);
 
 async function start() {
   const handedBack = sessionStorage.getItem(`piweb-editor-${cfg.session}`);
