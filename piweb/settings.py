@@ -281,10 +281,11 @@ if PIWEB_CELERY_VISIBILITY_TIMEOUT:
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     SILENCED_SYSTEM_CHECKS = ["models.W040"]
 
-# Notification emails (discussion), through Django's mailers: SMTP when EMAIL_HOST is set, else none are
-# sent. The environment keeps the familiar EMAIL_* names (README, Configuration).
+# Notification emails (discussion), through Django's mailers over SMTP (localhost:25 unless EMAIL_HOST
+# says otherwise, as Django's own default). An unreachable server costs the email, never the comment.
+# The environment keeps the familiar EMAIL_* names (README, Configuration).
 _SMTP_OPTIONS = {
-    "host": ENV.get("EMAIL_HOST", ""),
+    "host": ENV.get("EMAIL_HOST", "localhost"),
     "port": int(ENV.get("EMAIL_PORT", "25")),
     "username": ENV.get("EMAIL_HOST_USER", ""),
     "password": ENV.get("EMAIL_HOST_PASSWORD", ""),
@@ -292,11 +293,7 @@ _SMTP_OPTIONS = {
     "use_ssl": config.env_flag(ENV, "EMAIL_USE_SSL", default=False),
     "timeout": float(ENV.get("EMAIL_TIMEOUT", "10")),
 }
-MAILERS = {
-    "default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _SMTP_OPTIONS}
-    if _SMTP_OPTIONS["host"]
-    else {"BACKEND": "django.core.mail.backends.dummy.EmailBackend"}
-}
+MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _SMTP_OPTIONS}}
 DEFAULT_FROM_EMAIL = ENV.get("DEFAULT_FROM_EMAIL", "piweb <piweb@localhost>")
 # The address people open piweb at, for links in emails.
 PIWEB_BASE_URL = ENV.get("PIWEB_BASE_URL", "http://localhost:8000")

@@ -32,3 +32,21 @@ def test_a_mention_arrives_by_smtp(crew: Crew, settings: Any) -> None:
     text = first.get_payload(decode=True).decode()
     assert "does this hold?" in text
     assert f"https://piweb.example.test/sessions/{crew.session.pk}/#entry=a2" in text
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_tasks")
+def test_an_unreachable_mail_server_costs_the_email_not_the_comment(crew: Crew, settings: Any) -> None:
+    from tests.discussion.smtp import free_port
+
+    settings.MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {"host": "127.0.0.1", "port": free_port(), "timeout": 2},  # nothing listens there
+        }
+    }
+    response = crew.client(crew.owner).post(
+        crew.url, {"entryId": "a2", "body": "@eddie still here?"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    assert crew.client(crew.editor).get("/api/inbox/").json()["unread"] == 1
