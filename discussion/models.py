@@ -18,7 +18,8 @@ class Comment(models.Model):
     its text kept for admins) so the thread around it still reads in order.
     """
 
-    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+")
+    # Indexed by comment_entry_idx, which starts with the session.
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     entry_id = models.CharField(max_length=255)
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="replies"

@@ -27,6 +27,7 @@ METRIC_MODULES = (
     "bench.metrics.runs",
     "bench.metrics.sync",
     "bench.metrics.teamday",
+    "bench.metrics.comments",
 )
 
 
