@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from sessions_app import access
 from sessions_app.api.errors import error_response
@@ -137,9 +138,13 @@ def _can_comment(request: Request, grant: access.Access) -> bool:
     return True
 
 
-class CommentDetailView(SessionAPIView):
+class PersonalAPIView(APIView):
+    """A signed-in caller's own things (a comment, the inbox): no session in the path, no object lookup."""
+
     parser_classes = [LimitedJSONParser]
 
+
+class CommentDetailView(PersonalAPIView):
     @extend_schema(request=CommentPatchSerializer, responses={200: CommentSerializer, **ERRORS})
     def patch(self, request: Request, comment_id: int) -> Response:
         """Edit one's own comment (``body``), or resolve or reopen its thread (``resolved``; asking for the
@@ -165,8 +170,13 @@ class CommentDetailView(SessionAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class CommentExportSerializer(serializers.Serializer[Any]):
+    session = serializers.IntegerField()
+    threads = ThreadSerializer(many=True, help_text="Every visible thread, by entry id then time")
+
+
 class CommentExportView(LinkReadableView):
-    @extend_schema(responses={200: ThreadSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: CommentExportSerializer, **ERRORS})
     def get(self, request: Request, pk: int) -> HttpResponse:
         """Download every comment thread the caller may see, as JSON (the session file never holds them)."""
         grant = self.access(pk)
@@ -186,6 +196,7 @@ class PersonSerializer(serializers.Serializer[Any]):
 
 
 class MentionPeopleView(SessionAPIView):
+    pagination_class = None  # at most 20 names, by prefix
     @extend_schema(parameters=[PeopleQuerySerializer], responses={200: PersonSerializer(many=True), **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         """List the people who can read the session (and so can be mentioned), by username prefix."""
@@ -227,7 +238,7 @@ class InboxSettingsSerializer(serializers.Serializer[Any]):
     email = serializers.ChoiceField(choices=EmailChoice.choices)
 
 
-class InboxView(SessionAPIView):
+class InboxView(PersonalAPIView):
     @extend_schema(responses={200: InboxSerializer})
     def get(self, request: Request) -> Response:
         """List my inbox: comments that mention me or answer threads I am in, newest first."""
@@ -265,20 +276,20 @@ def _item(note: Notification) -> dict[str, Any]:
     }
 
 
-class InboxReadView(SessionAPIView):
+class InboxReadView(PersonalAPIView):
     @extend_schema(request=InboxReadSerializer, responses={200: InboxSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         """Mark inbox lines read (``ids``, or ``all``); answers the unread count left."""
-        data = self.valid(InboxReadSerializer, request.data)
+        data = parse(InboxReadSerializer, request.data)
         if "ids" not in data and not data["all"]:
             return error_response("Send ids (the lines to mark read) or all: true.", 400)
         unread = services.mark_read(actor=request.user, ids=None if data["all"] else data["ids"])
         return Response({"unread": unread})
 
 
-class InboxSettingsView(SessionAPIView):
+class InboxSettingsView(PersonalAPIView):
     @extend_schema(request=InboxSettingsSerializer, responses={200: InboxSettingsSerializer, **ERRORS})
     def put(self, request: Request) -> Response:
         """Choose which notifications reach me by email: all, mentions only, or none."""
-        data = self.valid(InboxSettingsSerializer, request.data)
+        data = parse(InboxSettingsSerializer, request.data)
         return Response({"email": services.set_email_choice(actor=request.user, choice=data["email"])})
