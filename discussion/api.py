@@ -197,6 +197,7 @@ class PersonSerializer(serializers.Serializer[Any]):
 
 class MentionPeopleView(SessionAPIView):
     pagination_class = None  # at most 20 names, by prefix
+
     @extend_schema(parameters=[PeopleQuerySerializer], responses={200: PersonSerializer(many=True), **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         """List the people who can read the session (and so can be mentioned), by username prefix."""
@@ -293,3 +294,25 @@ class InboxSettingsView(PersonalAPIView):
         """Choose which notifications reach me by email: all, mentions only, or none."""
         data = parse(InboxSettingsSerializer, request.data)
         return Response({"email": services.set_email_choice(actor=request.user, choice=data["email"])})
+
+
+class TeamDiscussionSerializer(serializers.Serializer[Any]):
+    viewersMayComment = Flag(help_text="The team's viewers may comment on sessions shared with it")
+    canChange = serializers.BooleanField(read_only=True, help_text="The caller owns the team")
+
+
+class TeamDiscussionView(PersonalAPIView):
+    @extend_schema(responses={200: TeamDiscussionSerializer, **ERRORS})
+    def get(self, request: Request, team_id: int) -> Response:
+        """Say whether the team's viewers may comment (any member may ask)."""
+        allowed, owner = services.viewers_may_comment(actor=request.user, team_id=team_id)
+        return Response({"viewersMayComment": allowed, "canChange": owner})
+
+    @extend_schema(request=TeamDiscussionSerializer, responses={200: TeamDiscussionSerializer, **ERRORS})
+    def put(self, request: Request, team_id: int) -> Response:
+        """Let the team's viewers comment, or not (the team's owners decide)."""
+        data = parse(TeamDiscussionSerializer, request.data)
+        allowed = services.set_viewers_may_comment(
+            actor=request.user, team_id=team_id, allowed=data["viewersMayComment"]
+        )
+        return Response({"viewersMayComment": allowed, "canChange": True})

@@ -22,7 +22,7 @@ from sessions_app.services import record_action
 
 from . import live, rules
 from .domain.text import InvalidComment, check_body, mentioned_names
-from .models import Comment, EmailChoice, Notification, NotificationPreference
+from .models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
 
 __all__ = [
     "CommentNotFound",
@@ -34,6 +34,8 @@ __all__ = [
     "reopen_thread",
     "resolve_thread",
     "set_email_choice",
+    "set_viewers_may_comment",
+    "viewers_may_comment",
 ]
 
 Action = ActionLog.Action
@@ -334,3 +336,20 @@ def export_comments(*, actor: Actor, grant: access.Access) -> list[dict[str, obj
     with transaction.atomic():
         record_action(actor=actor, action=Action.EXPORT, session=grant.session, comments=True)
     return threads
+
+
+def set_viewers_may_comment(*, actor: Actor, team_id: int, allowed: bool) -> bool:
+    """Let a team's viewers comment on the sessions shared with it, or not; only its owners may."""
+    team = access.team_of(user_of(actor), team_id, owner=True)
+    with transaction.atomic():
+        TeamDiscussion.objects.update_or_create(team=team, defaults={"viewers_may_comment": allowed})
+        record_action(actor=actor, action=Action.SETTINGS, session=None, team=team, viewersMayComment=allowed)
+    return allowed
+
+
+def viewers_may_comment(*, actor: Actor, team_id: int) -> tuple[bool, bool]:
+    """Return whether the team's viewers may comment, and whether the actor may change it (members only)."""
+    user = user_of(actor)
+    team = access.team_of(user, team_id, owner=False)
+    allowed = TeamDiscussion.objects.filter(team=team).values_list("viewers_may_comment", flat=True).first()
+    return (True if allowed is None else allowed), access.team_role(user, team) == "owner"

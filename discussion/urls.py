@@ -16,4 +16,5 @@ urlpatterns = [
     path("inbox/", api.InboxView.as_view(), name="inbox"),
     path("inbox/read/", api.InboxReadView.as_view(), name="inbox-read"),
     path("inbox/settings/", api.InboxSettingsView.as_view(), name="inbox-settings"),
+    path("teams/<int:team_id>/discussion/", api.TeamDiscussionView.as_view(), name="team-discussion"),
 ]

@@ -368,6 +368,10 @@ def rest_comment_reopen(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.patch(f"/api/comments/{pk}/", {"resolved": False}, format="json"))
 
 
+def rest_viewers_may_comment(w: World) -> None:
+    _ok(w.client.put(f"/api/teams/{w.team.pk}/discussion/", {"viewersMayComment": False}, format="json"))
+
+
 def rest_comment_export(w: World) -> Callable[[], None]:
     _comment(w)
     return lambda: _ok(w.client.get(f"/api/sessions/{w.session.pk}/comments/export/"))
@@ -416,6 +420,7 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_comment_resolve, A.COMMENT_RESOLVE, USER),
     ("rest", rest_comment_reopen, A.COMMENT_REOPEN, USER),
     ("rest", rest_comment_export, A.EXPORT, USER),
+    ("rest", rest_viewers_may_comment, A.SETTINGS, USER),
     ("sync", sync_push, A.SYNC, USER),
     ("task", task_purge, A.PURGE, "purge-worker"),
     ("task", task_sweep, A.PURGE, "purge-worker"),
@@ -428,6 +433,7 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("admin", admin_delete_session, A.DELETE, STAFF),
     ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
 ]
+
 
 def _param(adapter: str, act: Callable[[World], Any], action: str, actor: str) -> Any:
     return pytest.param(act, action, actor, id=f"{adapter}-{act.__name__}")

@@ -225,6 +225,19 @@ ROWS = [
         lambda w: f"/api/comments/{w.comment.pk}/",
         "204 403 403 403 404 403",
     ),
+    Row(
+        "api/teams/<int:team_id>/discussion/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/discussion/",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/discussion/",
+        "PUT",
+        lambda w: f"/api/teams/{w.team.pk}/discussion/",
+        "200 403 403 403 404 403",
+        {"viewersMayComment": True},
+    ),
     Row("api/inbox/", "GET", lambda w: "/api/inbox/", "200 200 200 403 200 403"),
     Row("api/inbox/read/", "POST", lambda w: "/api/inbox/read/", "200 200 200 403 200 403", {"all": True}),
     Row(

@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 
 from discussion.domain.text import MAX_COMMENT_CHARS
-from discussion.models import Comment, Notification, TeamDiscussion
+from discussion.models import Comment, Notification
 from sessions_app import services
 from sessions_app.models import ActionLog
 
@@ -164,7 +164,12 @@ def test_any_reader_resolves_and_reopens_a_thread(crew: Crew) -> None:
 
 def test_whether_viewers_comment_is_the_teams_choice(crew: Crew) -> None:
     assert post(crew, crew.viewer, entryId="a2", body="may I?").status_code == 201
-    TeamDiscussion.objects.create(team=crew.team, viewers_may_comment=False)
+    setting = f"/api/teams/{crew.team.pk}/discussion/"
+    assert crew.client(crew.viewer).get(setting).json() == {"viewersMayComment": True, "canChange": False}
+    refused = crew.client(crew.editor).put(setting, {"viewersMayComment": False}, format="json")
+    assert refused.status_code == 403  # only the team's owners decide
+    changed = crew.client(crew.owner).put(setting, {"viewersMayComment": False}, format="json")
+    assert changed.json() == {"viewersMayComment": False, "canChange": True}
     refused = post(crew, crew.viewer, entryId="a2", body="and now?")
     assert refused.status_code == 403 and "turned that off" in refused.json()["error"]
     assert crew.client(crew.viewer).get(crew.url).json()["canComment"] is False

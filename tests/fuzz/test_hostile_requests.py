@@ -92,6 +92,7 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/comments/<int:comment_id>/", "patch"): {"resolved": True},
     ("api/inbox/read/", "post"): {"all": True},
     ("api/inbox/settings/", "put"): {"email": "mentions"},
+    ("api/teams/<int:team_id>/discussion/", "put"): {"viewersMayComment": False},
 }
 
 

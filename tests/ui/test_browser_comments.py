@@ -199,3 +199,31 @@ def test_two_people_discuss_a_node_live(
     TIMINGS.parent.mkdir(parents=True, exist_ok=True)
     TIMINGS.write_text("".join(f"{k}: {v} ms\n" for k, v in timings.items()))
     print(timings)
+
+
+def test_a_team_owner_turns_viewers_comments_off_on_the_teams_page(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    olga, vera = account("olga"), account("vera")
+    team = Team.objects.create(name="crew")
+    TeamMembership.objects.create(team=team, user=olga, role="owner")
+    TeamMembership.objects.create(team=team, user=vera, role="viewer")
+    session = services.import_jsonl(actor=olga, data=session_file(small_tree()), filename="s.jsonl").session
+    services.share_with_team(session=session, team=team, access="viewer", actor=olga)
+
+    page = sign_in(open_browser(), "olga")
+    page.goto(f"{server_url}/teams/")
+    switch = page.locator(f'section.team[data-team="{team.pk}"] .viewers-comment input')
+    expect(switch).to_be_checked()
+    switch.uncheck()
+    expect(page.locator(f'section.team[data-team="{team.pk}"] .viewers-comment')).to_contain_text(
+        "Only owners and editors comment now."
+    )
+
+    viewer = sign_in(open_browser(), "vera")
+    viewer.goto(f"{server_url}/sessions/{session.pk}/#entry=a2")
+    viewer.wait_for_selector("body[data-ready=true]")
+    expect(viewer.locator("#comments")).to_be_visible()
+    expect(viewer.locator("#comment-form")).to_be_hidden()  # reads, cannot write
+    viewer.goto(f"{server_url}/teams/")
+    expect(viewer.locator(f'section.team[data-team="{team.pk}"] .viewers-comment input')).to_be_disabled()
