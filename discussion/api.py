@@ -244,11 +244,7 @@ class InboxView(PersonalAPIView):
     def get(self, request: Request) -> Response:
         """List my inbox: comments that mention me or answer threads I am in, newest first."""
         user = request.user
-        rows = (
-            Notification.objects.filter(recipient=user, session__deleted_at__isnull=True)
-            .select_related("comment", "session")
-            .order_by("-created_at", "-pk")[:50]
-        )
+        rows = queries.inbox_of(user).select_related("comment", "session").order_by("-created_at", "-pk")[:50]
         choice = NotificationPreference.objects.filter(user=user).values_list("email", flat=True).first()
         return Response(
             {

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
 from sessions_app import link_scope, rendering
 from sessions_app.access import Access
+from sessions_app.models import ChatSession
 
 from .domain.text import snippet
 from .models import Comment, Notification
@@ -23,6 +25,7 @@ __all__ = [
     "comment_counts",
     "comment_hits",
     "export_threads",
+    "inbox_of",
     "serialize_comment",
     "threads_of",
     "unread_count",
@@ -133,6 +136,13 @@ def comment_hits(grant: Access, text: str) -> list[dict[str, Any]]:
     ]
 
 
+def inbox_of(user: Any) -> QuerySet[Notification]:
+    """Return the user's inbox lines on sessions they can still read (a lost share hides its lines)."""
+    readable = ChatSession.objects.visible_to(user).values("pk")
+    return Notification.objects.filter(recipient=user, session__in=readable)
+
+
 def unread_count(user_id: int) -> int:
     """Return how many of the user's inbox lines are unread."""
-    return Notification.objects.filter(recipient_id=user_id, read_at__isnull=True).count()
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    return inbox_of(user).filter(read_at__isnull=True).count() if user is not None else 0

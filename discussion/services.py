@@ -23,6 +23,7 @@ from sessions_app.services import record_action
 from . import live, rules
 from .domain.text import InvalidComment, check_body, mentioned_names
 from .models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
+from .queries import unread_count
 
 __all__ = [
     "CommentNotFound",
@@ -205,13 +206,13 @@ def mark_read(*, actor: Actor, ids: Iterable[int] | None) -> int:
     user = user_of(actor)
     if user is None:
         raise access.NotSignedIn()
-    unread = Notification.objects.filter(recipient=user, read_at__isnull=True)
+    unread = Notification.objects.filter(recipient=user, read_at__isnull=True)  # hidden lines too
     if ids is not None:
         unread = unread.filter(pk__in=list(ids))
     with transaction.atomic():
         unread.update(read_at=timezone.now())
         transaction.on_commit(partial(live.announce_inbox, [user.pk]))
-    return Notification.objects.filter(recipient=user, read_at__isnull=True).count()
+    return unread_count(user.pk)
 
 
 def set_email_choice(*, actor: Actor, choice: str) -> str:

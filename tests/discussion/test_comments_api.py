@@ -250,3 +250,23 @@ def test_every_comment_change_is_in_the_action_log(crew: Crew) -> None:
     assert actions == [
         ("comment_create", {"comment": root["id"], "entry": "a2", "thread": root["id"], "mentions": []})
     ]
+
+
+def test_an_inbox_hides_lines_of_a_session_its_owner_can_no_longer_read(crew: Crew) -> None:
+    post(crew, crew.owner, entryId="a2", body="@vera a secret plan")
+    assert crew.client(crew.viewer).get("/api/inbox/").json()["unread"] == 1
+    services.unshare_with_team(session=crew.session, team=crew.team, actor=crew.owner)
+    inbox = crew.client(crew.viewer).get("/api/inbox/").json()
+    assert inbox == {"unread": 0, "email": "mentions", "items": []}
+
+
+def test_an_edit_notifies_only_the_people_it_newly_mentions(crew: Crew) -> None:
+    mine = post(crew, crew.owner, entryId="a2", body="@eddie first").json()
+    edited = crew.client(crew.owner).patch(
+        f"/api/comments/{mine['id']}/", {"body": "@eddie and @vera"}, format="json"
+    )
+    assert edited.json()["mentions"] == ["eddie", "vera"]
+    assert crew.client(crew.editor).get("/api/inbox/").json()["unread"] == 1
+    assert crew.client(crew.viewer).get("/api/inbox/").json()["unread"] == 1
+    refused = crew.client(crew.owner).patch(f"/api/comments/{mine['id']}/", {"body": "@oscar"}, format="json")
+    assert refused.status_code == 400 and "@oscar" in refused.json()["error"]

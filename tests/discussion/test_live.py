@@ -67,3 +67,30 @@ def test_a_comment_reaches_members_live_and_the_mentioned_users_inbox_count(crew
             await ws.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_tree_link_hears_which_thread_changed_but_not_its_text(crew: Crew) -> None:
+    tree_link = session_services.create_share_link(session=crew.session, actor=crew.owner)
+    linked = socket(crew.session.pk, link=tree_link.raw_token)
+
+    async def scenario() -> None:
+        connected, _ = await linked.connect(timeout=5)
+        assert connected
+        await next_of(linked, "state")
+        comment = await database_sync_to_async(services.post_comment)(
+            actor=crew.owner, session=crew.session, entry_id="a2", body="private words"
+        )
+        await database_sync_to_async(realtime.flush)()
+        event = await next_of(linked, "event")
+        assert event == {
+            "type": "event",
+            "event": "comment",
+            "session": crew.session.pk,
+            "entryId": "a2",
+            "threadId": comment.pk,
+            "commentId": comment.pk,
+            "change": "created",
+        }
+        await linked.disconnect()
+
+    async_to_sync(scenario)()
