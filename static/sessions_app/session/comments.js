@@ -5,7 +5,7 @@
 // the counts and threads are then read again over HTTP.
 import { api, clear, el, query } from "../api.js";
 import { html } from "../render.js";
-import { $, base, cfg, showError, state } from "./page.js";
+import { $, base, cfg, hooks, showError, state } from "./page.js";
 
 const url = `${base}/comments/`;
 const COUNTS_BATCH = 500; // ids per counts request
@@ -296,7 +296,28 @@ function attachMentions(textarea) {
   textarea.addEventListener("blur", () => setTimeout(close, 150));
 }
 
+// The session search's comment hits, listed above the tree; a click opens the entry they are on.
+function showCommentHits({ query: text, body }) {
+  const list = clear($("comment-hits"));
+  const found = (text && body.comments) || [];
+  list.hidden = !found.length;
+  for (const hit of found) {
+    list.appendChild(
+      el(
+        "li",
+        {},
+        el(
+          "button",
+          { type: "button", class: "link comment-hit", dataset: { entry: hit.entryId }, onclick: () => hooks.select(hit.entryId) },
+          `💬 ${hit.author}: ${hit.snippet}`,
+        ),
+      ),
+    );
+  }
+}
+
 export function initComments(treeView) {
+  document.addEventListener("piweb:search", (event) => showCommentHits(event.detail));
   tree = treeView;
   tree.decorators.push(badge);
   tree.filters.set("open-threads", (node) => Boolean(openEntries && openEntries.has(node.id)));
