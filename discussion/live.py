@@ -23,4 +23,4 @@ def announce_comment(*, session_id: int, entry_id: str, thread_id: int, comment_
 def announce_inbox(user_ids: Iterable[int]) -> None:
     """Send each user's new unread count to every page they have open."""
     for user_id in set(user_ids):
-        realtime.send_to_viewer(user_id, "inbox.changed", unread=unread_count(user_id))
+        realtime.inbox_changed(user_id=user_id, unread=unread_count(user_id))

@@ -168,6 +168,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         groups = [self.group]
         if self.credentials.user_id is not None:
             groups.append(realtime.viewer_group(self.credentials.user_id))
+            groups.append(realtime.inbox_group(self.credentials.user_id))
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
             self.joined.append(group)
