@@ -6,6 +6,7 @@ commit (the session's sockets, the recipients' inboxes, then the emails, queued)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 Action = ActionLog.Action
+log = logging.getLogger(__name__)
 
 
 class CommentNotFound(EntryNotFound):
@@ -323,10 +325,9 @@ def _announce(comment: Comment, change: str, inbox: list[int], emailed: list[int
         try:
             send_notification_emails.delay(emailed)
         except Exception:
-            # The comment is stored and the inbox has it; a broker outage costs only the email.
-            import logging
-
-            logging.getLogger(__name__).warning("could not queue notification emails", exc_info=True)
+            # The comment is stored and the inbox has it: a broker outage (or, with tasks run inline, an
+            # unreachable mail server) costs only the email.
+            log.warning("notification emails %s were not sent", emailed, exc_info=True)
 
 
 def export_comments(*, actor: Actor, grant: access.Access) -> list[dict[str, object]]:
