@@ -1,5 +1,5 @@
 """The read side of discussions, always through a viewer's grant: a path or frozen link sees only the
-comments on the entries in its scope.
+comments on the entries in its scope, and a frozen link only those written before it was made.
 
 A session page asks for counts of the nodes it draws and for one node's threads when it is opened, so a
 session with many comments opens as fast as one without.
@@ -40,6 +40,9 @@ def visible_comments(grant: Access) -> QuerySet[Comment]:
     query = Comment.objects.filter(session=grant.session)
     if grant.restricted:
         query = query.filter(entry_id__in=link_scope.scoped_entries(grant).values("entry_id"))
+    if grant.link is not None and grant.link.frozen_seq is not None:
+        # A frozen link shows the session as it was when the link was made: later threads are not part of it.
+        query = query.filter(created_at__lte=grant.link.created_at)
     return query
 
 

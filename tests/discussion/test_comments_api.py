@@ -270,3 +270,15 @@ def test_an_edit_notifies_only_the_people_it_newly_mentions(crew: Crew) -> None:
     assert crew.client(crew.viewer).get("/api/inbox/").json()["unread"] == 1
     refused = crew.client(crew.owner).patch(f"/api/comments/{mine['id']}/", {"body": "@oscar"}, format="json")
     assert refused.status_code == 400 and "@oscar" in refused.json()["error"]
+
+
+def test_a_frozen_link_sees_the_comments_written_before_it_was_made(crew: Crew) -> None:
+    from rest_framework.test import APIClient
+
+    post(crew, crew.owner, entryId="a2", body="before the freeze")
+    link = services.create_share_link(session=crew.session, actor=crew.owner, frozen=True)
+    post(crew, crew.owner, entryId="a2", body="after the freeze")
+    threads = (
+        APIClient().get(crew.url, {"entryId": "a2"}, HTTP_X_SHARE_TOKEN=link.raw_token).json()["threads"]
+    )
+    assert [t["body"] for t in threads] == ["before the freeze"]
