@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
-from django.db import connection
 from playwright.sync_api import expect
 
 from discussion.models import Comment
@@ -34,7 +33,7 @@ TIMINGS = REPO / "test-artifacts" / "comments-timings.txt"
 
 
 @pytest.fixture(scope="module")
-def mail_server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[tuple[str, Inbox]]:
+def mail_server(django_db_setup: Any) -> Iterator[tuple[str, Inbox]]:
     """Serve piweb with daphne on a free port, sending its email to an SMTP server on loopback."""
     with smtp_server() as (smtp_port, received):
         port = free_port()
@@ -72,12 +71,8 @@ def mail_server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[tuple[
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+            # Its connections end with the process; the suite's own server and this process keep theirs.
             log.close()
-            with django_db_blocker.unblock(), connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                )
 
 
 class socket_to:
