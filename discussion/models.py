@@ -29,6 +29,8 @@ class Comment(models.Model):
     )
     author_name = models.CharField(max_length=150, help_text="Kept when the user is deleted")
     body = models.TextField()
+    # Rendered once when written (the message sanitizer is not cheap), not on every read of a thread.
+    html = models.TextField(blank=True, default="", help_text="The body rendered and sanitized")
     mentions = models.JSONField(default=list, blank=True, help_text="Usernames mentioned, as resolved")
     created_at = models.DateTimeField(auto_now_add=True)
     edited_at = models.DateTimeField(null=True, blank=True)

@@ -80,7 +80,7 @@ def serialize_comment(comment: Comment, viewer_id: int | None = None) -> dict[st
         "parentId": comment.parent_id,
         "author": comment.author_name,
         "body": "" if deleted else comment.body,
-        "html": "" if deleted else rendering.render_markdown(comment.body),
+        "html": "" if deleted else (comment.html or rendering.render_markdown(comment.body)),
         "mentions": [] if deleted else list(comment.mentions),
         "createdAt": comment.created_at.isoformat(),
         "editedAt": comment.edited_at.isoformat() if comment.edited_at else None,

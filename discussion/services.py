@@ -14,7 +14,7 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
-from sessions_app import access
+from sessions_app import access, rendering
 from sessions_app.actors import Actor, actor_name, user_of
 from sessions_app.domain.storable import MAX_ID_CHARS
 from sessions_app.models import ActionLog, ChatSession
@@ -92,6 +92,7 @@ def post_comment(
             author=author,
             author_name=actor_name(actor)[:150],
             body=text,
+            html=rendering.render_markdown(text),
             mentions=[u.get_username() for u in mentioned],
         )
         people = _thread_people(root, session) if root is not None else []
@@ -123,9 +124,10 @@ def edit_comment(*, actor: Actor, comment_id: int, body: object) -> Comment:
     with transaction.atomic():
         comment = Comment.objects.select_for_update().get(pk=comment.pk)
         comment.body = text
+        comment.html = rendering.render_markdown(text)
         comment.mentions = [u.get_username() for u in mentioned]
         comment.edited_at = timezone.now()
-        comment.save(update_fields=["body", "mentions", "edited_at"])
+        comment.save(update_fields=["body", "html", "mentions", "edited_at"])
         new = [u for u in mentioned if u.get_username() not in before]
         recipients = _notify(comment, new, [], user_of(actor))
         record_action(
