@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount.providers.openid_connect",
     "accounts_app.apps.AccountsAppConfig",
     "piweb.costs.apps.CostsConfig",
+    "discussion.apps.DiscussionConfig",
 ]
 
 MIDDLEWARE = [
@@ -378,3 +379,20 @@ if PIWEB_CELERY_VISIBILITY_TIMEOUT:
 # included column, which is fine for the embedded default.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     SILENCED_SYSTEM_CHECKS = ["models.W040"]
+
+# Notification emails (discussion), through Django's mailers over SMTP (localhost:25 unless EMAIL_HOST
+# says otherwise, as Django's own default). An unreachable server costs the email, never the comment.
+# The environment keeps the familiar EMAIL_* names (README, Configuration).
+_SMTP_OPTIONS = {
+    "host": ENV.get("EMAIL_HOST", "localhost"),
+    "port": int(ENV.get("EMAIL_PORT", "25")),
+    "username": ENV.get("EMAIL_HOST_USER", ""),
+    "password": ENV.get("EMAIL_HOST_PASSWORD", ""),
+    "use_tls": config.env_flag(ENV, "EMAIL_USE_TLS", default=False),
+    "use_ssl": config.env_flag(ENV, "EMAIL_USE_SSL", default=False),
+    "timeout": float(ENV.get("EMAIL_TIMEOUT", "10")),
+}
+MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _SMTP_OPTIONS}}
+DEFAULT_FROM_EMAIL = ENV.get("DEFAULT_FROM_EMAIL", "piweb <piweb@localhost>")
+# The address people open piweb at, for links in emails.
+PIWEB_BASE_URL = ENV.get("PIWEB_BASE_URL", "http://localhost:8000")

@@ -30,5 +30,7 @@ urlpatterns += [
     path("api/", include("piweb.costs.urls")),
     path("api/", include("sessions_app.api.urls")),
     path("", include("piweb.costs.page_urls")),
+    path("api/", include("discussion.urls")),
+    path("", include("discussion.page_urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -170,6 +170,7 @@ class SessionConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):
         groups = [self.group]
         if self.credentials.user_id is not None:
             groups.append(realtime.viewer_group(self.credentials.user_id))
+            groups.append(realtime.inbox_group(self.credentials.user_id))
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
             self.joined.append(group)
@@ -287,6 +288,11 @@ class SessionConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):
                 return
             self.credentials = Credentials()  # signed out: what is left is the link, checked next
         await self.recheck()
+
+    async def inbox_changed(self, message: dict[str, Any]) -> None:
+        """Pass the user's new unread count to the page (its header shows it)."""
+        if not self.ended:
+            await self.send_json({"type": "inbox", "unread": message.get("unread")})
 
     async def send_state(self, state: SessionState, *, client_seq: int | None) -> None:
         behind = state.last_seq is not None and (client_seq is None or client_seq < state.last_seq)

@@ -59,6 +59,8 @@ ACCESS_EVENTS = frozenset({"access_changed", "link_revoked"})
 _POSITION_FIELDS = {
     "entries_appended": ("event", "session", "seq"),
     "leaf_moved": ("event", "session", "leaf", "seq"),
+    # A comment changed on an entry (discussion): which thread, never its text; the page reads it over HTTP.
+    "comment": ("event", "session", "entryId", "threadId", "commentId", "change"),
 }
 
 

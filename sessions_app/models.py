@@ -434,6 +434,11 @@ class ActionLog(models.Model):
         HOLD = "hold"
         UNHOLD = "unhold"
         POLICY = "policy"  # a team's or a user's retention or sharing rule set
+        COMMENT_CREATE = "comment_create"
+        COMMENT_EDIT = "comment_edit"
+        COMMENT_DELETE = "comment_delete"
+        COMMENT_RESOLVE = "comment_resolve"
+        COMMENT_REOPEN = "comment_reopen"
 
     class ActorKind(models.TextChoices):
         USER = "user"

@@ -27,6 +27,8 @@ __all__ = [
     "credential_tag",
     "flush",
     "group_name",
+    "inbox_changed",
+    "inbox_group",
     "leaf_moved",
     "session_changed",
     "viewer_group",
@@ -132,6 +134,21 @@ def access_changed(*, user_id: int, ended: str | None = None) -> None:
         _sender.send(viewer_group(user_id), message)
     except Exception:
         log.warning("access change for user %s was not delivered", user_id, exc_info=True)
+
+
+def inbox_group(user_id: int) -> str:
+    """Return the Channels group of the user's session pages that show the inbox count in their header.
+
+    Kept apart from ``viewer_group``, whose members all handle access changes and nothing else."""
+    return f"inbox-{user_id}"
+
+
+def inbox_changed(*, user_id: int, unread: int) -> None:
+    """Send the user's unread count to every session page they have open (call after commit)."""
+    try:
+        _sender.send(inbox_group(user_id), {"type": "inbox.changed", "unread": unread})
+    except Exception:
+        log.warning("inbox count for user %s was not delivered", user_id, exc_info=True)
 
 
 def session_changed(*, session_id: int, last_seq: int) -> None:

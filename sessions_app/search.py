@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,10 +39,12 @@ __all__ = [
     "SearchResult",
     "SessionHit",
     "entry_details",
+    "extra_hits",
     "first_matching",
     "hit_list_key",
     "hit_page",
     "matching_sessions",
+    "register_extra_hits",
     "search_entries",
     "session_hits",
 ]
@@ -51,6 +53,22 @@ HITS_PER_SESSION = 5  # hits returned per session (newest first)
 COUNT_CAP = 100  # hits counted per session across sessions; beyond it the count reads "more than 100"
 COUNT_BUDGET_MS = 30  # what counting may add to a cross-session search; sessions past it get no count
 STATEMENT_TIMEOUT_MS = 3000
+
+# Other apps' hits in one session (comments, for one), listed beside the entry hits under their own key.
+# Each source takes the viewer's grant and the query text and returns JSON-ready hits in its scope.
+_EXTRA_HITS: dict[str, Callable[[Any, str], list[dict[str, Any]]]] = {}
+
+
+def register_extra_hits(key: str, source: Callable[[Any, str], list[dict[str, Any]]]) -> None:
+    """Add a source of hits to every session search's answer, under ``key`` (apps call it when ready)."""
+    _EXTRA_HITS[key] = source
+
+
+def extra_hits(grant: Any, text: str) -> dict[str, list[dict[str, Any]]]:
+    """Return every registered source's hits for this viewer, by key."""
+    return {key: source(grant, text) for key, source in _EXTRA_HITS.items()}
+
+
 CONFIG = "simple"  # no stemming or stop words: code, paths and names match as typed
 HIT_LIST_VERSION = 1
 HIT_LIST_TTL_SECONDS = 600

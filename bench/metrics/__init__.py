@@ -29,6 +29,7 @@ METRIC_MODULES = (
     "bench.metrics.sync",
     "bench.metrics.teamday",
     "bench.metrics.costs",
+    "bench.metrics.comments",
 )
 
 

@@ -129,6 +129,11 @@ class SessionHitPageSerializer(serializers.Serializer[Any]):
     offset = serializers.IntegerField()
     hits = SessionHitSerializer(many=True, help_text="In the tree's drawing order, from ``offset``")
     incomplete = serializers.BooleanField(help_text="The search stopped at its time limit; try other words")
+    comments = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Comments whose text matches (first page only): id, entryId, threadId, author, snippet",
+    )
 
 
 class SessionSearchView(LinkReadableView):
@@ -147,12 +152,13 @@ class SessionSearchView(LinkReadableView):
             {"index": h.index, "entryId": h.entry_id, "seq": h.seq, "type": h.type, "role": h.role}
             for h in search.hit_page(grant.session, found.seqs, offset, params["limit"])
         ]
-        return Response(
-            {
-                "query": text,
-                "total": len(found.seqs),
-                "offset": offset,
-                "hits": hits,
-                "incomplete": found.incomplete,
-            }
-        )
+        body = {
+            "query": text,
+            "total": len(found.seqs),
+            "offset": offset,
+            "hits": hits,
+            "incomplete": found.incomplete,
+        }
+        if offset == 0:
+            body.update(search.extra_hits(grant, text))
+        return Response(body)

@@ -53,6 +53,8 @@ export class LiveSession {
       if (message.type === "state") this.onState(message);
       else if (message.type === "event") this.onEvent(message);
       else if (message.type === "presence") this.onPresence(message);
+      // Modules of their own (comments, the inbox count) listen for what concerns them.
+      document.dispatchEvent(new CustomEvent("piweb:socket", { detail: message }));
     });
     socket.addEventListener("close", (event) => {
       clearInterval(this.timer);

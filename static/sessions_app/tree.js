@@ -25,6 +25,8 @@ export class TreeView {
     this.folded = new Set();
     this.expandedRuns = new Set();
     this.filter = "default";
+    this.filters = new Map(); // filters other modules add: name → (node) => drawn
+    this.decorators = []; // (row) => a badge element or null, drawn after the built-in badges
     this.selectedId = null;
     this.autoExpand = 8;
     this.kids = new Map();
@@ -115,6 +117,8 @@ export class TreeView {
   }
 
   visible(node) {
+    const added = this.filters.get(this.filter);
+    if (added) return Boolean(node.current || node.id === this.reveal || added(node));
     return rowVisible(node, this.filter, this.recordFor(node.id), this.reveal);
   }
 
@@ -242,6 +246,7 @@ export class TreeView {
       row.omitted ? el("span", { class: "badge omitted", text: "left out", title: "A retry left this entry out of the model's context; it stays in the history." }) : null,
       row.edited ? el("span", { class: "badge edited", text: "edited" }) : null,
       this.secretIds.has(row.id) ? el("span", { class: "badge secret", text: "secret", title: "A secret was found in this entry: redact it from Secrets…" }) : null,
+      ...this.decorators.map((decorate) => decorate(row)),
       this.rowText(text, this.hitIds.has(row.id)),
       branching ? el("span", { class: "badge branches", text: `${row.children} branches` }) : null,
       row.current ? el("span", { class: "badge current", text: "leaf" }) : null,

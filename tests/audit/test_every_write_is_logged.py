@@ -431,6 +431,49 @@ def task_retention(w: World) -> Callable[[], None]:
     return lambda: governance_tasks.apply_retention_task.apply().get()
 
 
+def _comment(w: World) -> int:
+    entry = w.session.leaf_entry_id
+    response = w.client.post(
+        f"/api/sessions/{w.session.pk}/comments/", {"entryId": entry, "body": "look here"}, format="json"
+    )
+    _ok(response)
+    return int(response.json()["id"])
+
+
+def rest_comment_create(w: World) -> None:
+    _comment(w)
+
+
+def rest_comment_edit(w: World) -> Callable[[], None]:
+    pk = _comment(w)
+    return lambda: _ok(w.client.patch(f"/api/comments/{pk}/", {"body": "look there"}, format="json"))
+
+
+def rest_comment_delete(w: World) -> Callable[[], None]:
+    pk = _comment(w)
+    return lambda: _ok(w.client.delete(f"/api/comments/{pk}/"))
+
+
+def rest_comment_resolve(w: World) -> Callable[[], None]:
+    pk = _comment(w)
+    return lambda: _ok(w.client.patch(f"/api/comments/{pk}/", {"resolved": True}, format="json"))
+
+
+def rest_comment_reopen(w: World) -> Callable[[], None]:
+    pk = _comment(w)
+    _ok(w.client.patch(f"/api/comments/{pk}/", {"resolved": True}, format="json"))
+    return lambda: _ok(w.client.patch(f"/api/comments/{pk}/", {"resolved": False}, format="json"))
+
+
+def rest_viewers_may_comment(w: World) -> None:
+    _ok(w.client.put(f"/api/teams/{w.team.pk}/discussion/", {"viewersMayComment": False}, format="json"))
+
+
+def rest_comment_export(w: World) -> Callable[[], None]:
+    _comment(w)
+    return lambda: _ok(w.client.get(f"/api/sessions/{w.session.pk}/comments/export/"))
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -475,6 +518,13 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_team_withdraw, A.TEAM_WITHDRAW, USER),
     ("rest", rest_team_settings, A.TEAM_SETTINGS, USER),
     ("sign-in", sign_in_team_sync, A.TEAM_SYNC, "identity-provider"),
+    ("rest", rest_comment_create, A.COMMENT_CREATE, USER),
+    ("rest", rest_comment_edit, A.COMMENT_EDIT, USER),
+    ("rest", rest_comment_delete, A.COMMENT_DELETE, USER),
+    ("rest", rest_comment_resolve, A.COMMENT_RESOLVE, USER),
+    ("rest", rest_comment_reopen, A.COMMENT_REOPEN, USER),
+    ("rest", rest_comment_export, A.EXPORT, USER),
+    ("rest", rest_viewers_may_comment, A.SETTINGS, USER),
     ("sync", sync_push, A.SYNC, USER),
     ("task", task_purge, A.PURGE, "purge-worker"),
     ("task", task_sweep, A.PURGE, "purge-worker"),

@@ -11,6 +11,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from compaction_app.models import CompactionRun, LLMProvider
+from discussion.models import Comment
 from piweb.agent.models import AgentRun
 from piweb.celery import app as celery_app
 from sessions_app import services
@@ -31,6 +32,7 @@ class World:
     link: ShareLink
     operation: CompactionRun
     run: AgentRun
+    comment: Comment
 
     def user_of(self, actor: str) -> Any:
         return {"owner": self.owner, "editor": self.editor, "viewer": self.viewer, "other": self.other}.get(
@@ -80,7 +82,10 @@ def build_world(user: Callable[..., Any]) -> World:
     )
     # A queued run: a second prompt is refused with 409, the answer past every permission check.
     run = AgentRun.objects.create(session=session, requested_by=owner, prompt="hi", provider=provider)
-    return World(owner, editor, viewer, other, team, session, link, operation, run)
+    comment = Comment.objects.create(
+        session=session, entry_id="u2", author=owner, author_name="owner", body="a note"
+    )
+    return World(owner, editor, viewer, other, team, session, link, operation, run, comment)
 
 
 @pytest.fixture

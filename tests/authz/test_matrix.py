@@ -277,6 +277,53 @@ ROWS = [
         lambda w: "/api/invitations/999999/decline/",
         "404 404 404 403 404 403",
     ),
+    # Comments: any member reads and resolves, the team decides for viewers (on by default), links read.
+    Row("api/sessions/<int:pk>/comments/", "GET", s("comments/"), "200 200 200 200 404 403"),
+    Row(
+        "api/sessions/<int:pk>/comments/",
+        "POST",
+        s("comments/"),
+        "201 201 201 403 404 403",
+        {"entryId": "u2", "body": "a reply"},
+    ),
+    Row("api/sessions/<int:pk>/comments/export/", "GET", s("comments/export/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/comments/people/", "GET", s("comments/people/"), "200 200 200 403 404 403"),
+    Row(
+        "api/comments/<int:comment_id>/",
+        "PATCH",
+        lambda w: f"/api/comments/{w.comment.pk}/",
+        "200 200 200 403 404 403",
+        {"resolved": True},
+    ),
+    # Only its author (the owner here) deletes a comment.
+    Row(
+        "api/comments/<int:comment_id>/",
+        "DELETE",
+        lambda w: f"/api/comments/{w.comment.pk}/",
+        "204 403 403 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/discussion/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/discussion/",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/discussion/",
+        "PUT",
+        lambda w: f"/api/teams/{w.team.pk}/discussion/",
+        "200 403 403 403 404 403",
+        {"viewersMayComment": True},
+    ),
+    Row("api/inbox/", "GET", lambda w: "/api/inbox/", "200 200 200 403 200 403"),
+    Row("api/inbox/read/", "POST", lambda w: "/api/inbox/read/", "200 200 200 403 200 403", {"all": True}),
+    Row(
+        "api/inbox/settings/",
+        "PUT",
+        lambda w: "/api/inbox/settings/",
+        "200 200 200 403 200 403",
+        {"email": "none"},
+    ),
     # Pages: sign-in first (302), then the same rules as the API.
     Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),
     Row("import/", "GET", lambda w: "/import/", "200 200 200 302 200 302"),
@@ -292,6 +339,7 @@ ROWS = [
     Row("teams/<int:team_id>/", "GET", lambda w: f"/teams/{w.team.pk}/", "200 200 200 302 404 302"),
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
+    Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state

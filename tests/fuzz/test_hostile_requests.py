@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from compaction_app.models import CompactionRun
+from discussion.models import Comment
 from sessions_app import services
 from sessions_app.models import ChatSession, ShareLink, Team, TeamMembership
 from tests.factories import HEADER, line, session_file, small_tree
@@ -92,6 +93,11 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/teams/<int:team_id>/", "patch"): {"defaultShare": "viewer"},
     ("api/tokens/", "post"): {"name": "laptop"},
     ("accounts/login/", "post"): {"username": "owner", "password": "wrong"},
+    ("api/sessions/<int:pk>/comments/", "post"): {"entryId": "a2", "body": "a remark"},
+    ("api/comments/<int:comment_id>/", "patch"): {"resolved": True},
+    ("api/inbox/read/", "post"): {"all": True},
+    ("api/inbox/settings/", "put"): {"email": "mentions"},
+    ("api/teams/<int:team_id>/discussion/", "put"): {"viewersMayComment": False},
 }
 
 
@@ -136,6 +142,11 @@ def world(user: Callable[..., Any]) -> World:
         "operation_id": "00000000-0000-0000-0000-000000000000",
         "run_id": "00000000-0000-0000-0000-000000000000",
         "uidb64": "MQ",
+        "comment_id": str(
+            Comment.objects.create(
+                session=session, entry_id="a2", author=owner, author_name="owner", body="x"
+            ).pk
+        ),
     }
     return World(client, ids)
 

@@ -77,11 +77,12 @@ def ids_of(world: World) -> dict[str, str]:
         "run_id": str(world.run.public_id),
         "uidb64": "MQ",
         "provider_id": "sso",
+        "comment_id": str(world.comment.pk),
     }
 
 
 KNOWN_PARAMS = {"pk", "entry_id", "team_id", "username", "link_id", "token", "token_id", "invitation_id"}
-KNOWN_PARAMS |= {"operation_id", "run_id", "uidb64", "provider_id"}
+KNOWN_PARAMS |= {"operation_id", "run_id", "uidb64", "provider_id", "comment_id"}
 
 
 def fill(route: str, ids: dict[str, str], replace: tuple[str, str] | None = None) -> str:

@@ -25,6 +25,7 @@ NO_BODY = {
     ("api/sessions/<int:pk>/runs/stop/", "POST"),
     ("api/sessions/<int:pk>/shares/<int:team_id>/", "DELETE"),
     ("api/links/<int:link_id>/", "DELETE"),
+    ("api/comments/<int:comment_id>/", "DELETE"),
     ("api/tokens/<str:token_id>/", "DELETE"),
     ("api/teams/<int:team_id>/members/<str:username>/", "DELETE"),
     ("api/invitations/<int:invitation_id>/accept/", "POST"),

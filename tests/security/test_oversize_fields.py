@@ -23,7 +23,8 @@ from .routes import TEMPLATES, fill, ids_of
 
 # Random text does not compress: past PostgreSQL's index row limit, as a real long id would be.
 BIG = secrets.token_urlsafe(9_000)
-FREE_TEXT = {"prompt", "customInstructions", "content", "password", "text"}  # text: a reply streaming
+# A comment's body is free text too, with its own cap (tests/discussion); text: a reply streaming.
+FREE_TEXT = {"prompt", "customInstructions", "content", "password", "text", "body"}
 # Write routes whose fields are capped elsewhere, each with where.
 CAPPED_ELSEWHERE = {
     ("accounts/login/", "post"): "Django's sign-in form (max_length 150), answered on the form itself",

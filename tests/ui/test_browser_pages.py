@@ -13,6 +13,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from compaction_app.models import LLMProvider
+from discussion.services import post_comment
 from sessions_app import services
 from sessions_app.link_tokens import PREFIX_CHARS
 from sessions_app.models import ChatSession, ShareLink
@@ -447,6 +448,10 @@ def test_every_page_passes_axe(
     owner = account("axe", is_staff=True)
     session = store(owner, rich_session(), name="Accessible")
     link = services.create_share_link(session=session, actor=owner)
+    # A thread on the leaf, so the comments under the branch are checked too.
+    leaf = session.leaf_entry_id
+    root = post_comment(actor=owner, session=session, entry_id=leaf, body="Is **this** right? @axe")
+    post_comment(actor=owner, session=session, entry_id=leaf, body="Yes.", parent_id=root.pk)
     problems: dict[str, Any] = {}
     anonymous = open_browser().new_page()
     anonymous.goto(f"{server_url}/accounts/login/")
@@ -470,6 +475,7 @@ def test_every_page_passes_axe(
             ("links", "/links/"),
             ("teams", "/teams/"),
             ("usage", "/usage/"),
+            ("inbox", "/inbox/"),
             ("compare", f"/sessions/{session.pk}/compare/?a=u1&b=a4"),
             ("not-found", "/sessions/999999/"),
         ):

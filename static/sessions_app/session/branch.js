@@ -24,6 +24,7 @@ export async function select(id, { fromTree = false, show = false } = {}) {
   const token = ++state.selectToken;
   $("selected-info").textContent = id;
   hooks.updateActions();
+  document.dispatchEvent(new CustomEvent("piweb:selected", { detail: { id } }));
   // A click draws the branch first, then the context: its small request answers the click without
   // sharing the server (or this page's main thread). Moving through the tree (arrow keys, quick clicks)
   // loads only the context it stops at. The first screen asks for the context with the tree and the

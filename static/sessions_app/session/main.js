@@ -6,6 +6,7 @@ import { initSharing } from "../sharing.js";
 import { initActions, openNavigate, updateActions } from "./actions.js";
 import { initAttribution } from "./attribution.js";
 import { initBranch, select } from "./branch.js";
+import { initComments } from "./comments.js";
 import { initComposer, setEditor } from "./composer.js";
 import { initContext } from "./context.js";
 import { initDownloads } from "./downloads.js";
@@ -34,6 +35,7 @@ initAttribution();
 initShortcuts();
 initContinueInPi({ sessionId: cfg.session, onError: showError });
 initSharing(cfg.session);
+initComments(tree);
 
 async function start() {
   const handedBack = sessionStorage.getItem(`piweb-editor-${cfg.session}`);

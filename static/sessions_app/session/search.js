@@ -23,6 +23,8 @@ async function loadHitPage(query, page) {
   const params = { q: query, offset: page * HIT_PAGE, limit: HIT_PAGE };
   const { body } = await api("GET", `${base}/search/${queryString(params)}`);
   if (query !== hits.query) return;
+  // Other modules show their own hits of the first page (comments.js: matching comments).
+  if (page === 0) document.dispatchEvent(new CustomEvent("piweb:search", { detail: { query, body } }));
   hits.total = body.total;
   hits.incomplete = body.incomplete;
   hits.ready = true;
@@ -41,6 +43,7 @@ export function startSearch(query, { keep = false } = {}) {
   tree.hitIds = new Set();
   tree.terms = queryTerms(query);
   tree.render();
+  if (!query) document.dispatchEvent(new CustomEvent("piweb:search", { detail: { query, body: {} } }));
   if (query) {
     const loaded = loadHitPage(query, 0).then(() => {
       if (hits.query !== query) return;

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class DiscussionConfig(AppConfig):
+    name = "discussion"
+    label = "discussion"
+    verbose_name = "Discussion"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The session search lists comment hits through a hook: sessions_app never imports this app.
+        from sessions_app.search import register_extra_hits
+
+        from .queries import comment_hits
+
+        register_extra_hits("comments", comment_hits)

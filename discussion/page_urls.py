@@ -1,0 +1,11 @@
+"""Discussion pages, included at the site's root."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "discussion"
+
+urlpatterns = [path("inbox/", views.inbox_page, name="inbox")]

@@ -1,0 +1,151 @@
+"""The read side of discussions, always through a viewer's grant: a path or frozen link sees only the
+comments on the entries in its scope, and a frozen link only those written before it was made.
+
+A session page asks for counts of the nodes it draws and for one node's threads when it is opened, so a
+session with many comments opens as fast as one without.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, QuerySet
+
+from sessions_app import link_scope, rendering
+from sessions_app.access import Access
+from sessions_app.models import ChatSession
+
+from .domain.text import snippet
+from .models import Comment, Notification
+
+__all__ = [
+    "MAX_SEARCH_HITS",
+    "comment_counts",
+    "comment_hits",
+    "export_threads",
+    "inbox_of",
+    "serialize_comment",
+    "threads_of",
+    "unread_count",
+    "visible_comments",
+]
+
+MAX_SEARCH_HITS = 50
+
+
+def visible_comments(grant: Access) -> QuerySet[Comment]:
+    """Return the session's comments this viewer may see."""
+    query = Comment.objects.filter(session=grant.session)
+    if grant.restricted:
+        query = query.filter(entry_id__in=link_scope.scoped_entries(grant).values("entry_id"))
+    if grant.link is not None and grant.link.frozen_seq is not None:
+        # A frozen link shows the session as it was when the link was made: later threads are not part of it.
+        query = query.filter(created_at__lte=grant.link.created_at)
+    return query
+
+
+def comment_counts(grant: Access, entry_ids: Iterable[str] | None = None, *, open_only: bool = False) -> dict:
+    """Return ``{entryId: {"comments": n, "open": threads still open}}`` for commented entries.
+
+    ``entry_ids`` limits the answer to those entries (the nodes a page draws); ``open_only`` to entries
+    with an open thread (the tree's "open threads" filter).
+    """
+    query = visible_comments(grant)
+    if entry_ids is not None:
+        query = query.filter(entry_id__in=list(entry_ids))
+    rows = (
+        query.values("entry_id")
+        .annotate(
+            comments=Count("pk", filter=Q(deleted_at__isnull=True)),
+            open=Count(
+                "pk", filter=Q(parent__isnull=True, resolved_at__isnull=True, deleted_at__isnull=True)
+            ),
+        )
+        .order_by()
+    )
+    if open_only:
+        rows = rows.filter(open__gt=0)
+    return {r["entry_id"]: {"comments": r["comments"], "open": r["open"]} for r in rows if r["comments"]}
+
+
+def serialize_comment(comment: Comment, viewer_id: int | None = None) -> dict[str, Any]:
+    """Return a comment as the API shows it: a deleted one keeps its place, not its text."""
+    deleted = comment.deleted_at is not None
+    body: dict[str, Any] = {
+        "id": comment.pk,
+        "entryId": comment.entry_id,
+        "threadId": comment.root_id,
+        "parentId": comment.parent_id,
+        "author": comment.author_name,
+        "body": "" if deleted else comment.body,
+        "html": "" if deleted else (comment.html or rendering.render_markdown(comment.body)),
+        "mentions": [] if deleted else list(comment.mentions),
+        "createdAt": comment.created_at.isoformat(),
+        "editedAt": comment.edited_at.isoformat() if comment.edited_at else None,
+        "deleted": deleted,
+        "mine": viewer_id is not None and comment.author_id == viewer_id and not deleted,
+    }
+    if comment.parent_id is None:
+        body["resolved"] = comment.resolved_at is not None
+        body["resolvedBy"] = comment.resolved_by or None
+        body["resolvedAt"] = comment.resolved_at.isoformat() if comment.resolved_at else None
+    return body
+
+
+def threads_of(grant: Access, entry_id: str, viewer_id: int | None = None) -> list[dict[str, Any]]:
+    """Return the threads on one entry, oldest first, each root with its replies in order."""
+    rows = list(visible_comments(grant).filter(entry_id=entry_id).order_by("created_at", "pk"))
+    return _threads(rows, viewer_id)
+
+
+def _threads(rows: list[Comment], viewer_id: int | None) -> list[dict[str, Any]]:
+    threads: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        if row.parent_id is None:
+            threads[row.pk] = {**serialize_comment(row, viewer_id), "replies": []}
+    for row in rows:
+        if row.parent_id is not None and row.parent_id in threads:
+            threads[row.parent_id]["replies"].append(serialize_comment(row, viewer_id))
+    return list(threads.values())
+
+
+def export_threads(grant: Access) -> list[dict[str, Any]]:
+    """Return every visible thread of the session, by entry then time (the export on request)."""
+    rows = list(visible_comments(grant).order_by("entry_id", "created_at", "pk"))
+    return _threads(rows, None)
+
+
+def comment_hits(grant: Access, text: str) -> list[dict[str, Any]]:
+    """Return the visible comments whose text holds ``text`` (case-insensitive), newest first."""
+    words = text.strip()
+    if not words:
+        return []
+    rows = (
+        visible_comments(grant)
+        .filter(deleted_at__isnull=True, body__icontains=words)
+        .order_by("-created_at", "-pk")[:MAX_SEARCH_HITS]
+    )
+    return [
+        {
+            "id": c.pk,
+            "entryId": c.entry_id,
+            "threadId": c.root_id,
+            "author": c.author_name,
+            "snippet": snippet(c.body),
+        }
+        for c in rows
+    ]
+
+
+def inbox_of(user: Any) -> QuerySet[Notification]:
+    """Return the user's inbox lines on sessions they can still read (a lost share hides its lines)."""
+    readable = ChatSession.objects.visible_to(user).values("pk")
+    return Notification.objects.filter(recipient=user, session__in=readable)
+
+
+def unread_count(user_id: int) -> int:
+    """Return how many of the user's inbox lines are unread."""
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    return inbox_of(user).filter(read_at__isnull=True).count() if user is not None else 0

@@ -1,0 +1,62 @@
+// The inbox page: comments that mention me or answer my threads, newest first; opening one marks it
+// read; the email choice (all, mentions only, none) is kept per user.
+import { api, clear, el } from "../sessions_app/api.js";
+
+const list = document.getElementById("inbox-items");
+const choice = document.getElementById("email-choice");
+const note = document.getElementById("inbox-note");
+
+function announce(unread) {
+  document.dispatchEvent(new CustomEvent("piweb:inbox", { detail: { unread } }));
+}
+
+async function markRead(body) {
+  const { body: answer } = await api("POST", "/api/inbox/read/", body);
+  announce(answer.unread);
+}
+
+function item(line) {
+  const href = `/sessions/${line.sessionId}/#entry=${encodeURIComponent(line.entryId)}`;
+  const what = line.kind === "mention" ? "mentioned you" : "replied in your thread";
+  return el(
+    "li",
+    { class: `inbox-item${line.read ? "" : " unread"}`, dataset: { id: String(line.id), kind: line.kind } },
+    el(
+      "a",
+      {
+        href,
+        onclick: () => {
+          if (!line.read) markRead({ ids: [line.id] }).catch(() => {});
+        },
+      },
+      el("strong", { text: line.author }),
+      ` ${what} on `,
+      el("em", { text: line.sessionName }),
+    ),
+    el("p", { class: "small", text: line.snippet }),
+    el("time", { class: "muted small", datetime: line.createdAt, text: new Date(line.createdAt).toLocaleString() }),
+  );
+}
+
+async function load() {
+  const { body } = await api("GET", "/api/inbox/");
+  clear(list);
+  if (!body.items.length) list.appendChild(el("li", { class: "muted", text: "Nothing yet." }));
+  body.items.forEach((line) => list.appendChild(item(line)));
+  choice.value = body.email;
+  announce(body.unread);
+}
+
+document.getElementById("mark-all-read").addEventListener("click", async () => {
+  await markRead({ all: true });
+  await load();
+});
+choice.addEventListener("change", async () => {
+  try {
+    await api("PUT", "/api/inbox/settings/", { email: choice.value });
+    note.textContent = "Saved.";
+  } catch (error) {
+    note.textContent = error.message;
+  }
+});
+load().catch((error) => (note.textContent = error.message));
