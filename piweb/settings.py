@@ -199,7 +199,7 @@ PIWEB_LOG_LEVEL = ENV.get("PIWEB_LOG_LEVEL", "INFO")
 # after its last beat; kept in Redis when REDIS_URL is set (every process sees every tab), else in memory.
 PIWEB_PRESENCE_HEARTBEAT = float(ENV.get("PIWEB_PRESENCE_HEARTBEAT", "4"))
 PIWEB_PRESENCE_TTL = float(ENV.get("PIWEB_PRESENCE_TTL", "10"))
-PIWEB_PRESENCE_REDIS_URL = ENV.get("REDIS_URL", "").strip()
+PRESENCE_REDIS_URL = ENV.get("REDIS_URL", "").strip()
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -110,7 +110,7 @@ _boards: dict[str, PresenceBoard] = {}
 
 def board() -> PresenceBoard:
     """Return the board for this configuration (Redis when configured, else memory)."""
-    url = str(getattr(settings, "PIWEB_PRESENCE_REDIS_URL", "") or "")
+    url = settings.PRESENCE_REDIS_URL
     found = _boards.get(url)
     if found is None:
         found = RedisBoard(url) if url else MemoryBoard()

@@ -49,10 +49,19 @@ def missing_tools() -> str | None:
     return None
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """Return a free loopback port, never one handed out before in this process: a server given a port
+    may not listen on it yet when the next one asks (two servers then met on one port)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def wait_until(check: Callable[[], bool], seconds: float, what: str) -> float:

@@ -16,11 +16,12 @@ from django.test.utils import CaptureQueriesContext
 from piweb.audit.models import OmittedAttempt
 from piweb.celery import app as celery_app
 from sessions_app import services
-from sessions_app.models import ChatSession, Entry, EntrySearch, Segment
+from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
 from tests.factories import conversation, session_file, small_tree, store
 
 ENTRY_TABLE = f'"{Entry._meta.db_table}"'
 SEARCH_TABLE = f'"{EntrySearch._meta.db_table}"'
+SUMS_TABLE = f'"{EntrySums._meta.db_table}"'
 
 
 def test_deleting_a_session_removes_entries_in_sql_without_reading_them(
@@ -55,9 +56,10 @@ def test_deleting_a_session_removes_entries_in_sql_without_reading_them(
         for sql in statements
         if sql.startswith("DELETE") and re.search(r'"seq" >= \d+ AND "seq" < \d+', sql)
     ]
-    tables = {table for sql in ranged for table in (ENTRY_TABLE, SEARCH_TABLE) if table in sql}
-    assert tables == {ENTRY_TABLE, SEARCH_TABLE}
-    assert all(ENTRY_TABLE in sql or SEARCH_TABLE in sql for sql in ranged)
+    per_entry = (ENTRY_TABLE, SEARCH_TABLE, SUMS_TABLE)  # the entries, their search rows, their running sums
+    tables = {table for sql in ranged for table in per_entry if table in sql}
+    assert tables == set(per_entry)
+    assert all(any(table in sql for table in per_entry) for sql in ranged)
     assert not ChatSession.with_deleted.filter(pk=session.pk).exists()
     assert not Entry.objects.filter(session_id=session.pk).exists()
     assert not EntrySearch.objects.filter(session_id=session.pk).exists()

@@ -26,10 +26,10 @@ def board_kind(request: pytest.FixtureRequest, settings: Any) -> str:
     settings.PIWEB_PRESENCE_TTL = 1.0
     if request.param == "redis":
         redis_layer_required()
-        assert settings.PIWEB_PRESENCE_REDIS_URL, "presence tests use the Redis board (set REDIS_URL)"
+        assert settings.PRESENCE_REDIS_URL, "presence tests use the Redis board (set REDIS_URL)"
     else:
         settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-        settings.PIWEB_PRESENCE_REDIS_URL = ""
+        settings.PRESENCE_REDIS_URL = ""
     return str(request.param)
 
 
