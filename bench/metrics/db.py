@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import queue
 import statistics
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from bench.metrics.inmemory import median_ms
 IMPORT_TIMEOUT_S = 300
 OPEN_NEWEST = 200  # entries of the branch on the first screen
 SCRATCH_TABLE = "bench_copy_scratch"
+WRITER_TIMEOUT_S = 120  # for one writer process to report its latencies
 
 
 # -- shared setup ---------------------------------------------------------------------------------------
@@ -552,11 +554,23 @@ def _bare_worker(pk: int, count: int, start: Any, out: Any) -> None:
     out.put(samples)
 
 
-def run_writers(pk: int, writers: int, per_writer: int, *, bare: bool = False) -> list[float]:
-    """Run writers processes, each with its own connection, appending to one session; return latencies."""
+def close_before_fork() -> None:
+    """Close this process's database connections and connection pools, so no socket is inherited.
+
+    With a pool, closing a connection only hands it back: its socket stays open in the pool, and forked
+    children drawing from their copy of the pool would share it (and each other's results).
+    """
     from django.db import connections
 
-    connections.close_all()  # children must open their own connections
+    for conn in connections.all(initialized_only=True):
+        conn.close()
+        if conn.vendor == "postgresql":
+            conn.close_pool()  # type: ignore[attr-defined]
+
+
+def run_writers(pk: int, writers: int, per_writer: int, *, bare: bool = False) -> list[float]:
+    """Run writers processes, each with its own connection, appending to one session; return latencies."""
+    close_before_fork()
     fork = multiprocessing.get_context("fork")
     start, out = fork.Event(), fork.Queue()
     target = _bare_worker if bare else _append_worker
@@ -565,11 +579,32 @@ def run_writers(pk: int, writers: int, per_writer: int, *, bare: bool = False) -
         proc.start()
     start.set()
     samples: list[float] = []
-    for _ in procs:
-        samples.extend(out.get(timeout=120))
-    for proc in procs:
-        proc.join(timeout=10)
+    try:
+        for _ in procs:
+            samples.extend(_next_report(out, procs, deadline=time.monotonic() + WRITER_TIMEOUT_S))
+    finally:
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
     return samples
+
+
+def _next_report(out: Any, procs: list[Any], *, deadline: float) -> list[float]:
+    """Return the next writer's latencies; raise as soon as a writer has died without reporting."""
+    while True:
+        try:
+            return cast(list[float], out.get(timeout=0.2))
+        except queue.Empty:
+            failed = [proc.exitcode for proc in procs if proc.exitcode not in (None, 0)]
+            if failed:
+                raise RuntimeError(
+                    f"{len(failed)} of {len(procs)} writer processes failed (exit code {failed[0]}); "
+                    "their tracebacks are above"
+                ) from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"a writer process reported nothing within {WRITER_TIMEOUT_S} s") from None
 
 
 def bare_session_pk() -> int:
