@@ -18,8 +18,12 @@ from .activity_api import read_page
 def activity_page(request: HttpRequest) -> HttpResponse:
     """My activity as a table, with the API's filters as a form and an "Older" link to page back."""
     error, status, page = "", 200, None
+    # The form sends its empty fields too: on the page an empty filter means no filter.
+    query = request.GET.copy()
+    for name in [k for k, v in query.items() if v == ""]:
+        del query[name]
     try:
-        page = read_page(request.user, request.GET)
+        page = read_page(request.user, query)
     except APIException as exc:
         error, status = _message(exc), exc.status_code
     older = ""

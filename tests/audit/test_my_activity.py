@@ -157,6 +157,11 @@ def test_the_page_lists_my_rows_and_a_bad_filter_says_why(client: Any, crew: dic
     client.force_login(crew["olga"])
     html = client.get("/activity/").content.decode()
     assert "eddie" in html and "rename" in html
+    # The filter form sends its empty fields: they filter nothing.
+    only_shares = client.get("/activity/", {"action": "share", "session": ""})
+    assert only_shares.status_code == 200
+    assert only_shares.content.decode().count('data-action="share"') == 1
+    assert 'data-action="rename"' not in only_shares.content.decode()
     bad = client.get("/activity/", {"action": "nonsense"})
     assert bad.status_code == 400
     assert "action" in bad.content.decode() and "not a valid choice" in bad.content.decode()
