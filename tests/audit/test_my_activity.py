@@ -165,3 +165,21 @@ def test_the_page_lists_my_rows_and_a_bad_filter_says_why(client: Any, crew: dic
     bad = client.get("/activity/", {"action": "nonsense"})
     assert bad.status_code == 400
     assert "action" in bad.content.decode() and "not a valid choice" in bad.content.decode()
+
+
+def test_a_link_holders_export_of_my_session_is_listed_without_the_link(crew: dict[str, Any]) -> None:
+    link = services.create_share_link(session=crew["session"], actor=crew["olga"])
+    holder = APIClient()
+    holder.credentials(HTTP_X_SHARE_TOKEN=link.raw_token)
+    assert holder.get(f"/api/sessions/{crew['session'].pk}/export/").status_code == 200
+    [row] = activity(crew["olga"], action="export")["items"]
+    assert row["actorKind"] == "link" and row["mine"] is False
+    assert link.raw_token not in str(row)
+    # Link holders have no activity of their own.
+    assert holder.get("/api/activity/").status_code in (401, 403)
+
+
+def test_the_api_is_in_the_openapi_schema_with_its_filters(crew: dict[str, Any]) -> None:
+    schema = client_of(crew["olga"]).get("/api/schema/", {"format": "json"}).json()
+    operation = schema["paths"]["/api/activity/"]["get"]
+    assert {p["name"] for p in operation["parameters"]} == {"action", "session", "before", "limit"}
