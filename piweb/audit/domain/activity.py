@@ -13,7 +13,17 @@ __all__ = ["SECRET_MARKERS", "public_detail"]
 
 # Any key containing one of these is dropped, whatever its value (a token's display prefix included:
 # the tokens page shows it to its owner, and the activity list need not).
-SECRET_MARKERS = ("token", "secret", "password", "passwd", "key", "credential", "cookie", "auth", "email")
+SECRET_MARKERS = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+    "credential",
+    "cookie",
+    "authorization",
+    "email",
+)
 MAX_TEXT = 200  # a detail string longer than this is cut: the list is a summary, not an export
 
 
