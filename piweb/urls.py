@@ -32,5 +32,7 @@ urlpatterns += [
     path("", include("piweb.costs.page_urls")),
     path("api/", include("discussion.urls")),
     path("", include("discussion.page_urls")),
+    path("api/", include("piweb.audit.activity_urls")),
+    path("", include("piweb.audit.activity_page_urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -324,6 +324,14 @@ ROWS = [
         "200 200 200 403 200 403",
         {"email": "none"},
     ),
+    # Everyone signed in has their own activity; one session's rows only for those who may read it.
+    Row("api/activity/", "GET", lambda w: "/api/activity/", "200 200 200 403 200 403"),
+    Row(
+        "api/activity/",
+        "GET",
+        lambda w: f"/api/activity/?session={w.session.pk}",
+        "200 200 200 403 404 403",
+    ),
     # Pages: sign-in first (302), then the same rules as the API.
     Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),
     Row("import/", "GET", lambda w: "/import/", "200 200 200 302 200 302"),
@@ -340,6 +348,8 @@ ROWS = [
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
+    Row("activity/", "GET", lambda w: "/activity/", "200 200 200 302 200 302"),
+    Row("activity/", "GET", lambda w: f"/activity/?session={w.session.pk}", "200 200 200 302 404 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),
 ]
 SOCKET = "1000 1000 1000 1000 4403 4401"  # 1000: accepted and sent its state

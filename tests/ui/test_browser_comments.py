@@ -1,5 +1,6 @@
-"""Two people discuss a node in two browsers: a comment, a mention that reaches the other's inbox and
-their mailbox (a real SMTP server on loopback), a reply and a resolve, each seen live on the other side.
+"""Two people discuss a node in two browsers: each sees the other's presence (in the header, at the node
+they selected), a comment, a mention that reaches the other's inbox and their mailbox (a real SMTP server
+on loopback), a reply and a resolve, each seen live on the other side.
 
 The server is a daphne of its own, started with the SMTP server's address in its environment.
 """
@@ -137,7 +138,27 @@ def test_two_people_discuss_a_node_live(
         expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
         pages[name] = page
     a, b = pages["olga"], pages["eddie"]
+    start = time.monotonic()  # from the moment Eddie's page is live
     expect(b.locator("#inbox-count")).to_be_hidden()
+
+    # The same two browsers see each other: in the header's roster, and at the node each has selected.
+    expect(a.locator('#presence [data-person="eddie"]')).to_be_visible()
+    expect(b.locator('#presence [data-person="olga"]')).to_be_visible()
+    timings["presence: each in the other's header"] = waited(start)
+    expect(a.locator('.tree-row[data-id="a2"] .presence-marks [data-person="eddie"]')).to_be_visible()
+    expect(b.locator('.tree-row[data-id="a2"] .presence-marks [data-person="olga"]')).to_be_visible()
+    timings["presence: each at the other's node"] = waited(start)
+    start = time.monotonic()
+    b.locator('.tree-row[data-id="u2"]').click()
+    expect(a.locator('.tree-row[data-id="u2"] .presence-marks [data-person="eddie"]')).to_be_visible()
+    expect(a.locator('.tree-row[data-id="a2"] .presence-marks [data-person="eddie"]')).to_have_count(0)
+    timings["presence: a move to another node seen by the other browser"] = waited(start)
+    b.locator('.tree-row[data-id="a2"]').click()
+    expect(a.locator('.tree-row[data-id="a2"] .presence-marks [data-person="eddie"]')).to_be_visible()
+    # Neither browser marks its own place.
+    expect(a.locator('.presence-marks [data-person="olga"]')).to_have_count(0)
+    expect(b.locator('.presence-marks [data-person="eddie"]')).to_have_count(0)
+    screenshot(a, "comments-two-browsers-presence")
 
     # Olga writes a comment mentioning Eddie, picking him from the autocomplete.
     a.fill("#comment-text", "Why did it answer **this**? @ed")

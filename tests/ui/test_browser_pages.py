@@ -17,7 +17,7 @@ from discussion.services import post_comment
 from sessions_app import services
 from sessions_app.link_tokens import PREFIX_CHARS
 from sessions_app.models import ChatSession, ShareLink
-from tests.factories import assistant_message, session_file, small_tree, user_message
+from tests.factories import HEADER, assistant_message, session_file, small_tree, user_message
 
 from .conftest import PASSWORD
 from .helpers_rich import TS, rich_session
@@ -476,6 +476,7 @@ def test_every_page_passes_axe(
             ("teams", "/teams/"),
             ("usage", "/usage/"),
             ("inbox", "/inbox/"),
+            ("activity", "/activity/"),
             ("compare", f"/sessions/{session.pk}/compare/?a=u1&b=a4"),
             ("not-found", "/sessions/999999/"),
         ):
@@ -485,3 +486,42 @@ def test_every_page_passes_axe(
         screenshot(page, f"compare-{scheme}")
     found = {k: v for k, v in problems.items() if v}
     assert found == {}, json.dumps(found, indent=1)
+
+
+def test_my_activity_page_lists_a_teammates_rename_filters_and_pages_back(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    from sessions_app.models import Team, TeamMembership
+
+    owner, mate = account("olive"), account("mateo")
+    session = store(owner, small_tree(), name="Shared work")
+    team = Team.objects.create(name="pair")
+    TeamMembership.objects.create(team=team, user=owner, role=TeamMembership.Role.OWNER)
+    TeamMembership.objects.create(team=team, user=mate, role=TeamMembership.Role.EDITOR)
+    services.share_with_team(session=session, team=team, access="editor", actor=owner)
+    for n in range(60):  # more than one page of 50
+        services.rename_session(session=session, actor=mate, name=f"mateo's name {n}")
+    page = sign_in(open_browser(), "olive")
+    page.click("nav[aria-label=Main] >> text=Activity")
+    expect(page.locator("h1")).to_have_text("My activity")
+    rows = page.locator("#activity-table tbody tr")
+    expect(rows).to_have_count(50)
+    expect(rows.first.locator(".who")).to_have_text("mateo")
+    expect(rows.first.locator(".what")).to_have_text("rename")
+    expect(rows.first.locator(".where a")).to_have_attribute("href", f"/sessions/{session.pk}/")
+    screenshot(page, "activity")
+    # The rest, and my own writes, are one page back.
+    page.click("#activity-older")
+    expect(page.locator("#activity-table tbody tr[data-action=import] .who")).to_have_text("you")
+    # Only my shares.
+    page.select_option("#activity-action", "share")
+    page.click("#activity-filters button[type=submit]")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".who")).to_have_text("you")
+    # A session the teammate cannot read is refused with a reason, for them as for anyone.
+    private = session_file(small_tree(), header={**HEADER, "id": "sess-private"})
+    mine_only = services.import_jsonl(actor=owner, data=private, filename="p.jsonl").session
+    other = sign_in(open_browser(), "mateo")
+    other.goto(f"{server_url}/activity/?session={mine_only.pk}")
+    expect(other.locator("#activity-error")).to_contain_text(f"No session {mine_only.pk} that you can read")
+    expect(other.locator("#activity-table")).to_have_count(0)
