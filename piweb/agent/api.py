@@ -130,6 +130,21 @@ class _RunAPIView(APIView):
             raise NotFound(f"Run not found: {run_id}")
         return run
 
+    def started(self, request: Request, pk: int, form: type[serializers.Serializer], start: Any) -> Response:
+        """Start a run with ``start(grant, validated data)``: 202 with its id, 409 naming the active run,
+        400 when no model can answer; the one answer of every view that starts a run."""
+        grant = access.require_read(request, pk)
+        serializer = form(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = start(grant, serializer.validated_data)
+        except services.RunConflict as exc:
+            active = str(exc.active.public_id) if exc.active is not None else None
+            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
+        except (services.NoProvider, ValueError) as exc:
+            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+
 
 class SessionRunsView(_RunAPIView):
     """POST a prompt: 202 with the run id; 409 while another run of the session is active."""
@@ -148,27 +163,20 @@ class SessionRunsView(_RunAPIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        grant = access.require_read(request, pk)
-        session = grant.session
-        serializer = StartRunSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        try:
-            run = services.start_run(
-                session=session,
+        return self.started(
+            request,
+            pk,
+            StartRunSerializer,
+            lambda grant, data: services.start_run(
+                session=grant.session,
                 user=request.user,
                 prompt=data["prompt"],
                 provider_id=data.get("providerId"),
                 thinking_level=data.get("thinkingLevel") or "",
                 grant=grant,
                 images=data.get("images") or [],
-            )
-        except services.RunConflict as exc:
-            active = str(exc.active.public_id) if exc.active is not None else None
-            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
-        except (services.NoProvider, ValueError) as exc:
-            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
-        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+            ),
+        )
 
     @extend_schema(
         responses={
@@ -217,25 +225,19 @@ class SessionRegenerateView(_RunAPIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        grant = access.require_read(request, pk)
-        serializer = RegenerateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        try:
-            run = services.regenerate_run(
+        return self.started(
+            request,
+            pk,
+            RegenerateSerializer,
+            lambda grant, data: services.regenerate_run(
                 session=grant.session,
                 user=request.user,
                 entry_id=data["entryId"],
                 provider_id=data.get("providerId"),
                 thinking_level=data.get("thinkingLevel") or "",
                 grant=grant,
-            )
-        except services.RunConflict as exc:
-            active = str(exc.active.public_id) if exc.active is not None else None
-            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
-        except (services.NoProvider, ValueError) as exc:
-            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
-        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+            ),
+        )
 
 
 class SessionEditView(_RunAPIView):
@@ -255,12 +257,11 @@ class SessionEditView(_RunAPIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        grant = access.require_read(request, pk)
-        serializer = EditSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        try:
-            run = services.resend_edited(
+        return self.started(
+            request,
+            pk,
+            EditSerializer,
+            lambda grant, data: services.resend_edited(
                 session=grant.session,
                 user=request.user,
                 entry_id=data["entryId"],
@@ -268,13 +269,8 @@ class SessionEditView(_RunAPIView):
                 provider_id=data.get("providerId"),
                 thinking_level=data.get("thinkingLevel") or "",
                 grant=grant,
-            )
-        except services.RunConflict as exc:
-            active = str(exc.active.public_id) if exc.active is not None else None
-            return error_response(str(exc), status.HTTP_409_CONFLICT, activeRunId=active)
-        except (services.NoProvider, ValueError) as exc:
-            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
-        return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
+            ),
+        )
 
 
 class StreamRenderView(_RunAPIView):
