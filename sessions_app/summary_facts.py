@@ -3,14 +3,16 @@
 A compaction replaced the messages on its path from the previous compaction's first kept entry (or the
 root) up to its own first kept entry; a branch summary replaced the messages of the branch it was
 written for, from below the common ancestor down to its ``fromId``. Each answer is a couple of
-indexed queries over the path's segments, whatever the session's size.
+indexed queries over the path's segments, whatever the session's size: the ranges are joined as a
+list (one index probe each) rather than built into an OR of conditions, which on a path through
+hundreds of branch points took longer to compile than to run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q
+from django.db import connection
 
 from . import queries
 from .models import ChatSession, Entry
@@ -18,23 +20,68 @@ from .models import ChatSession, Entry
 __all__ = ["replaced_by_summaries"]
 
 
-def _path_filter(session: ChatSession, leaf: Entry, low: int, high: int, table: Any) -> Q | None:
-    ranges = queries.path_ranges(session, leaf, min_depth=low, max_depth=high, table=table)
+def _count_messages(session: ChatSession, ranges: list[tuple[int, int, int]]) -> int:
+    """Count the message entries at (segment, low..high depth) ranges of one path."""
     if not ranges:
-        return None
-    cond = Q()
-    for segment, start, end in ranges:
-        cond |= Q(segment=segment, depth__gte=start, depth__lte=end)
-    return cond
+        return 0
+    table = Entry._meta.db_table
+    segments, lows, highs = (list(column) for column in zip(*ranges, strict=True))
+    if connection.vendor == "postgresql":
+        sql = (
+            f"SELECT count(*) FROM {table} e "
+            "JOIN unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) "
+            "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi "
+            "WHERE e.session_id = %s AND e.type = 'message'"
+        )
+        params: list[Any] = [segments, lows, highs, session.pk]
+    else:
+        total = 0
+        for start in range(0, len(ranges), _RANGES_PER_QUERY):
+            chunk = ranges[start : start + _RANGES_PER_QUERY]
+            values = ", ".join(["(%s, %s, %s)"] * len(chunk))
+            sql = (
+                f"WITH r(seg, lo, hi) AS (VALUES {values}) SELECT count(*) FROM r CROSS JOIN {table} e "
+                "WHERE e.session_id = %s AND e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi "
+                "AND e.type = 'message'"
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(sql, [*(v for r in chunk for v in r), session.pk])
+                total += int(cursor.fetchone()[0])
+        return total
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return int(cursor.fetchone()[0])
+
+
+_RANGES_PER_QUERY = 3000  # three parameters each, well under SQLite's limit of 32766
 
 
 def _messages(session: ChatSession, leaf: Entry, low: int, high: int, table: Any) -> int:
     if high < low:
         return 0
-    cond = _path_filter(session, leaf, low, high, table)
-    if cond is None:
-        return 0
-    return Entry.objects.filter(cond, session=session, type="message").count()
+    return _count_messages(
+        session, queries.path_ranges(session, leaf, min_depth=low, max_depth=high, table=table)
+    )
+
+
+def _deepest_compaction_above(
+    session: ChatSession, entry: Entry, compactions: list[tuple[int, int, int]], table: Any
+) -> Entry | None:
+    """Return the deepest compaction on the path above ``entry`` (compactions: (segment, depth, seq))."""
+    if entry.depth is None or not compactions:
+        return None
+    ranges = {
+        s: (low, high)
+        for s, low, high in queries.path_ranges(session, entry, max_depth=entry.depth - 1, table=table)
+    }
+    on_path = [
+        (depth, seq)
+        for segment, depth, seq in compactions
+        if segment in ranges and ranges[segment][0] <= depth <= ranges[segment][1]
+    ]
+    if not on_path:
+        return None
+    return Entry.objects.filter(session=session, seq=max(on_path)[1]).first()
 
 
 def _entry(session: ChatSession, entry_id: Any) -> Entry | None:
@@ -68,6 +115,7 @@ def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[st
         session=session, entry_id__in=entry_ids, type__in=("compaction", "branch_summary")
     )
     table = queries.segment_table(session) if rows else None
+    compactions: list[tuple[int, int, int]] | None = None
     for row in rows:
         payload = row.payload()
         if not isinstance(payload, dict) or row.depth is None:
@@ -76,12 +124,16 @@ def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[st
             kept = _entry(session, payload.get("firstKeptEntryId"))
             if kept is None or kept.depth is None:
                 continue
-            cond = _path_filter(session, row, 0, row.depth - 1, table)
-            earlier = (
-                Entry.objects.filter(cond, session=session, type="compaction").order_by("-depth").first()
-                if cond is not None
-                else None
-            )
+            if compactions is None:
+                # Compactions are few (the type index finds them); which lie on this path is decided here.
+                compactions = [
+                    (segment, depth, seq)
+                    for segment, depth, seq in Entry.objects.filter(
+                        session=session, type="compaction"
+                    ).values_list("segment", "depth", "seq")
+                    if segment is not None and depth is not None
+                ]
+            earlier = _deepest_compaction_above(session, row, compactions, table)
             before = earlier.payload() if earlier is not None else None
             start = _entry(session, before.get("firstKeptEntryId")) if isinstance(before, dict) else None
             low = start.depth if start is not None and start.depth is not None else 0
