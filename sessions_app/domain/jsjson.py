@@ -146,8 +146,47 @@ def _string(text: str) -> str:
     return out
 
 
+_FLOAT_SAME_LOW, _FLOAT_SAME_HIGH = 1e-4, 1e16
+
+
+def _same_in_python(value: Any, depth: int = 0) -> bool:
+    """Whether Python's own encoder spells ``value`` as JSON.stringify does: no integer-like keys (which
+    JavaScript orders first), no integers past 2**53, no floats Python spells otherwise (whole floats
+    such as ``1.0``, NaN, exponents), no undefined fields."""
+    if depth > 200:
+        return False  # deep nesting takes the explicit stack below, never Python's recursion limit
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return True
+    if kind is int:
+        return -_MAX_SAFE <= value <= _MAX_SAFE
+    if kind is float:
+        # Both print the shortest round-tripping digits; only the layout differs outside this range.
+        return _FLOAT_SAME_LOW <= abs(value) < _FLOAT_SAME_HIGH and not value.is_integer()
+    if kind is dict:
+        for key, child in value.items():
+            if type(key) is not str or (key[:1].isdigit() and is_array_index(key)):
+                return False
+            if not _same_in_python(child, depth + 1):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(_same_in_python(child, depth + 1) for child in value)
+    return False
+
+
 def js_stringify(value: Any) -> str:
     """Serialize like ``JSON.stringify(value)`` (compact; integer-like keys first)."""
+    if _same_in_python(value):
+        # The common case, in C: a payload's plain strings, integers and ordinary floats.
+        out = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if not _LONE_SURROGATE.search(out):
+            return out
+    return stringify_walk(value)
+
+
+def stringify_walk(value: Any) -> str:
+    """Serialize like ``JSON.stringify(value)`` one value at a time (any shape ``js_stringify`` takes)."""
     parts: list[str] = []
     # An explicit stack instead of recursion: payloads may nest deeper than Python's recursion limit.
     stack: list[Any] = [value]

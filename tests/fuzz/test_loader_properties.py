@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import INVALID, js_number, js_stringify, parse_json
+from sessions_app.domain.jsjson import INVALID, js_number, js_stringify, parse_json, stringify_walk
 from sessions_app.domain.jsonl import load_text, objects_only, scan_lines
 from sessions_app.domain.projection import project
 from sessions_app.domain.session import load_session
@@ -230,6 +230,28 @@ def test_js_stringify_round_trips(value: Any) -> None:
     assert back == _as_js(value)
     assert js_stringify(back) == text
     json.loads(text)  # strict JSON, whatever the value holds
+
+
+@FUZZ
+@given(json_values(max_leaves=40))
+def test_the_quick_spelling_equals_the_walk(value: Any) -> None:
+    # Plain payloads are spelled by Python's encoder; whatever it would spell otherwise takes the walk.
+    assert js_stringify(value) == stringify_walk(value)
+
+
+def test_the_quick_spelling_leaves_what_python_spells_otherwise_to_the_walk() -> None:
+    awkward = [{"2": 1, "a": 1.0}, {"cost": 1e-7}, {"n": 2**60}, {"big": 1e16}, {"s": "a\udfffb"}, [-0.0]]
+    assert [js_stringify(v) for v in awkward] == [
+        '{"2":1,"a":1}',
+        '{"cost":1e-7}',
+        '{"n":1152921504606847000}',
+        '{"big":10000000000000000}',
+        '{"s":"a\\udfffb"}',
+        "[0]",
+    ]
+    assert (
+        js_stringify({"cost": {"input": 0.0003, "total": 12.5}}) == '{"cost":{"input":0.0003,"total":12.5}}'
+    )
 
 
 def test_numbers_and_keys_are_spelled_as_javascript_does() -> None:
