@@ -1,5 +1,5 @@
 // The unread count beside "Inbox" in the header. A session page's socket brings changes as they happen;
-// other pages ask again now and then.
+// other pages ask again now and then. The page itself comes with the count.
 import { api } from "../sessions_app/api.js";
 
 const POLL_MS = 60000;
@@ -24,7 +24,7 @@ async function refresh() {
 }
 
 if (link) {
-  refresh();
+  // The page came with the count (data-unread); the first poll is a minute away like the next ones.
   let live = false;
   document.addEventListener("piweb:socket", (event) => {
     live = true;

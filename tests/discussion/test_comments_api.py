@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 from django.core import mail
 
@@ -96,6 +99,20 @@ def test_a_mention_reaches_the_inbox_and_email_and_a_reply_reaches_the_thread(cr
 
     read = crew.client(crew.editor).post("/api/inbox/read/", {"all": True}, format="json")
     assert read.json() == {"unread": 0}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_tasks")
+def test_every_page_comes_with_the_unread_count(crew: Crew, client: Any) -> None:
+    client.force_login(crew.editor)
+    badge = re.compile(r'<span id="inbox-count" class="count"( hidden)?>(\d+)</span>')
+    assert badge.search(client.get("/").content.decode()).groups() == (" hidden", "0")
+    post(crew, crew.owner, entryId="a2", body="@eddie have a look")
+    post(crew, crew.owner, entryId="a1", body="@eddie and here")
+    for page in ("/", f"/sessions/{crew.session.pk}/", "/usage/"):
+        html = client.get(page).content.decode()
+        assert badge.search(html).groups() == (None, "2"), page
+        assert 'aria-label="Inbox, 2 unread"' in html
 
 
 @pytest.mark.django_db(transaction=True)

@@ -351,7 +351,12 @@ export function initComments(treeView) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
   document.addEventListener("piweb:selected", (event) => {
-    showThreads(event.detail.id).catch((error) => showError(error.message));
+    const { id } = event.detail;
+    // The branch answers the click first; the threads follow rather than share the server with it.
+    Promise.resolve()
+      .then(() => state.branchDrawn)
+      .then(() => (state.selectedId === id ? showThreads(id) : null))
+      .catch((error) => showError(error.message));
   });
   document.addEventListener("piweb:socket", (event) => {
     const message = event.detail;

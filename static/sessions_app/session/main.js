@@ -16,7 +16,7 @@ import { initPresence } from "./presence.js";
 import { initSearch, openSearch } from "./search.js";
 import { initSecrets } from "./secrets.js";
 import { initShortcuts } from "./shortcuts.js";
-import { initSteering } from "./steering.js";
+import { askRunsOnce, initSteering } from "./steering.js";
 import { initTree, loadEntriesSince, loadTree, tree } from "./tree_panel.js";
 
 setShareToken(cfg.shareToken);
@@ -63,6 +63,7 @@ async function start() {
   if (!first && state.leafId) await select(state.leafId);
   else if (!first) updateActions();
   if (cfg.isOwner) initSecrets(tree).catch((error) => showError(error.message));
+  askRunsOnce();
   state.ready = true;
   document.body.dataset.ready = "true";
   tree.render(); // rows drawn before the path arrived now show its entries; the rest are fetched

@@ -61,9 +61,13 @@ function runEnded(id) {
   if (follow) hooks.catchUp({ follow: true });
 }
 
-// Ask the server whether a run is active: at load, and after the socket reconnects (events missed).
+// Ask the server whether a run is active: when the socket is live (at load and after a reconnect, when
+// events may have been missed), or once the page is drawn if the socket is not live by then.
+let asked = false;
+
 async function refresh() {
   if (!cfg.runsUrl) return;
+  asked = true;
   try {
     const { body } = await api("GET", cfg.runsUrl);
     const latest = (body.results || [])[0];
@@ -194,5 +198,9 @@ export function initSteering() {
     stopRun();
   });
   paint();
-  return refresh();
+}
+
+// After the first screen: whether a run is active, unless the socket already asked.
+export function askRunsOnce() {
+  return asked ? Promise.resolve() : refresh();
 }
