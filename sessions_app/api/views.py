@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +28,7 @@ from ..domain.tokens import set_aside_usage
 from ..model_windows import context_window_for
 from ..models import ChatSession
 from ..overview_cache import overview_json
+from ..state_cache import cached, state_key
 from .errors import PayloadTooLarge, error_response
 from .fields import parse
 from .pagination import SessionPagination
@@ -218,62 +220,80 @@ class ContextView(LinkReadableView):
         query = self.valid(ContextQuerySerializer, request.query_params)
         leaf_id = query.get("leaf") or grant.leaf_id()
         link_scope.require_visible(grant, leaf_id)
-        page = None
-        if leaf_id is not None and query.get("tail") is not None and query.get("before") is None:
-            # A page with the totals from the running sums; None where they do not cover the path.
-            page = context_reads.context_page(
-                grant.session,
-                leaf_id,
-                head=query.get("head", 0),
-                tail=query["tail"],
-                before_depth=query.get("beforeDepth"),
-            )
-        if page is not None:
-            window = (
-                query.get("window")
-                or context_window_for(page.settings.model)
-                or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
-            )
-            set_aside = None
-            if not page.totals.set_aside_known:
-                # A rare shape (the newest usage omitted or rewritten): the full projection tells.
-                full = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
-                set_aside = set_aside_json(set_aside_usage(full.projection, full.path))
-            payload = context_page_payload(page, window, llm=query["llm"], set_aside=set_aside)
+        if leaf_id is None:
+            payload = _context_payload(grant.session, None, query)
         else:
-            view = queries.context_for_leaf(grant.session, leaf_id, use_session_leaf=False)
-            window = (
-                query.get("window")
-                or context_window_for(view.projection.model)
-                or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
-            )
-            payload = context_payload(
-                view,
-                window,
-                head=query.get("head", 0),
-                tail=query.get("tail"),
-                before=query.get("before"),
-                llm=query["llm"],
-            )
-        summaries = [
-            item
-            for item in payload["messages"]
-            if isinstance(item["message"], dict)
-            and item["message"].get("role") in ("compactionSummary", "branchSummary")
-        ]
-        if summaries:
-            facts = summary_facts.replaced_by_summaries(grant.session, [i["entryId"] for i in summaries])
-            for item in summaries:
-                replaced = facts.get(item["entryId"])
-                item["replaced"] = replaced
-                # The projected summary message carries no details; the panel still marks offline ones.
-                if replaced is not None and replaced.pop("offline", False):
-                    item["details"] = {"offline": True}
-        if query["render"]:
-            calls: dict[str, Any] = {}
-            for item in payload["messages"][-query["render"] :]:
-                item["rendered"] = rendering.render_message(item["message"], calls)
+            # What the model sees from an entry is its path's, fixed once written: built once per session
+            # state (state_cache) and query, for every reader. Only the window may change (the admin's
+            # provider settings), so it is added to each answer.
+            parts = [query.get(k) for k in ("head", "tail", "before", "beforeDepth", "llm", "render")]
+            near = hashlib.sha256(leaf_id.encode("utf-8", "surrogatepass")).hexdigest()
+            key = state_key(f"context:{CONTEXT_VERSION}", grant.session, near, *parts)
+            payload = cached(key, lambda: _context_payload(grant.session, leaf_id, query), CONTEXT_TTL)
+        window = (
+            query.get("window")
+            or context_window_for(payload["model"])
+            or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
+        )
+        used = payload["breakdown"]["total"]
+        payload["contextWindow"] = (
+            {"window": window, "used": used, "fraction": used / window} if window else None
+        )
         return Response(payload)
+
+
+CONTEXT_VERSION = 1
+CONTEXT_TTL = 600  # seconds
+
+
+def _context_payload(session: ChatSession, leaf_id: str | None, query: dict[str, Any]) -> dict[str, Any]:
+    """Return the context payload at ``leaf_id`` without its window (``contextWindow`` is None)."""
+    page = None
+    if leaf_id is not None and query.get("tail") is not None and query.get("before") is None:
+        # A page with the totals from the running sums; None where they do not cover the path.
+        page = context_reads.context_page(
+            session,
+            leaf_id,
+            head=query.get("head", 0),
+            tail=query["tail"],
+            before_depth=query.get("beforeDepth"),
+        )
+    if page is not None:
+        set_aside = None
+        if not page.totals.set_aside_known:
+            # A rare shape (the newest usage omitted or rewritten): the full projection tells.
+            full = queries.context_for_leaf(session, leaf_id, use_session_leaf=False)
+            set_aside = set_aside_json(set_aside_usage(full.projection, full.path))
+        payload = context_page_payload(page, None, llm=query["llm"], set_aside=set_aside)
+    else:
+        view = queries.context_for_leaf(session, leaf_id, use_session_leaf=False)
+        payload = context_payload(
+            view,
+            None,
+            head=query.get("head", 0),
+            tail=query.get("tail"),
+            before=query.get("before"),
+            llm=query["llm"],
+        )
+    summaries = [
+        item
+        for item in payload["messages"]
+        if isinstance(item["message"], dict)
+        and item["message"].get("role") in ("compactionSummary", "branchSummary")
+    ]
+    if summaries:
+        facts = summary_facts.replaced_by_summaries(session, [i["entryId"] for i in summaries])
+        for item in summaries:
+            replaced = facts.get(item["entryId"])
+            item["replaced"] = replaced
+            # The projected summary message carries no details; the panel still marks offline ones.
+            if replaced is not None and replaced.pop("offline", False):
+                item["details"] = {"offline": True}
+    if query["render"]:
+        calls: dict[str, Any] = {}
+        for item in payload["messages"][-query["render"] :]:
+            item["rendered"] = rendering.render_message(item["message"], calls)
+    return payload
 
 
 class PathView(LinkReadableView):

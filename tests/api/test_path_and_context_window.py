@@ -67,3 +67,42 @@ def test_entries_by_id_come_in_one_request_in_append_order(api_client: Any) -> N
     assert not body["hasMore"] and body["leafId"] == "tip"
     assert api_client.get(url, {"id": [f"e{i}" for i in range(101)]}).status_code == 400
     assert api_client.get(url, {"id": "e1", "since": "e0"}).status_code == 400
+
+
+def test_a_context_is_built_once_and_still_follows_the_window_and_new_entries(
+    api_client: Any, django_assert_max_num_queries: Any
+) -> None:
+    from compaction_app.models import LLMProvider
+
+    entries = _chain(30)
+    entries[-1]["message"]["provider"], entries[-1]["message"]["model"] = "acme", "acme-1"
+    session = services.import_jsonl(actor=api_client.user, data=session_file(entries)).session
+    url = f"/api/sessions/{session.pk}/context/"
+    params = {"head": 2, "tail": 3, "llm": "false", "render": 2}
+    first = api_client.get(url, params).json()
+    # The second reader gets the same answer from the cache: no projection, no rendering.
+    with django_assert_max_num_queries(8):
+        again = api_client.get(url, params).json()
+    assert again == first
+    # The admin sets the model's window: the next answer uses it.
+    LLMProvider.objects.create(
+        name="acme",
+        api="openai-completions",
+        base_url="http://127.0.0.1:9",
+        model_id="acme-1",
+        provider="acme",
+        context_window=1000,
+    )
+    windowed = api_client.get(url, params).json()
+    assert windowed["contextWindow"]["window"] == 1000
+    assert windowed["contextWindow"]["used"] == first["breakdown"]["total"]
+    # A new entry at the leaf is a new context.
+    services.append_entries(
+        session=session,
+        actor=api_client.user,
+        entries=[{"type": "message", "message": {"role": "user", "content": "more"}}],
+    )
+    session.refresh_from_db()
+    grown = api_client.get(url, params).json()
+    assert grown["messageCount"] == first["messageCount"] + 1
+    assert grown["messages"][-1]["message"]["content"] == "more"
