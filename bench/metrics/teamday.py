@@ -4,8 +4,9 @@ Everything runs on this machine as a deployment would: a private PostgreSQL (``m
 Debian's default) and a private Redis, two daphne processes and ``python -m piweb.workers``, all with
 production settings. The bench process is the team:
 
-- readers open shared sessions (the page, the session, its tree, the newest entries), scroll trees
-  (``tree?around=``, a path) and search (the API and the list page), a pause of 5–15 s between actions;
+- readers open shared sessions as the page does (the page, the session, then at once its tree, the
+  leaf's branch and context, then the comment counts, the leaf's threads and its cost), scroll trees
+  (``tree?around=``, a path), comment and search (the API and the list page), 5–15 s between actions;
 - syncers follow growing Pi session files with the ``piweb-sync`` client (a few new lines every 2–6 s);
 - run slots each keep one agent run going against the loopback provider (``piweb.llm.testserver``),
   which answers in 4 s, polling the run's status every 2 s as a script waiting for it would;
@@ -14,7 +15,8 @@ production settings. The bench process is the team:
 A socket that stayed open must hear every commit made after it joined: each pushed batch has a
 timestamp of its own, so the database says which seq closed each commit. PostgreSQL connections of the
 application's database are sampled from ``pg_stat_activity`` every 0.2 s and compared with the budget
-of README "Connection budget". Comments do not exist yet, so readers do not comment.
+of README "Connection budget". Readers also comment on the entries they read, some of their comments
+mentioning a teammate (a line in their inbox; the simulated people have no email address).
 
 ``PIWEB_BENCH_TEAMDAY_SECONDS`` sets the load's length (default 300; ``--quick`` 30).
 """
@@ -308,7 +310,13 @@ def seed_main(spec_json: str) -> None:
         client = Client()
         client.force_login(user)
         token = ApiToken.objects.create(user=user, name="team day")[1]
-        members.append({"token": token, "cookie": f"sessionid={client.cookies['sessionid'].value}"})
+        members.append(
+            {
+                "username": user.username,
+                "token": token,
+                "cookie": f"sessionid={client.cookies['sessionid'].value}",
+            }
+        )
     print(json.dumps({"members": members, "shared": shared, "runs": runs, "provider": provider.pk}))
 
 
@@ -335,6 +343,7 @@ class Tally:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
+    comments: int = 0
     runs_started: int = 0
     runs_done: int = 0
     run_statuses: dict[str, int] = field(default_factory=dict)
@@ -366,6 +375,7 @@ class Tally:
             "counts": {kind: len(v) for kind, v in self.latencies.items()},
             "errors": self.errors,
             "examples": self.examples,
+            "comments": self.comments,
             "runs": {"started": self.runs_started, "done": self.runs_done, "statuses": self.run_statuses},
             "sockets": {"dropped": self.sockets_dropped, "failed": self.sockets_failed},
             "events": {"expected": self.expected_events, "missed": self.missed_events},
@@ -424,6 +434,54 @@ class Team:
             return response.json()
         return None
 
+    async def _post(self, http: Any, kind: str, url: str, member: dict[str, str], body: Any) -> Any:
+        headers = {"Authorization": f"Token {member['token']}"}
+        t0 = time.perf_counter()
+        try:
+            response = await http.post(url, json=body, headers=headers)
+            ok = response.status_code in (200, 201)
+            detail = f"{response.status_code} {url} {response.text[:200]}"
+        except Exception as exc:
+            response, ok, detail = None, False, f"{type(exc).__name__} {url}"
+        self.tally.record(kind, (time.perf_counter() - t0) * 1000, ok, detail)
+        return response.json() if ok and response is not None else None
+
+    async def open_session(self, http: Any, member: dict[str, str], pk: int) -> list[str]:
+        """Open a session as its page does: the page, then its first screen's requests at once (the
+        tree, the leaf's branch and context), then what follows them (comment counts, threads, cost)."""
+        base = f"/api/sessions/{pk}"
+        await self._get(http, "page: session", f"/sessions/{pk}/", member)
+        detail = await self._get(http, "api: session", f"{base}/", member)
+        leaf = (detail or {}).get("leafId")
+        if not leaf:
+            return []
+        _, path, _ = await asyncio.gather(
+            self._get(http, "api: tree", f"{base}/tree/", member),
+            self._get(http, "api: path", f"{base}/path/", member, leaf=leaf, limit=12, render=1),
+            self._get(
+                http,
+                "api: context",
+                f"{base}/context/",
+                member,
+                leaf=leaf,
+                head=10,
+                tail=40,
+                llm="false",
+                render=20,
+            ),
+        )
+        ids = [row["id"] for row in (path or {}).get("entries", []) if row.get("id")]
+        await asyncio.gather(
+            self._get(
+                http, "api: comments", f"{base}/comments/", member, entries=",".join(ids[-40:]) or leaf
+            ),
+            self._get(http, "api: comments", f"{base}/comments/", member, entryId=leaf),
+            self._get(
+                http, "api: cost", f"{base}/cost/", member, at=leaf, entries=",".join(ids[-3:]) or leaf
+            ),
+        )
+        return ids
+
     async def reader(self, index: int, http: Any) -> None:
         member = self.members[index % len(self.members)]
         rng = random.Random(index)
@@ -432,21 +490,30 @@ class Team:
         pk = rng.choice(self.shared)
         while not self.stop.is_set():
             action = rng.random()
-            if action < 0.4 or not ids:
+            if action < 0.3 or not ids:
                 pk = rng.choice(self.shared)
-                await self._get(http, "page: session", f"/sessions/{pk}/", member)
-                await self._get(http, "api: session", f"/api/sessions/{pk}/", member)
-                await self._get(http, "api: tree", f"/api/sessions/{pk}/tree/", member)
-                body = await self._get(
-                    http, "api: entries", f"/api/sessions/{pk}/entries/", member, limit=200
-                )
-                ids = [row["id"] for row in (body or {}).get("entries", []) if row.get("id")]
-            elif action < 0.8:
+                ids = await self.open_session(http, member, pk)
+            elif action < 0.6:
                 around = rng.choice(ids)
                 await self._get(http, "api: tree", f"/api/sessions/{pk}/tree/", member, around=around)
                 await self._get(
-                    http, "api: path", f"/api/sessions/{pk}/path/", member, leaf=around, limit=200, render=1
+                    http, "api: path", f"/api/sessions/{pk}/path/", member, leaf=around, limit=12, render=1
                 )
+            elif action < 0.75:
+                # A comment on an entry of the branch, now and then naming a teammate (who can read it).
+                entry = rng.choice(ids)
+                await self._get(http, "api: comments", f"/api/sessions/{pk}/comments/", member, entryId=entry)
+                mention = self.members[rng.randrange(len(self.members))]["username"]
+                text = f"@{mention} is this the regression?" if rng.random() < 0.3 else "Looks right to me."
+                posted = await self._post(
+                    http,
+                    "api: comment",
+                    f"/api/sessions/{pk}/comments/",
+                    member,
+                    {"entryId": entry, "body": text},
+                )
+                if posted is not None:
+                    self.tally.comments += 1
             elif action < 0.95:
                 await self._get(http, "api: search", "/api/search/", member, q=rng.choice(SEARCH_WORDS))
             else:
@@ -841,7 +908,7 @@ def results(plan: Plan, tally: Tally, budget: int) -> list[Result]:
                 f"{tally.error_count} errors {dict(tally.errors)} (e.g. {tally.examples[:3]}); "
                 f"{tally.missed_events} of {tally.expected_events} events missed by sockets that stayed open "
                 f"({tally.sockets_dropped} dropped, {tally.sockets_failed} not accepted; accept p50 "
-                f"{accept[0]:.0f} / p95 {accept[1]:.0f} ms); {runs_note}"
+                f"{accept[0]:.0f} / p95 {accept[1]:.0f} ms); {runs_note}; {tally.comments} comments posted"
             ),
         ),
         at_most(
