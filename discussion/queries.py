@@ -147,5 +147,8 @@ def inbox_of(user: Any) -> QuerySet[Notification]:
 
 def unread_count(user_id: int) -> int:
     """Return how many of the user's inbox lines are unread."""
+    # Every page's header asks: most people have nothing unread, which the inbox index answers alone.
+    if not Notification.objects.filter(recipient_id=user_id, read_at__isnull=True).exists():
+        return 0
     user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     return inbox_of(user).filter(read_at__isnull=True).count() if user is not None else 0

@@ -10,10 +10,13 @@ from __future__ import annotations
 import posixpath
 import re
 from functools import lru_cache
+from typing import Any
 
 from django import template
 from django.conf import settings
 from django.contrib.staticfiles import finders
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.templatetags.static import static
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -48,13 +51,25 @@ def module_graph(entry: str) -> list[str]:
     return list(seen)
 
 
-_cached_graph = lru_cache(maxsize=64)(module_graph)
+def _tags(entry: str) -> SafeString:
+    preloads = format_html_join(
+        "", '<link rel="modulepreload" href="{}">\n', ((static(p),) for p in module_graph(entry))
+    )
+    return format_html('{}<script type="module" src="{}"></script>', preloads, static(entry))
+
+
+_cached_tags = lru_cache(maxsize=64)(_tags)
+
+
+@receiver(setting_changed)
+def _forget(setting: str, **_: Any) -> None:
+    # Tests swap the storage (hashed names) and the static URL; a deployment never does.
+    if setting in ("STORAGES", "STATIC_URL", "STATIC_ROOT", "STATICFILES_DIRS"):
+        _cached_tags.cache_clear()
 
 
 @register.simple_tag
 def module_script(entry: str) -> SafeString:
     """Return preload links for ``entry``'s imports and the module script itself."""
-    # Development edits modules between requests; a deployment's files are fixed until restart.
-    graph = module_graph(entry) if settings.DEBUG else _cached_graph(entry)
-    preloads = format_html_join("", '<link rel="modulepreload" href="{}">\n', ((static(p),) for p in graph))
-    return format_html('{}<script type="module" src="{}"></script>', preloads, static(entry))
+    # Development edits modules between requests; a deployment's files are fixed until it restarts.
+    return _tags(entry) if settings.DEBUG else _cached_tags(entry)
