@@ -13,7 +13,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +24,9 @@ from sessions_app import services
 from sessions_app.models import Team, TeamMembership
 from tests.discussion.smtp import Inbox, smtp_server
 from tests.factories import session_file, small_tree
+from tests.procs import free_port, wait_for_port
 
-from .conftest import PASSWORD, REPO, database_url, free_port
+from .conftest import PASSWORD, REPO, database_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -57,14 +57,7 @@ def mail_server(django_db_setup: Any) -> Iterator[tuple[str, Inbox]]:
             stderr=subprocess.STDOUT,
         )
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    raise RuntimeError(f"daphne exited early:\n{Path(log.name).read_text()[-3000:]}")
-                with socket_to(port) as reachable:
-                    if reachable:
-                        break
-                time.sleep(0.2)
+            wait_for_port(port, process, log.name)
             yield f"http://127.0.0.1:{port}", received
         finally:
             process.terminate()
@@ -74,20 +67,6 @@ def mail_server(django_db_setup: Any) -> Iterator[tuple[str, Inbox]]:
                 process.kill()
             # Its connections end with the process; the suite's own server and this process keep theirs.
             log.close()
-
-
-class socket_to:
-    def __init__(self, port: int) -> None:
-        import socket
-
-        self.sock = socket.socket()
-        self.port = port
-
-    def __enter__(self) -> bool:
-        return self.sock.connect_ex(("127.0.0.1", self.port)) == 0
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
 
 
 @pytest.fixture
