@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.db import connection
 
 from tests import procs
@@ -131,20 +133,34 @@ def open_browser(playwright: Any) -> Iterator[Callable[[], Any]]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def make_account(username: str, **fields: Any) -> Any:
+    """Create a user who can sign in with ``PASSWORD`` on the server process, which checks passwords
+    with the default hashers, not the suite's fast one (a cheap PBKDF2 hash suits both)."""
+    password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
+    return get_user_model().objects.create(username=username, password=password, **fields)
+
+
+@pytest.fixture
+def account(db: None) -> Callable[..., Any]:
+    """Return ``account(username, **fields)``: a user the browser can sign in as."""
+    return make_account
+
+
+def signed_in(context: Any, base: str, username: str) -> Any:
+    """Sign ``username`` in through the login form of the server at ``base``; return the page."""
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(f"{base}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    return page
+
+
 @pytest.fixture
 def sign_in(server_url: str) -> Callable[[Any, str], Any]:
-    """Return ``sign_in(context, username)``: a page signed in through the login form."""
-
-    def go(context: Any, username: str) -> Any:
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(f"{server_url}/accounts/login/")
-        page.fill("input[name=username]", username)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{server_url}/")
-        return page
-
-    return go
+    """Return ``sign_in(context, username)``: a page signed in through the suite server's login form."""
+    return lambda context, username: signed_in(context, server_url, username)
 
 
 @pytest.fixture

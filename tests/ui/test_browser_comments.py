@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from discussion.models import Comment
@@ -26,7 +25,7 @@ from tests.discussion.smtp import Inbox, smtp_server
 from tests.factories import session_file, small_tree
 from tests.procs import free_port, wait_for_port
 
-from .conftest import PASSWORD, REPO, database_url
+from .conftest import REPO, database_url, signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -70,24 +69,9 @@ def mail_server(django_db_setup: Any) -> Iterator[tuple[str, Inbox]]:
 
 
 @pytest.fixture
-def account(django_user_model: Any) -> Callable[[str], Any]:
-    def make(username: str) -> Any:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(
-            username=username, password=password, email=f"{username}@example.test"
-        )
-
-    return make
-
-
-def signed_in(context: Any, base: str, username: str) -> Any:
-    page = context.pages[0] if context.pages else context.new_page()
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-    return page
+def account(account: Callable[..., Any]) -> Callable[[str], Any]:
+    """The suite's accounts, each with an email address, so a mention reaches a mailbox."""
+    return lambda username: account(username, email=f"{username}@example.test")
 
 
 def waited(start: float) -> float:

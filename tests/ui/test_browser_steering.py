@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.db import connection
 from playwright.sync_api import expect
 
@@ -28,7 +27,7 @@ from sessions_app.models import ChatSession
 from tests.factories import assistant_message, entries, session_file, user_message
 from tests.procs import free_port, wait_for_port, wait_until
 
-from .conftest import PASSWORD, REPO, database_url
+from .conftest import REPO, database_url, signed_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -112,11 +111,10 @@ def provider_server() -> Iterator[ProviderServer]:
 
 @pytest.fixture
 def steering_session(
-    django_user_model: Any, provider_server: ProviderServer
+    account: Callable[..., Any], provider_server: ProviderServer
 ) -> Callable[[str, list[dict[str, Any]]], ChatSession]:
     def make(username: str, entries: list[dict[str, Any]]) -> ChatSession:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        owner = django_user_model.objects.create(username=username, password=password)
+        owner = account(username)
         LLMProvider.objects.create(
             name="Scripted",
             api="anthropic-messages",
@@ -129,16 +127,6 @@ def steering_session(
         return services.import_jsonl(actor=owner, data=data, filename="s.jsonl").session
 
     return make
-
-
-def signed_in(context: Any, base: str, username: str) -> Any:
-    page = context.pages[0] if context.pages else context.new_page()
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-    return page
 
 
 def open_session(page: Any, url: str) -> None:
