@@ -119,6 +119,13 @@ class ChatSession(models.Model):
     forked_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A fork or clone stores its copies first, as seqs 0..n-1: what they used was counted in the source,
+    # so usage and cost totals per user and team leave them out (the session's own page does not).
+    copied_entries = models.IntegerField(
+        default=0,
+        db_default=0,
+        help_text="Entries before this sequence were copied from the session it was forked or cloned from",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(

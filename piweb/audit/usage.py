@@ -1,7 +1,8 @@
 """Token and cost totals per user, team and model, from every assistant message and every summary run.
 
-Every assistant entry counts, on any branch, so abandoned branches and failed attempts are included;
-a deleted session stops counting when it is deleted, before its rows are purged.
+Every assistant entry counts, on any branch, so abandoned branches and failed attempts are included,
+once: the copies a fork or clone starts with count in their source only (``copied_entries``). A deleted
+session stops counting when it is deleted, before its rows are purged.
 On PostgreSQL the sums are computed in the database from ``raw::jsonb``; elsewhere the rows are
 streamed and summed here.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Sum
+from django.db.models import F, Sum
 
 from compaction_app.models import CompactionRun
 from sessions_app.domain.jsjson import parse_json
@@ -143,6 +144,7 @@ def _session_rows(sessions: set[int], *, recount: bool) -> Iterator[tuple[int, T
     else:
         rows = (
             Entry.objects.filter(role="assistant", type="message", session_id__in=sessions)
+            .filter(seq__gte=F("session__copied_entries"))
             .values_list("session_id", "raw")
             .iterator(chunk_size=2000)
         )
@@ -207,11 +209,11 @@ def _message_rows_sql() -> Iterator[UsageRow]:
                {_sum_number("usage,input")}, {_sum_number("usage,output")},
                {_sum_number("usage,cacheRead")}, {_sum_number("usage,cacheWrite")},
                {_sum_number("usage,cost,total")}, count(*)
-          FROM (SELECT session_id, raw::jsonb AS j FROM {entry}
+          FROM (SELECT session_id, seq, raw::jsonb AS j FROM {entry}
                  WHERE role = 'assistant' AND type = 'message'
                    AND strpos(raw, '\\u0000') = 0) AS m
           JOIN {session} AS s ON s.id = m.session_id
-         WHERE s.deleted_at IS NULL
+         WHERE s.deleted_at IS NULL AND m.seq >= s.copied_entries
          GROUP BY 1, 2, 3
     """
     with connection.cursor() as cursor:
@@ -230,6 +232,7 @@ def _sum_number(path: str) -> str:
 def _message_rows_python() -> Iterator[UsageRow]:
     rows = (
         Entry.objects.filter(role="assistant", type="message", session__deleted_at__isnull=True)
+        .filter(seq__gte=F("session__copied_entries"))
         .values_list("session__owner_id", "raw")
         .iterator(chunk_size=2000)
     )

@@ -71,10 +71,18 @@ def record(
     rows: Sequence[Entry] | None,
     **_: Any,
 ) -> None:
-    """Add the batch's assistant messages to the session's usage rows (receiver of ``entries_stored``)."""
+    """Add the batch's assistant messages to the session's usage rows (receiver of ``entries_stored``).
+
+    The copies a fork or clone starts with are left out: the source session counted them.
+    """
     if connection.vendor != "postgresql":
         return
-    if rows is not None and not any(r.type == "message" and r.role == "assistant" for r in rows):
+    first_seq = max(first_seq, session.copied_entries)
+    if first_seq > last_seq:
+        return
+    if rows is not None and not any(
+        r.type == "message" and r.role == "assistant" and r.seq >= first_seq for r in rows
+    ):
         return
     with connection.cursor() as cursor:
         cursor.execute(

@@ -42,7 +42,9 @@ class MessageCost(models.Model):
 class UsageDay(models.Model):
     """A session's assistant messages per UTC day and model, summed at append time.
 
-    Session, user and team totals and the usage charts add up these few rows.
+    Session, user and team totals and the usage charts add up these few rows. The copies a fork or
+    clone starts with have rows of their own (``copied``): the session's totals count them, a user's and
+    a team's usage do not (the source session counted them already).
     """
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -57,9 +59,14 @@ class UsageDay(models.Model):
     cost = models.FloatField(default=0)
     messages = models.IntegerField(default=0)
     unpriced = models.IntegerField(default=0, help_text="Messages with neither a recorded cost nor a price")
+    copied = models.BooleanField(
+        default=False, help_text="Messages a fork or clone copied from its source (counted there)"
+    )
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["session", "day", "model"], name="costs_usage_day")]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "day", "model", "copied"], name="costs_usage_day")
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id} {self.day} {self.model}"

@@ -85,7 +85,8 @@ def branch_totals(session: ChatSession, entry: Entry | None) -> Totals:
 
 
 def session_totals(session_ids: Iterable[int]) -> dict[int, Totals]:
-    """Return each session's totals over all its branches, from its day rows."""
+    """Return each session's totals over all its branches, from its day rows: a fork's or clone's
+    include the messages it copied, like its branches' costs."""
     sums = (
         UsageDay.objects.filter(session_id__in=list(session_ids))
         .values("session_id")
@@ -110,8 +111,12 @@ class Report:
 
 
 def usage_report(sessions: QuerySet[ChatSession], *, since: date | None = None) -> Report:
-    """Return the totals, per model and per day and model, of the given sessions' assistant messages."""
-    rows = UsageDay.objects.filter(session__in=sessions.values("pk"))
+    """Return the totals, per model and per day and model, of the given sessions' assistant messages.
+
+    The messages a fork or clone copied are left out: each provider call counts once, in the session
+    that made it, even when the source and its copies are all in ``sessions``.
+    """
+    rows = UsageDay.objects.filter(session__in=sessions.values("pk"), copied=False)
     if since is not None:
         rows = rows.filter(day__gte=since)
     days: list[tuple[date, str, Totals]] = []

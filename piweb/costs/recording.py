@@ -27,6 +27,8 @@ __all__ = ["ACTS_ON", "current_prices", "record", "recount_session"]
 
 ACTS_ON = (("message", "assistant"),)
 
+_DayKey = tuple[date, str, bool]  # a day row's day, model and whether it holds a fork's copies
+
 
 @dataclass(frozen=True, slots=True)
 class _Stored:
@@ -79,7 +81,8 @@ def record(
     today = timezone.now().date()
     walker = _PathWalker(session, earlier=first_seq > 0)
     costs: list[tuple[Any, ...]] = []
-    days: dict[tuple[date, str], UsageDay] = {}
+    days: dict[_DayKey, UsageDay] = {}
+    copies = session.copied_entries
     for item in sorted(stored, key=lambda s: s.seq):
         charge = charge_message(item.message, prices)
         day = _day(item, today)
@@ -87,7 +90,7 @@ def record(
         sums = _Sums(before.cost + charge.cost, before.tokens + charge.tokens, before.messages + 1)
         costs.append(_cost_row(item, charge, day, sums))
         walker.add(item.segment, item.depth, sums)
-        _add_day(days, session, day, charge)
+        _add_day(days, session, day, charge, copied=item.seq < copies)
     _insert(session, costs)
     _merge_days(session, days)
 
@@ -208,11 +211,13 @@ def _cost_row(item: _Stored, charge: Charge, day: date, sums: _Sums) -> tuple[An
     )
 
 
-def _add_day(days: dict[tuple[date, str], UsageDay], session: ChatSession, day: date, charge: Charge) -> None:
-    key = (day, charge.model[:512])
+def _add_day(
+    days: dict[_DayKey, UsageDay], session: ChatSession, day: date, charge: Charge, *, copied: bool
+) -> None:
+    key = (day, charge.model[:512], copied)
     row = days.get(key)
     if row is None:
-        row = days[key] = UsageDay(session=session, day=day, model=key[1])
+        row = days[key] = UsageDay(session=session, day=day, model=key[1], copied=copied)
     row.input += charge.input
     row.output += charge.output
     row.cache_read += charge.cache_read
@@ -225,23 +230,24 @@ def _add_day(days: dict[tuple[date, str], UsageDay], session: ChatSession, day: 
 _DAY_FIELDS = ("input", "output", "cache_read", "cache_write", "cost", "messages", "unpriced")
 
 
-def _merge_days(session: ChatSession, days: dict[tuple[date, str], UsageDay]) -> None:
+def _merge_days(session: ChatSession, days: dict[_DayKey, UsageDay]) -> None:
     """Add the batch's day totals to the stored ones, in one upsert (PostgreSQL and SQLite alike)."""
     table = UsageDay._meta.db_table
     names = ", ".join(_DAY_FIELDS)
     sets = ", ".join(f"{f} = {table}.{f} + excluded.{f}" for f in _DAY_FIELDS)
-    one = "(%s, %s, %s, " + ", ".join(["%s"] * len(_DAY_FIELDS)) + ")"
+    one = "(%s, %s, %s, %s, " + ", ".join(["%s"] * len(_DAY_FIELDS)) + ")"
     rows = list(days.values())
     with connection.cursor() as cursor:
         for start in range(0, len(rows), 500):  # SQLite takes a bounded number of parameters
             chunk = rows[start : start + 500]
             params: list[Any] = []
             for row in chunk:
-                params += [session.pk, row.day, row.model, *(getattr(row, f) for f in _DAY_FIELDS)]
+                params += [session.pk, row.day, row.model, row.copied]
+                params += [getattr(row, f) for f in _DAY_FIELDS]
             values = ", ".join([one] * len(chunk))
             cursor.execute(
-                f"INSERT INTO {table} (session_id, day, model, {names}) VALUES {values} "
-                f"ON CONFLICT (session_id, day, model) DO UPDATE SET {sets}",
+                f"INSERT INTO {table} (session_id, day, model, copied, {names}) VALUES {values} "
+                f"ON CONFLICT (session_id, day, model, copied) DO UPDATE SET {sets}",
                 params,
             )
 

@@ -113,6 +113,8 @@ def _store_branched(
         raise access.NotSignedIn()
     with transaction.atomic():
         new = create_session_row(owner=owner, header=header, filename="")
+        # Set before the copies are stored: the usage receivers of ``entries_stored`` read it.
+        new.copied_entries = len(entries)
         raws = [js_stringify(e) for e in entries]
         # Copies of stored entries: the owner's quota applies, the field caps were applied when stored.
         entry_store().insert_all(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection, transaction
@@ -10,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 
 from piweb.audit.models import SessionUsage
 from piweb.audit.usage import Rollup, Totals, compute_rollup
+from piweb.audit.usage_rollup import rollup_sql
 from sessions_app import services as session_services
-from sessions_app.models import Entry, SessionShare, Team, TeamMembership
+from sessions_app.models import ChatSession, Entry, SessionShare, Team, TeamMembership
 from tests.factories import conversation, seeded_session, store
 
 
@@ -109,3 +112,48 @@ def test_a_teams_row_counts_its_shared_sessions_only(user) -> None:
         assert teams["small"].input == 10 and round(teams["small"].cost, 9) == 0.5
         assert dict(rollup.by_user)["max"].input > 73_000_000  # the member's own row counts everything
         assert "empty" not in teams
+
+
+def test_forks_and_clones_count_their_copies_once(user) -> None:
+    ann, bob = user("ann"), user("bob")
+    source = seeded_session(ann, turns=1)
+    session_services.append_entries(session=source, actor=ann, entries=[_answer("m", 10, 0.5)])
+    team = Team.objects.create(name="pair")
+    TeamMembership.objects.create(team=team, user=ann, role="owner")
+    TeamMembership.objects.create(team=team, user=bob, role="editor")
+    SessionShare.objects.create(session=source, team=team)
+    leaf = Entry.objects.filter(session=source, role="assistant").order_by("seq").last()
+    fork = session_services.fork_session(session=source, entry_id=leaf.entry_id, actor=bob).session
+    clone = session_services.clone_session(session=source, actor=ann)
+    session_services.append_entries(session=fork, actor=bob, entries=[_answer("m", 3, 0.25)])
+    SessionShare.objects.create(session=fork, team=team)
+    SessionShare.objects.create(session=clone, team=team)
+
+    for rollup in (compute_rollup(), compute_rollup(recount=True)):
+        users, teams = dict(rollup.by_user), dict(rollup.by_team)
+        assert (users["ann"].input, round(users["ann"].cost, 9)) == (10, 0.5)  # the clone adds nothing
+        assert (users["bob"].input, round(users["bob"].cost, 9), users["bob"].messages) == (3, 0.25, 1)
+        assert (teams["pair"].input, round(teams["pair"].cost, 9)) == (13, 0.75)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the rollup is kept on PostgreSQL only")
+def test_the_migration_takes_the_copies_of_earlier_forks_out_of_the_rollup(user) -> None:
+    owner = user("ann")
+    source = seeded_session(owner, turns=1)
+    session_services.append_entries(session=source, actor=owner, entries=[_answer("m", 10, 0.5)])
+    leaf = Entry.objects.filter(session=source, role="assistant").order_by("seq").last()
+    fork = session_services.fork_session(session=source, entry_id=leaf.entry_id, actor=owner).session
+    # As a fork made before copies were told apart: its whole copy rolled up, no copies marked.
+    ChatSession.objects.filter(pk=fork.pk).update(copied_entries=0)
+    with connection.cursor() as cursor:
+        cursor.execute(rollup_sql("session_id = %s"), [fork.pk])
+    assert dict(compute_rollup().by_user)["ann"].input == 20
+
+    editor = SimpleNamespace(connection=connection)
+    importlib.import_module("sessions_app.migrations.0027_session_copied_entries").count_copies(None, editor)
+    importlib.import_module("piweb.audit.migrations.0005_usage_without_copies").roll_up_forks_again(
+        None, editor
+    )
+
+    assert dict(compute_rollup().by_user)["ann"].input == 10
+    assert _rounded(compute_rollup()) == _rounded(compute_rollup(recount=True))

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests.procs import database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Draws a pooled connection first, so an idle one sits in the pool when the writers fork.
@@ -38,16 +40,11 @@ print(json.dumps(report))
 """
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_forked_after_the_pool_was_used_each_store_every_append() -> None:
     if connection.vendor != "postgresql":
         pytest.skip("the bench's database rows run on PostgreSQL")
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "piweb.settings"}
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "piweb.settings"}
     env.pop("PIWEB_DB_POOL_MAX", None)
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300

@@ -23,8 +23,9 @@ from piweb.celery import app as celery_app
 from piweb.llm.testserver import ProviderServer, hang
 from sessions_app.actors import SystemActor
 from tests.factories import conversation, store
+from tests.procs import database_url, wait_until
 
-from .test_worker_kill import ROOT, _test_database_url, _wait_for
+from .test_worker_kill import ROOT
 
 pytestmark = [
     pytest.mark.slow,
@@ -61,7 +62,7 @@ def queues(tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
     celery_app.amqp.router = celery_app.amqp.Router()
     env = {
         **os.environ,
-        "DATABASE_URL": _test_database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": str(django_settings.CELERY_BROKER_URL),
         "PIWEB_RUNS_QUEUE": runs,
         "PIWEB_OPERATIONS_QUEUE": operations,
@@ -118,11 +119,11 @@ def test_a_compaction_runs_while_every_run_thread_waits_on_its_provider(
         waiting = store(owner, conversation(30, repeat=12), pi_id="compact-me")
         workers_process = queues()
         run = start_run(session=busy, user=owner, prompt="take your time", provider=provider)
-        _wait_for(lambda: len(server.requests) == 1, 60, "the run's provider request")
+        wait_until(lambda: len(server.requests) == 1, 60, "the run's provider request")
 
         operation = request_compaction(session=waiting, actor=waiting.owner)
         started = time.monotonic()
-        _wait_for(
+        wait_until(
             lambda: CompactionRun.objects.get(pk=operation.pk).status == "succeeded", 30, "the compaction"
         )
         assert AgentRun.objects.get(pk=run.pk).status == "running"  # the run still holds its thread
@@ -131,5 +132,5 @@ def test_a_compaction_runs_while_every_run_thread_waits_on_its_provider(
         abort_run(
             run=AgentRun.objects.get(pk=run.pk), actor=SystemActor("tests")
         )  # seen by the worker's one abort poller
-        _wait_for(lambda: AgentRun.objects.get(pk=run.pk).is_finished, 30, "the aborted run to end")
+        wait_until(lambda: AgentRun.objects.get(pk=run.pk).is_finished, 30, "the aborted run to end")
         assert workers_process.poll() is None

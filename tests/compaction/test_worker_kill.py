@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
 
 from compaction_app.models import CompactionRun, LLMProvider
 from compaction_app.services import request_compaction
 from piweb.celery import app as celery_app
 from piweb.llm.testserver import ProviderServer, hang, reply
 from tests.factories import conversation, payloads, store
+from tests.procs import database_url, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).with_name("celery")
@@ -35,28 +35,13 @@ pytestmark = [
 ]
 
 
-def _test_database_url() -> str:
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def _wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def workers(tmp_path: Path) -> Iterator[Callable[[str], subprocess.Popen[bytes]]]:
     """Return ``start(queue)``, which launches a real worker on the test database; all are stopped after."""
     started: list[subprocess.Popen[bytes]] = []
     env = {
         **os.environ,
-        "DATABASE_URL": _test_database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": str(django_settings.CELERY_BROKER_URL),
         "PIWEB_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
         "PIWEB_SUMMARIZER": "",
@@ -104,7 +89,7 @@ def test_a_worker_killed_mid_compaction_leaves_exactly_one_entry(
     try:
         run = request_compaction(session=session, actor=session.owner)
         first = workers(queue)
-        _wait_for(lambda: len(provider_server.requests) == 1, 30, "the first summary request")
+        wait_until(lambda: len(provider_server.requests) == 1, 30, "the first summary request")
         run.refresh_from_db()
         assert run.status == "running"
 
@@ -115,7 +100,7 @@ def test_a_worker_killed_mid_compaction_leaves_exactly_one_entry(
         time.sleep(VISIBILITY_TIMEOUT + 1)
 
         workers(queue)
-        _wait_for(
+        wait_until(
             lambda: CompactionRun.objects.get(pk=run.pk).status == "succeeded", 45, "the redelivered task"
         )
     finally:

@@ -156,6 +156,50 @@ def test_a_teams_usage_counts_its_shared_sessions_only(owner: Any, session: Any,
     assert Team.objects.count() == 1
 
 
+def test_forks_and_clones_count_what_they_copied_once(owner: Any, session: Any, user: Any) -> None:
+    # A fork or clone copies the messages with their usage: the calls were made (and counted) once.
+    bob = user("bob")
+    team = services.create_team(actor=owner, name="eng")
+    TeamMembership.objects.create(team=team, user=bob, role="editor")
+    SessionShare.objects.create(session=session, team=team)
+    bobs = _client(bob)
+    forked = bobs.post(
+        f"/api/sessions/{session.pk}/fork/", {"entryId": "a3", "mode": "path+siblings"}, format="json"
+    )
+    assert forked.status_code == 201, forked.content
+    fork = forked.json()["session"]["id"]
+    cloned = _client(owner).post(f"/api/sessions/{session.pk}/clone/", {}, format="json")
+    assert cloned.status_code == 201, cloned.content
+    clone = cloned.json()["session"]["id"]
+
+    mine = bobs.get("/api/usage/").json()
+    assert mine["totals"]["cost"] == 0 and mine["totals"]["tokens"] == 0 and mine["totals"]["messages"] == 0
+    assert mine["byModel"] == [] and mine["sessions"] == 0
+    theirs = _client(owner).get("/api/usage/").json()  # the clone adds nothing to its owner's either
+    assert theirs["totals"]["cost"] == pytest.approx(0.70) and theirs["totals"]["messages"] == 3
+    assert theirs["sessions"] == 1
+
+    # What the fork's owner runs there is theirs; the team counts each call once over all three.
+    appended = bobs.post(
+        f"/api/sessions/{fork}/append/", {"entries": [_answer("b1", "a3", 0.05)]}, format="json"
+    )
+    assert appended.status_code in (200, 201), appended.content
+    mine = bobs.get("/api/usage/").json()
+    assert mine["totals"]["cost"] == pytest.approx(0.05) and mine["totals"]["messages"] == 1
+    SessionShare.objects.create(session_id=fork, team=team)
+    SessionShare.objects.create(session_id=clone, team=team)
+    shared = _client(owner).get(f"/api/teams/{team.pk}/usage/").json()
+    assert shared["totals"]["cost"] == pytest.approx(0.75) and shared["totals"]["messages"] == 4
+    assert shared["totals"]["tokens"] == 4 * 110
+
+    # The fork's own page still shows what its branch holds, copies included.
+    body = _cost(bobs, fork, at="b1")
+    assert body["branch"]["cost"] == pytest.approx(0.55) and body["session"]["cost"] == pytest.approx(0.75)
+    assert body["abandoned"]["cost"] == pytest.approx(0.20)  # a2, copied with the path's siblings
+    listed = _client(owner).get("/api/usage/sessions/", {"ids": str(clone)}).json()["results"]
+    assert listed[str(clone)]["cost"] == pytest.approx(0.50)  # the list's Cost column: the path it holds
+
+
 def test_nobody_sees_another_users_session_cost(owner: Any, session: Any, user: Any) -> None:
     assert _client(user("eve")).get(f"/api/sessions/{session.pk}/cost/").status_code == 404
     assert APIClient().get(f"/api/sessions/{session.pk}/cost/").status_code in (401, 403)

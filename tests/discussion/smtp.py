@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +10,8 @@ from email.message import Message
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+from tests.procs import free_port
 
 
 class Inbox:
@@ -31,12 +32,6 @@ class Inbox:
         with self.arrived:
             self.arrived.wait_for(lambda: len(self.messages) >= count, timeout)
             return list(self.messages)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

@@ -37,7 +37,7 @@ def test_a_mention_arrives_by_smtp(crew: Crew, settings: Any) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("eager_tasks")
 def test_an_unreachable_mail_server_costs_the_email_not_the_comment(crew: Crew, settings: Any) -> None:
-    from tests.discussion.smtp import free_port
+    from tests.procs import free_port
 
     settings.MAILERS = {
         "default": {

@@ -10,8 +10,7 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -126,15 +125,6 @@ class PiHome:
 
     def files(self) -> list[Path]:
         return sorted(self.sessions.rglob("*.jsonl"))
-
-
-def wait_for(predicate: Callable[[], bool], *, seconds: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def stored_lines(session: ChatSession) -> list[str]:

@@ -18,8 +18,9 @@ from piweb.llm import testserver as script
 from piweb.llm.testserver import ProviderServer
 from sessions_app import services
 from sessions_app.models import ApiToken, ChatSession
+from tests.procs import wait_until
 
-from .pi import PiHome, file_lines, pi_installed, piweb_request, prompt_text, stored_lines, wait_for
+from .pi import PiHome, file_lines, pi_installed, piweb_request, prompt_text, stored_lines
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -92,9 +93,9 @@ def test_round_trip_with_pi(
         assert "compaction" in [e["type"] for e in _entries(file_lines(local))]
 
         pi_id = json.loads(local.read_text().splitlines()[0])["id"]
-        wait_for(lambda: ChatSession.objects.filter(owner=owner, pi_id=pi_id).exists(), what="the session")
+        wait_until(lambda: ChatSession.objects.filter(owner=owner, pi_id=pi_id).exists(), 30, "the session")
         session = ChatSession.objects.get(owner=owner, pi_id=pi_id)
-        wait_for(lambda: stored_lines(session) == file_lines(local), what="push to follow Pi")
+        wait_until(lambda: stored_lines(session) == file_lines(local), 30, "push to follow Pi")
         checked = [
             _check_request(r.body, session) for r in provider.requests if "# Conversation" not in str(r.body)
         ]
@@ -117,8 +118,8 @@ def test_round_trip_with_pi(
         # Pi continues the original: sync keeps going past the web's entries.
         provider.enqueue(script.reply("five"))
         home.pi("--session", str(local), "-p", "fifth")
-        wait_for(
-            lambda: _contained_in_order(file_lines(local), stored_lines(session)), what="sync after edits"
+        wait_until(
+            lambda: _contained_in_order(file_lines(local), stored_lines(session)), 30, "sync after edits"
         )
         assert (
             _check_request(provider.requests[-1].body, session) == _by_text(lines, "assistant", "four")["id"]
@@ -132,7 +133,7 @@ def test_round_trip_with_pi(
         fork.refresh_from_db()
         provider.enqueue(script.reply("six"))
         home.pi("--session", str(fork_file), "-p", "sixth")
-        wait_for(lambda: stored_lines(fork) == file_lines(fork_file), what="push to follow the fork")
+        wait_until(lambda: stored_lines(fork) == file_lines(fork_file), 30, "push to follow the fork")
         assert _check_request(provider.requests[-1].body, fork) == fork.leaf_entry_id  # at the compaction
 
         # A leaf moved in piweb without a new entry survives the trip: Pi resumes where piweb stands.
@@ -151,7 +152,7 @@ def test_round_trip_with_pi(
         def stored_ids() -> set[str]:
             return {e["id"] for e in _entries(stored_lines(session))}
 
-        wait_for(lambda: local_ids() <= stored_ids(), what="the last push")
+        wait_until(lambda: local_ids() <= stored_ids(), 30, "the last push")
         assert len(stored_lines(session)) == len(set(stored_lines(session)))
         assert [e for e in _entries(stored_lines(session)) if e.get("customType") == "piweb.leaf"] == []
         body = provider.requests[-1].body

@@ -23,7 +23,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from websockets.asyncio.client import connect
 
-from tests.faults.stack import ROOT, free_port, wait_until
+from tests.faults.stack import ROOT
+from tests.procs import free_port, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(400)]
 SKIP = shutil.ignore_patterns(

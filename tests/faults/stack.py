@@ -10,7 +10,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import psycopg
 import redis
 
 from piweb.workers import ALL_QUEUES
+from tests.procs import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -47,34 +47,6 @@ def missing_tools() -> str | None:
     if not (VENV_BIN / "daphne").exists() or not (VENV_BIN / "celery").exists():
         return "daphne or celery is missing from the virtualenv"
     return None
-
-
-_HANDED_OUT: set[int] = set()
-
-
-def free_port() -> int:
-    """Return a free loopback port, never one handed out before in this process: a server given a port
-    may not listen on it yet when the next one asks (two servers then met on one port)."""
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
-
-
-def wait_until(check: Callable[[], bool], seconds: float, what: str) -> float:
-    """Poll ``check`` until it is true; return the seconds it took or fail after ``seconds``."""
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        try:
-            if check():
-                return time.monotonic() - started
-        except Exception:  # not ready yet may be any error at all
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {seconds}s waiting for {what}")
 
 
 @dataclass(slots=True)

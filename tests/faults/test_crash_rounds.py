@@ -20,8 +20,9 @@ import httpx
 import pytest
 
 from piweb.llm.testserver import ProviderServer, reply
+from tests.procs import wait_until
 
-from .stack import VISIBILITY_TIMEOUT, Stack, wait_until
+from .stack import VISIBILITY_TIMEOUT, Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 

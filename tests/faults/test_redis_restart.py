@@ -19,7 +19,9 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
-from .stack import Stack, wait_until
+from tests.procs import wait_until
+
+from .stack import Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -20,8 +20,9 @@ from governance.models import LegalHold, PendingScan, SecretFinding
 from governance.scanning import INLINE_ENTRIES
 from sessions_app import services
 from sessions_app.models import ActionLog, ChatSession
-from tests.compaction.test_worker_kill import ROOT, _test_database_url, _wait_for
+from tests.compaction.test_worker_kill import ROOT
 from tests.factories import HEADER, session_file, small_tree, user_message
+from tests.procs import database_url, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -39,7 +40,7 @@ def start_workers(tmp_path: Path, transactional_db: None) -> Iterator[Callable[[
     def start() -> subprocess.Popen[bytes]:
         env = {
             **os.environ,
-            "DATABASE_URL": _test_database_url(),
+            "DATABASE_URL": database_url(),
             "REDIS_URL": str(django_settings.CELERY_BROKER_URL),
             "PIWEB_WORKER_CONCURRENCY": "1",
             "PIWEB_RUN_CONCURRENCY": "1",
@@ -92,12 +93,12 @@ def test_beat_runs_retention_in_a_real_worker_and_a_bulk_import_is_scanned_there
 
     started = time.monotonic()
     process = start_workers()
-    _wait_for(lambda: SecretFinding.objects.filter(session=bulk).exists(), 90, "the bulk import's scan")
+    wait_until(lambda: SecretFinding.objects.filter(session=bulk).exists(), 90, "the bulk import's scan")
     [finding] = SecretFinding.objects.filter(session=bulk)
     assert (finding.entry_id, finding.kind) == ("leak", "github-token")
-    _wait_for(lambda: not PendingScan.objects.exists(), 10, "the pending scan's row to go")
+    wait_until(lambda: not PendingScan.objects.exists(), 10, "the pending scan's row to go")
 
-    _wait_for(lambda: not ChatSession.with_deleted.filter(pk=old.pk).exists(), 90, "the old session's purge")
+    wait_until(lambda: not ChatSession.with_deleted.filter(pk=old.pk).exists(), 90, "the old session's purge")
     assert process.poll() is None
     assert ChatSession.objects.filter(pk__in=[held.pk, fresh.pk, bulk.pk]).count() == 3
     deleted = ActionLog.objects.get(action=ActionLog.Action.DELETE, session_number=old.pk)

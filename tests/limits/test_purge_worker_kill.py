@@ -15,8 +15,9 @@ from piweb.celery import app as celery_app
 from sessions_app import services
 from sessions_app.models import ChatSession, Entry, Segment
 from sessions_app.tasks import purge_deleted_session
-from tests.compaction.test_worker_kill import VISIBILITY_TIMEOUT, _wait_for, workers  # noqa: F401
+from tests.compaction.test_worker_kill import VISIBILITY_TIMEOUT, workers  # noqa: F401
 from tests.factories import conversation, store
+from tests.procs import wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -53,7 +54,7 @@ def test_a_worker_killed_mid_purge_leaves_it_hidden_and_the_task_comes_back(user
                 )
             )
             first = workers(queue)
-            _wait_for(
+            wait_until(
                 lambda: Entry.objects.filter(session_id=session.pk).count() == 21 - 2 * BATCH,
                 45,
                 "two batches",
@@ -67,7 +68,7 @@ def test_a_worker_killed_mid_purge_leaves_it_hidden_and_the_task_comes_back(user
         assert ChatSession.with_deleted.filter(pk=session.pk).exists()
         time.sleep(VISIBILITY_TIMEOUT + 1)  # then the broker hands the unacknowledged task out again
         workers(queue)
-        _wait_for(
+        wait_until(
             lambda: not ChatSession.with_deleted.filter(pk=session.pk).exists(), 45, "the redelivered task"
         )
     finally:

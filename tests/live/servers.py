@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from django.db import connection
 from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
 from sessions_app.models import ApiToken
-from tests.faults.stack import VENV_BIN, PrivateRedis, Service, free_port
+from tests.faults.stack import VENV_BIN, PrivateRedis, Service
+from tests.procs import database_url, free_port
 
 __all__ = [
     "AsgiServer",
@@ -32,13 +32,6 @@ __all__ = [
     "server_env",
     "token_for",
 ]
-
-
-def database_url() -> str:
-    """Return a URL for the database this test runs on (pytest-django's test database)."""
-    conf = connection.settings_dict
-    auth = conf["USER"] + (f":{conf['PASSWORD']}" if conf.get("PASSWORD") else "")
-    return f"postgres://{auth}@{conf['HOST'] or '127.0.0.1'}:{conf['PORT'] or 5432}/{conf['NAME']}"
 
 
 def server_env(redis_url: str, **extra: str) -> dict[str, str]:

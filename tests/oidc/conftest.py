@@ -19,8 +19,9 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.faults.stack import ROOT, Service, free_port, missing_tools
+from tests.faults.stack import ROOT, Service, missing_tools
 from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
+from tests.procs import free_port
 
 CLIENT_ID = "piweb-test-client"
 CLIENT_SECRET = "piweb-test-client-secret"

@@ -10,34 +10,18 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import httpx
 
+from tests.procs import free_port, wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until(check: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):  # not ready yet may be any error at all
-            if check():
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {seconds}s waiting for {what}")
 
 
 def group_members(pgid: int) -> list[int]:

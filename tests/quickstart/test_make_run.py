@@ -19,8 +19,9 @@ import pytest
 
 from piweb.llm import testserver as script
 from piweb.llm.testserver import ProviderServer
+from tests.procs import wait_until
 
-from .makerun import MakeRun, group_members, make_run, wait_until
+from .makerun import MakeRun, group_members, make_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

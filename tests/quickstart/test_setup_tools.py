@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,15 +12,11 @@ import psycopg
 import pytest
 import redis
 
+from tests.procs import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 FIND_PYTHON = ROOT / "tools" / "find-python"
 SERVICES = ROOT / "tools" / "services.py"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def services(command: str, folder: Path, *urls: str) -> subprocess.CompletedProcess[str]:

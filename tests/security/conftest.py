@@ -20,8 +20,9 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 
 from tests.authz.conftest import World, build_world
-from tests.faults.stack import VENV_BIN, PrivateRedis, Service, free_port, missing_tools
+from tests.faults.stack import VENV_BIN, PrivateRedis, Service, missing_tools
 from tests.live.servers import server_env
+from tests.procs import free_port
 
 BODY_TIMEOUT = 1.5  # PIWEB_BODY_TIMEOUT of the servers under test, seconds
 SERVERS = ("daphne", "uvicorn")

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.db import connection
+
+from tests import procs
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -47,26 +48,16 @@ def ensure_chromium() -> None:
         pytest.skip(f"{CHROMIUM} is missing and could not be installed (needs root and apt-get)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def database_url() -> str:
-    db = settings.DATABASES["default"]
-    if not db["ENGINE"].endswith("postgresql"):
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         pytest.skip("browser tests serve the app from a second process, which needs PostgreSQL")
-    auth = quote(db.get("USER") or "postgres")
-    if db.get("PASSWORD"):
-        auth += ":" + quote(db["PASSWORD"])
-    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    return procs.database_url()
 
 
 @pytest.fixture(scope="session")
 def server_url(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
     """Serve piweb with daphne on a free port, against the test database and the test Redis."""
-    port = free_port()
+    port = procs.free_port()
     env = {
         **os.environ,
         "DATABASE_URL": database_url(),
@@ -83,18 +74,8 @@ def server_url(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"daphne exited early; see {log.name}:\n{Path(log.name).read_text()[-3000:]}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.2)
-    else:
-        process.kill()
-        raise RuntimeError(f"daphne did not start; see {log.name}")
     try:
+        procs.wait_for_port(port, process, log.name)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -152,20 +133,34 @@ def open_browser(playwright: Any) -> Iterator[Callable[[], Any]]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def make_account(username: str, **fields: Any) -> Any:
+    """Create a user who can sign in with ``PASSWORD`` on the server process, which checks passwords
+    with the default hashers, not the suite's fast one (a cheap PBKDF2 hash suits both)."""
+    password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
+    return get_user_model().objects.create(username=username, password=password, **fields)
+
+
+@pytest.fixture
+def account(db: None) -> Callable[..., Any]:
+    """Return ``account(username, **fields)``: a user the browser can sign in as."""
+    return make_account
+
+
+def signed_in(context: Any, base: str, username: str) -> Any:
+    """Sign ``username`` in through the login form of the server at ``base``; return the page."""
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(f"{base}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    return page
+
+
 @pytest.fixture
 def sign_in(server_url: str) -> Callable[[Any, str], Any]:
-    """Return ``sign_in(context, username)``: a page signed in through the login form."""
-
-    def go(context: Any, username: str) -> Any:
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(f"{server_url}/accounts/login/")
-        page.fill("input[name=username]", username)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{server_url}/")
-        return page
-
-    return go
+    """Return ``sign_in(context, username)``: a page signed in through the suite server's login form."""
+    return lambda context, username: signed_in(context, server_url, username)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import re
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from compaction_app.models import CompactionRun
@@ -16,25 +15,17 @@ from piweb.llm import testserver as script
 from tests.agent.conftest import _agent_settings, make_provider, server  # noqa: F401
 from tests.factories import seeded_session
 
-from .conftest import PASSWORD
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
 
 
-def account(django_user_model: Any, username: str, **fields: Any) -> Any:
-    # The server process checks passwords with the default hashers, not the test suite's fast one.
-    password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-    return django_user_model.objects.create(username=username, password=password, **fields)
-
-
 @pytest.fixture
-def recovered(request: Any, django_user_model: Any, settings: Any) -> AgentRun:
+def recovered(request: Any, account: Any, settings: Any) -> AgentRun:
     """Run a prompt that overflows, is compacted and retried; before the browser starts its event loop."""
     settings.PIWEB_COMPACTION = {"keepRecentTokens": 100}
     provider_server = request.getfixturevalue("server")
     provider = request.getfixturevalue("make_provider")()
-    owner = account(django_user_model, "ada")
+    owner = account("ada")
     session = seeded_session(owner)
     provider_server.enqueue(script.overflow(), script.reply("Recovered: here is the plan."))
     run = agent_services.start_run(session=session, user=owner, prompt="Carry on.", provider=provider)
@@ -44,9 +35,9 @@ def recovered(request: Any, django_user_model: Any, settings: Any) -> AgentRun:
 
 
 def test_staff_see_the_overflow_recovery_and_its_compaction(
-    recovered, django_user_model, open_browser, sign_in, server_url, screenshot
+    recovered, account, open_browser, sign_in, server_url, screenshot
 ) -> None:
-    account(django_user_model, "root", is_staff=True, is_superuser=True)
+    account("root", is_staff=True, is_superuser=True)
     session = recovered.session
     failed_id = recovered.recovery_events[0]["entryId"]
     compaction = CompactionRun.objects.get(session=session)

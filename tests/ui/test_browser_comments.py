@@ -13,11 +13,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from discussion.models import Comment
@@ -25,8 +23,9 @@ from sessions_app import services
 from sessions_app.models import Team, TeamMembership
 from tests.discussion.smtp import Inbox, smtp_server
 from tests.factories import session_file, small_tree
+from tests.procs import free_port, wait_for_port
 
-from .conftest import PASSWORD, REPO, database_url, free_port
+from .conftest import REPO, database_url, signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -57,14 +56,7 @@ def mail_server(django_db_setup: Any) -> Iterator[tuple[str, Inbox]]:
             stderr=subprocess.STDOUT,
         )
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    raise RuntimeError(f"daphne exited early:\n{Path(log.name).read_text()[-3000:]}")
-                with socket_to(port) as reachable:
-                    if reachable:
-                        break
-                time.sleep(0.2)
+            wait_for_port(port, process, log.name)
             yield f"http://127.0.0.1:{port}", received
         finally:
             process.terminate()
@@ -76,39 +68,10 @@ def mail_server(django_db_setup: Any) -> Iterator[tuple[str, Inbox]]:
             log.close()
 
 
-class socket_to:
-    def __init__(self, port: int) -> None:
-        import socket
-
-        self.sock = socket.socket()
-        self.port = port
-
-    def __enter__(self) -> bool:
-        return self.sock.connect_ex(("127.0.0.1", self.port)) == 0
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
-
-
 @pytest.fixture
-def account(django_user_model: Any) -> Callable[[str], Any]:
-    def make(username: str) -> Any:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(
-            username=username, password=password, email=f"{username}@example.test"
-        )
-
-    return make
-
-
-def signed_in(context: Any, base: str, username: str) -> Any:
-    page = context.pages[0] if context.pages else context.new_page()
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-    return page
+def account(account: Callable[..., Any]) -> Callable[[str], Any]:
+    """The suite's accounts, each with an email address, so a mention reaches a mailbox."""
+    return lambda username: account(username, email=f"{username}@example.test")
 
 
 def waited(start: float) -> float:

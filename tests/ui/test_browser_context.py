@@ -6,18 +6,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import session_file, small_tree
-
-from .conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -33,15 +29,6 @@ MARKS = """
   }).observe(document, {childList: true, subtree: true});
 })();
 """
-
-
-@pytest.fixture
-def account(django_user_model: Any) -> Callable[[str], Any]:
-    def make(username: str) -> Any:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(username=username, password=password)
-
-    return make
 
 
 def long_uncompacted(entries: int) -> bytes:

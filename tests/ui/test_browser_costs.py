@@ -3,32 +3,18 @@ session page shows each message's, the branch's and the abandoned branches' cost
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from sessions_app import services
 from sessions_app.models import SessionShare
 from tests.factories import assistant_message, session_file, user_message
 
-from .conftest import PASSWORD
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
-
-
-@pytest.fixture
-def account(django_user_model: Any) -> Callable[[str], Any]:
-    def make(username: str) -> Any:
-        # The server process checks passwords with the default hashers, not the test suite's fast one.
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(username=username, password=password)
-
-    return make
 
 
 def _stamp(days_ago: int) -> str:

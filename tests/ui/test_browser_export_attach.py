@@ -6,12 +6,10 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from compaction_app.models import LLMProvider
@@ -21,19 +19,8 @@ from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import session_file, small_tree
 
-from .conftest import PASSWORD
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
-
-
-@pytest.fixture
-def account(django_user_model: Any) -> Callable[..., Any]:
-    def make(username: str, **extra: Any) -> Any:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(username=username, password=password, **extra)
-
-    return make
 
 
 def store(owner: Any, entries: list[dict[str, Any]]) -> ChatSession:

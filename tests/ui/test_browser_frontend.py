@@ -5,12 +5,10 @@ calls, the usage tables and compaction."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from sessions_app import services
@@ -19,20 +17,10 @@ from tests.factories import assistant_message as assistant_msg
 from tests.factories import session_file, small_tree
 from tests.factories import user_message as user_msg
 
-from .conftest import PASSWORD
 from .helpers_rich import rich_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
-
-
-@pytest.fixture
-def account(django_user_model: Any) -> Callable[..., Any]:
-    def make(username: str, **extra: Any) -> Any:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(username=username, password=password, **extra)
-
-    return make
 
 
 def store(owner: Any, entries: list[dict[str, Any]]) -> ChatSession:

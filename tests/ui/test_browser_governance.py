@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from governance.models import SecretFinding
@@ -15,20 +13,8 @@ from sessions_app.models import Team, TeamMembership
 from tests.factories import HEADER, session_file
 from tests.governance.test_secrets import AWS_KEY, GITHUB_TOKEN, leaky_entries
 
-from .conftest import PASSWORD
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
-
-
-@pytest.fixture
-def account(django_user_model: Any) -> Callable[[str], Any]:
-    def make(username: str) -> Any:
-        # The server process checks passwords with the default hashers, not the test suite's fast one.
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(username=username, password=password)
-
-    return make
 
 
 def test_the_owner_sees_marked_entries_and_redacts_them(

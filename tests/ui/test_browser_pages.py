@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from playwright.sync_api import expect
 
 from compaction_app.models import LLMProvider
@@ -19,20 +17,10 @@ from sessions_app.link_tokens import PREFIX_CHARS
 from sessions_app.models import ChatSession, ShareLink
 from tests.factories import HEADER, assistant_message, session_file, small_tree, user_message
 
-from .conftest import PASSWORD
 from .helpers_rich import TS, rich_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
-
-
-@pytest.fixture
-def account(django_user_model: Any) -> Callable[..., Any]:
-    def make(username: str, **extra: Any) -> Any:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        return django_user_model.objects.create(username=username, password=password, **extra)
-
-    return make
 
 
 def store(owner: Any, entries: list[dict[str, Any]], name: str = "") -> ChatSession:

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.db import connection
 from playwright.sync_api import expect
 
@@ -27,8 +25,9 @@ from piweb.llm.testserver import ProviderServer
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import assistant_message, entries, session_file, user_message
+from tests.procs import free_port, wait_for_port, wait_until
 
-from .conftest import PASSWORD, REPO, database_url, free_port
+from .conftest import REPO, database_url, signed_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -41,20 +40,6 @@ expect.set_options(timeout=15000)
 
 APP_NAME = "piweb-steering-tests"
 CODE_REPLY = "Here is the code:\n\n```python\nprint('streamed')\n```\n\nThat prints one line."
-
-
-def _wait_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    import socket
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited early:\n{log.read_text()[-3000:]}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"the server did not start; see {log}")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -105,7 +90,7 @@ def run_stack(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
             stderr=subprocess.STDOUT,
         )
         try:
-            _wait_port(port, server, server_log)
+            wait_for_port(port, server, server_log)
             yield f"http://127.0.0.1:{port}"
         finally:
             _stop(worker)
@@ -126,11 +111,10 @@ def provider_server() -> Iterator[ProviderServer]:
 
 @pytest.fixture
 def steering_session(
-    django_user_model: Any, provider_server: ProviderServer
+    account: Callable[..., Any], provider_server: ProviderServer
 ) -> Callable[[str, list[dict[str, Any]]], ChatSession]:
     def make(username: str, entries: list[dict[str, Any]]) -> ChatSession:
-        password = PBKDF2PasswordHasher().encode(PASSWORD, "browser-tests", iterations=1000)
-        owner = django_user_model.objects.create(username=username, password=password)
+        owner = account(username)
         LLMProvider.objects.create(
             name="Scripted",
             api="anthropic-messages",
@@ -143,16 +127,6 @@ def steering_session(
         return services.import_jsonl(actor=owner, data=data, filename="s.jsonl").session
 
     return make
-
-
-def signed_in(context: Any, base: str, username: str) -> Any:
-    page = context.pages[0] if context.pages else context.new_page()
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-    return page
 
 
 def open_session(page: Any, url: str) -> None:
@@ -172,15 +146,6 @@ class NoRun:
 
 def latest_run(session: ChatSession) -> AgentRun | NoRun:
     return AgentRun.objects.filter(session=session).order_by("-created_at").first() or NoRun()
-
-
-def wait_for(check: Callable[[], bool], what: str, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def entries_of(session: ChatSession) -> list[dict[str, Any]]:
@@ -252,7 +217,7 @@ def test_stop_and_escape_end_the_run_keeping_the_partial_reply_and_send_follows_
 
     page.keyboard.press("Escape")
 
-    wait_for(lambda: latest_run(session).status == "aborted", "the run to end as aborted")
+    wait_until(lambda: latest_run(session).status == "aborted", 15, "the run to end as aborted")
     last = entries_of(session)[-1]["message"]
     assert last["role"] == "assistant" and last["stopReason"] == "aborted"
     assert last["content"][0]["text"] == streamed.rstrip()
@@ -274,8 +239,9 @@ def test_stop_and_escape_end_the_run_keeping_the_partial_reply_and_send_follows_
     expect(page.locator("#composer-stop")).to_be_visible()
     expect(page.locator("#branch .streaming")).to_contain_text("Counting")
     other.click("#composer-stop")
-    wait_for(
+    wait_until(
         lambda: latest_run(session).status == "aborted" and latest_run(session).finished_at is not None,
+        15,
         "the second run to end",
     )
     expect(page.locator("#composer-send")).to_be_enabled()
@@ -300,7 +266,7 @@ def test_regenerate_answers_again_as_a_sibling_branch_and_the_page_follows_it(
     # Regenerate from an assistant message that is not the last one.
     card(page, "a1").locator("button.regenerate").click()
 
-    wait_for(lambda: latest_run(session).status == "succeeded", "the regenerated answer")
+    wait_until(lambda: latest_run(session).status == "succeeded", 15, "the regenerated answer")
     new = entries_of(session)[-1]
     assert new["parentId"] == "u1" and new["id"] != "a1"
     assert new["message"]["content"] == [{"type": "text", "text": "Hi there, **again**."}]
@@ -346,7 +312,7 @@ def test_a_user_message_edited_inline_is_sent_as_a_sibling(
     screenshot(page, "steering-edit-inline")
     editor.press("Enter")
 
-    wait_for(lambda: latest_run(session).status == "succeeded", "the answer to the edited message")
+    wait_until(lambda: latest_run(session).status == "succeeded", 15, "the answer to the edited message")
     *_, asked, answered = entries_of(session)
     assert asked["parentId"] == "a1" and asked["message"]["content"] == [
         {"type": "text", "text": "What is 3 + 3?"}

@@ -12,14 +12,12 @@ from sessions_app import services
 from sessions_app.models import Team, TeamInvitation, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 
-from .test_browser_sharing import account  # noqa: F401  (the fixture that makes accounts with a password)
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
 
 
 def test_an_invitation_names_its_team_and_the_owner_can_withdraw_it(
-    account: Any,  # noqa: F811
+    account: Any,
     open_browser: Any,
     sign_in: Any,
     server_url: str,
@@ -54,7 +52,7 @@ def test_an_invitation_names_its_team_and_the_owner_can_withdraw_it(
 
 
 def test_the_team_page_lists_and_searches_the_teams_sessions(
-    account: Any,  # noqa: F811
+    account: Any,
     open_browser: Any,
     sign_in: Any,
     server_url: str,

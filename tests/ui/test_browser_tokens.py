@@ -8,14 +8,12 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from .test_browser_sharing import account  # noqa: F401  (the fixture that makes accounts with a password)
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
 
 
 def test_a_token_made_on_the_page_is_shown_once_and_revoked_there(
-    account: Any,  # noqa: F811
+    account: Any,
     open_browser: Any,
     sign_in: Any,
     server_url: str,

@@ -5,14 +5,8 @@ from django.db import migrations, models
 
 
 def backfill(apps, schema_editor) -> None:
-    """Record the cost of the assistant messages stored before costs were kept at append time."""
-    from piweb.costs.recording import record
-    from sessions_app.models import ChatSession
-
-    # Only the columns read here: later migrations may add others to these tables.
-    found = ChatSession.with_deleted.filter(next_seq__gt=0).values_list("pk", "next_seq")
-    for pk, next_seq in found.iterator(chunk_size=200):
-        record(ChatSession, session=ChatSession(pk=pk), first_seq=0, last_seq=next_seq - 1, rows=None)
+    """Left to 0002_usage_day_copied: the recording writes columns that migration adds, so it runs the
+    backfill for the sessions this one would have recorded."""
 
 
 class Migration(migrations.Migration):

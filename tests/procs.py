@@ -1,0 +1,82 @@
+"""What a test needs to start servers and workers of its own: a free loopback port, the test database's
+URL to hand them, and waiting until they answer. One copy for the whole suite.
+
+The bench keeps its own (bench/metrics/procs.py): it runs without the tests on its path.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+from django.db import connection
+
+_HANDED_OUT: set[int] = set()
+_HANDING_OUT = threading.Lock()
+
+
+def free_port() -> int:
+    """Return a free loopback port, never one handed out before in this process: a server given a port
+    may not listen on it yet when the next one asks (two servers then met on one port)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        with _HANDING_OUT:
+            if port not in _HANDED_OUT:
+                _HANDED_OUT.add(port)
+                return port
+
+
+def database_url() -> str:
+    """Return the URL of the database this test runs on (pytest-django's test database), for a server
+    or worker the test starts in another process."""
+    db = connection.settings_dict
+    auth = quote(db.get("USER") or "postgres")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"])
+    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+def listening(port: int) -> bool:
+    """Whether something accepts connections on the loopback ``port`` now."""
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def wait_for_port(
+    port: int, process: subprocess.Popen[bytes], log: Path | str, seconds: float = 30.0
+) -> None:
+    """Wait until ``process`` listens on ``port``; fail at once, quoting the end of its ``log``, if it
+    exits first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited early; see {log}:\n{Path(log).read_text()[-3000:]}")
+        if listening(port):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the server did not listen on port {port} within {seconds}s; see {log}")
+
+
+def wait_until(check: Callable[[], object], seconds: float, what: str) -> float:
+    """Poll ``check`` until it is true; return the seconds it took or fail after ``seconds``.
+
+    An error from ``check`` counts as not yet (a service coming up may refuse or fail a query first);
+    the last one is chained to the timeout so a check that can never pass still says why.
+    """
+    started = time.monotonic()
+    last_error: Exception | None = None
+    while time.monotonic() - started < seconds:
+        try:
+            if check():
+                return time.monotonic() - started
+        except Exception as error:  # not ready yet may be any error at all
+            last_error = error
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {seconds}s waiting for {what}") from last_error
