@@ -25,7 +25,6 @@ from typing import Any
 
 import redis
 from django.core.cache import caches
-from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.redis import RedisCache
 from django.db import transaction
 from django.db.models.base import Model, ModelState
@@ -112,31 +111,60 @@ remembered_tokens = TokenMemory()
 logger = logging.getLogger(__name__)
 
 
-class _HeldRedis(threading.local):
-    """Each thread's own connection to the shared cache's Redis, for the epoch's one command.
+class _HeldRedis:
+    """A few connections of this process to the shared cache's Redis, for the epoch's one command.
 
     The cache's own ``get`` builds a client per call, takes a connection from a pool and unpickles;
-    the epoch is read on every request, so it goes straight over a connection of its own.
+    the epoch is read on every request, so it goes straight over a connection kept for it. Kept per
+    process, not per thread: under ASGI every request runs on a thread of its own, so a connection per
+    thread was a new TCP connection per request.
     """
 
-    cache: BaseCache | None = None
-    pid = 0
-    connection: Any = None
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.where: tuple[Any, ...] = ()
+        self.idle: list[Any] = []
+
+    @staticmethod
+    def _where(cache: RedisCache) -> tuple[Any, ...]:
+        # Django hands each thread a cache object of its own: the servers and this process say which.
+        return (os.getpid(), *cache._servers)
+
+    def _take(self, cache: RedisCache) -> Any:
+        where = self._where(cache)
+        with self.lock:
+            if self.where != where:
+                # Another Redis (tests) or a forked child: the parent's sockets are not this process's.
+                self.where, self.idle = where, []
+            if self.idle:
+                return self.idle.pop()
+        # The primary, also for reads: a lagging replica would hand out an epoch already replaced.
+        pool = cache._cache._get_connection_pool(write=True)
+        return pool.connection_class(**pool.connection_kwargs)
+
+    def _give_back(self, cache: RedisCache, connection: Any) -> None:
+        with self.lock:
+            if self.where == self._where(cache) and len(self.idle) < 16:
+                self.idle.append(connection)
+                return
+        connection.disconnect()
 
     def command(self, cache: RedisCache, *args: Any) -> Any:
-        if self.cache is not cache or self.pid != os.getpid():
-            # The primary, also for reads: a lagging replica would hand out an epoch already replaced.
-            pool = cache._cache._get_connection_pool(write=True)
-            self.cache, self.pid = cache, os.getpid()
-            self.connection = pool.connection_class(**pool.connection_kwargs)
+        connection = self._take(cache)
         try:
-            self.connection.send_command(*args)
-            return self.connection.read_response()
-        except (redis.ConnectionError, redis.TimeoutError):
-            # Once more on a new connection: Redis may have restarted since this one was opened.
-            self.connection.disconnect()
-            self.connection.send_command(*args)
-            return self.connection.read_response()
+            try:
+                connection.send_command(*args)
+                answer = connection.read_response()
+            except (redis.ConnectionError, redis.TimeoutError):
+                # Once more on a new connection: Redis may have restarted since this one was opened.
+                connection.disconnect()
+                connection.send_command(*args)
+                answer = connection.read_response()
+        except BaseException:
+            connection.disconnect()  # never hand out a connection with an answer still unread
+            raise
+        self._give_back(cache, connection)
+        return answer
 
 
 _held = _HeldRedis()

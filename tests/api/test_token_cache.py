@@ -181,3 +181,22 @@ def test_signing_in_keeps_remembered_tokens(user: Callable[..., Any]) -> None:
     owner.save()
     assert token_queries(client, "/api/sessions/")[0] == 200
     assert token_queries(client, "/api/sessions/") == (200, 0)
+
+
+def test_requests_on_threads_of_their_own_share_a_few_redis_connections(shared_redis: PrivateRedis) -> None:
+    # Under ASGI every request runs on a new thread; the epoch's connection must outlive it, or each
+    # request opens (and the server accepts) a connection of its own.
+    import threading
+
+    import redis
+
+    stats = redis.Redis.from_url(shared_redis.url)
+    before = stats.info("stats")["total_connections_received"]
+    epochs: list[str | None] = []
+    for _ in range(40):
+        thread = threading.Thread(target=lambda: epochs.append(current_epoch()))
+        thread.start()
+        thread.join()
+    opened = stats.info("stats")["total_connections_received"] - before
+    assert len(set(epochs)) == 1 and epochs[0] is not None
+    assert opened <= 2
