@@ -37,10 +37,10 @@ $(STAMP): pyproject.toml clients/piweb-sync/pyproject.toml
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_demo
-	$(PY) manage.py collectstatic --noinput -v0
+	PIWEB_STATIC_COLLECTED=$${PIWEB_STATIC_COLLECTED:-1} $(PY) manage.py collectstatic --noinput -v0
 	@set -e; \
 	$(PY) -m piweb.workers & worker=$$!; \
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) piweb.asgi:application & web=$$!; \
+	PIWEB_STATIC_COLLECTED=$${PIWEB_STATIC_COLLECTED:-1} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) piweb.asgi:application & web=$$!; \
 	stop() { \
 		kill -TERM $$web 2>/dev/null || true; kill -QUIT $$worker 2>/dev/null || true; \
 		for _ in $$(seq 50); do \

@@ -161,19 +161,23 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# `make run` collects the static files before it serves (PIWEB_STATIC_COLLECTED=1): its pages then name
+# hashed files that the browser keeps, as in production, even with DEBUG on; otherwise every page load
+# asks again for each of its modules. A development server without it serves the source files as edited.
+STATIC_COLLECTED = not DEBUG or config.env_flag(ENV, "PIWEB_STATIC_COLLECTED", default=False)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         # Hashed names need collectstatic first; development serves files straight from the finders.
-        # In production the modules' relative imports are rewritten to the hashed names too.
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG
-        else "piweb.static_storage.ModuleManifestStaticFilesStorage"
+        # The modules' relative imports are rewritten to the hashed names too.
+        "BACKEND": "piweb.static_storage.ModuleManifestStaticFilesStorage"
+        if STATIC_COLLECTED
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = not STATIC_COLLECTED
 # Pick up new files without a restart in development; also avoids scanning a missing STATIC_ROOT.
-WHITENOISE_AUTOREFRESH = DEBUG
+WHITENOISE_AUTOREFRESH = not STATIC_COLLECTED
 
 # Request bodies are capped small everywhere; only the import endpoint takes a session file, which is
 # spooled to disk past FILE_UPLOAD_MAX_MEMORY_SIZE rather than held in memory.

@@ -13,3 +13,8 @@ from whitenoise.storage import CompressedManifestStaticFilesStorage
 
 class ModuleManifestStaticFilesStorage(CompressedManifestStaticFilesStorage):
     support_js_module_import_aggregation = True
+
+    def url(self, name: str | None, force: bool = False) -> str:
+        # Hashed names also with DEBUG on (`make run` collects first): the rewritten imports name hashed
+        # files, so the page must too, or the browser would load each module twice.
+        return super().url(name, force=True)

@@ -1,7 +1,7 @@
 """The session page in Chromium on the biggest session: time from navigation to tree rows and context on
 screen, and from a click on a tree node to its highlight and its branch.
 
-The app is served by daphne (as `make run` does) with DEBUG on so static files need no collect step; the
+The app is served by daphne as `make run` serves it (DEBUG on, the static files collected first); the
 browser is Debian's Chromium driven by Playwright, signed in by a session cookie made here. Timings are
 taken inside the page (performance.now() from the navigation start; a MutationObserver marks the moments
 elements appear), the median of a few loads.
@@ -26,7 +26,6 @@ from bench.metrics.procs import REPO_DIR, free_port, stop, wait_for_port
 CHROMIUM = "/usr/bin/chromium"
 LOADS = 3
 CLICKS = 5
-FIRST_SCREEN_GOAL_S = 1.0
 USABLE_GOAL_S = 0.5  # issue 27: usable in half a second on both databases
 CLICK_GOAL_MS = 100.0
 
@@ -74,8 +73,13 @@ def _cookie_for_bench_user() -> tuple[str, str]:
 
 
 def _serve(port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Serve the app as ``make run`` does: DEBUG on, the static files collected first (hashed names)."""
     env = dict(os.environ) if env is None else env
     env.update({"DJANGO_DEBUG": "1", "PIWEB_LOG_LEVEL": "WARNING", "DJANGO_LOG_LEVEL": "WARNING"})
+    env["PIWEB_STATIC_COLLECTED"] = "1"
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=REPO_DIR, env=env, check=True
+    )
     return subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "piweb.asgi:application"],
         cwd=REPO_DIR,
@@ -143,7 +147,7 @@ def browser(ctx: Context) -> list[Result]:
     finally:
         stop(proc)
     first = [max(t, c) / 1000 for t, c in zip(found["tree"], found["context"], strict=True)]
-    note = f"{size} session, Chromium 1440×900, daphne (DEBUG on), median of {LOADS} loads"
+    note = f"{size} session, Chromium 1440×900, daphne as make run serves it, median of {LOADS} loads"
     tree = statistics.median(found["tree"]) / 1000
     context = statistics.median(found["context"]) / 1000
     return [
@@ -151,8 +155,8 @@ def browser(ctx: Context) -> list[Result]:
             f"browser: {size} session usable (tree rows and context shown) after navigation",
             statistics.median(first),
             "s",
-            FIRST_SCREEN_GOAL_S,
-            note=f"{note}; tree rows {tree:.2f} s, context {context:.2f} s (aim 0.5 s)",
+            USABLE_GOAL_S,
+            note=f"{note}; tree rows {tree:.2f} s, context {context:.2f} s",
         ),
         at_most(
             f"browser: click on a tree node → row selected ({size})",
