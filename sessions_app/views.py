@@ -148,6 +148,8 @@ def render_session(
         # Whose entries the tree's "Mine" filter shows (none through a link).
         "userId": request.user.pk if request.user.is_authenticated and share_token is None else None,
         "entryCount": session.entry_count if not grant.restricted else 0,
+        # Where the socket's catch-up starts; a link's page asks its scope's instead.
+        "lastSeq": (session.next_seq - 1 if session.next_seq else None) if share_token is None else None,
         "contextWindow": settings.PIWEB_DEFAULT_CONTEXT_WINDOW,
         "forkModes": list(FORK_MODES),
         "runsUrl": reverse("agent_api:session-runs", args=[session.pk]) if grant.can_write else None,

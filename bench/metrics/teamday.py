@@ -4,7 +4,7 @@ Everything runs on this machine as a deployment would: a private PostgreSQL (``m
 Debian's default) and a private Redis, two daphne processes and ``python -m piweb.workers``, all with
 production settings. The bench process is the team:
 
-- readers open shared sessions as the page does (the page, the session, then at once its tree, the
+- readers open shared sessions as the page does (the page, then at once its tree, the
   leaf's branch and context, then the comment counts, the leaf's threads and its cost), scroll trees
   (``tree?around=``, a path), comment and search (the API and the list page), 5–15 s between actions;
 - syncers follow growing Pi session files with the ``piweb-sync`` client (a few new lines every 2–6 s);
@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import secrets
 import shutil
 import statistics
@@ -47,6 +48,7 @@ from bench import generate
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.procs import REPO_DIR, free_port, wait_for_port, wait_until
 
+CONFIG = re.compile(r'<script id="session-config" type="application/json">(.*?)</script>', re.S)
 SEARCH_WORDS = ("regression", '"cache invalidation"', "scheduler flush", "parser", "kumquat")
 SOCKET_SYNC_S = 20.0  # as static/sessions_app/live.js
 GOAL_P95_MS = 200.0
@@ -430,8 +432,8 @@ class Team:
         except Exception as exc:  # a refused or timed-out request is an error like a 500
             response, ok, detail = None, False, f"{type(exc).__name__} {url}"
         self.tally.record(kind, (time.perf_counter() - t0) * 1000, ok, detail)
-        if ok and not page and response is not None:
-            return response.json()
+        if ok and response is not None:
+            return response.text if page else response.json()
         return None
 
     async def _post(self, http: Any, kind: str, url: str, member: dict[str, str], body: Any) -> Any:
@@ -447,12 +449,13 @@ class Team:
         return response.json() if ok and response is not None else None
 
     async def open_session(self, http: Any, member: dict[str, str], pk: int) -> list[str]:
-        """Open a session as its page does: the page, then its first screen's requests at once (the
-        tree, the leaf's branch and context), then what follows them (comment counts, threads, cost)."""
+        """Open a session as its page does: the page (which names the leaf), then its first screen's
+        requests at once (the tree, the leaf's branch and context), then what follows them (comment
+        counts, the leaf's threads, its cost)."""
         base = f"/api/sessions/{pk}"
-        await self._get(http, "page: session", f"/sessions/{pk}/", member)
-        detail = await self._get(http, "api: session", f"{base}/", member)
-        leaf = (detail or {}).get("leafId")
+        html = await self._get(http, "page: session", f"/sessions/{pk}/", member)
+        found = CONFIG.search(html or "")
+        leaf = json.loads(found.group(1)).get("leafId") if found else None  # the page comes with its leaf
         if not leaf:
             return []
         _, path, _ = await asyncio.gather(

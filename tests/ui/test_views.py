@@ -120,6 +120,10 @@ def test_session_page_carries_its_config_as_json_data(user: Callable[..., Any]) 
     page = signed_in(me).get(f"/sessions/{session.pk}/").content.decode()
     assert '<script id="session-config" type="application/json">' in page
     assert "Content-Security-Policy" in page and "script-src 'self'" in page
+    # The page names where its socket's catch-up starts, so it need not ask the session for it.
+    config = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
+    assert config["lastSeq"] == session.next_seq - 1 == session.entry_count - 1
+    assert config["leafId"] == session.leaf_entry_id
 
 
 def test_dead_links_and_refusals_show_the_products_own_pages_with_debug_off(

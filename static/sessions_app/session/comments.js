@@ -352,9 +352,9 @@ export function initComments(treeView) {
   });
   document.addEventListener("piweb:selected", (event) => {
     const { id } = event.detail;
-    // The branch answers the click first; the threads follow rather than share the server with it.
+    // The branch answers the click first, then the context; the threads follow where the selection stays.
     Promise.resolve()
-      .then(() => state.branchDrawn)
+      .then(() => state.contextLoaded)
       .then(() => (state.selectedId === id ? showThreads(id) : null))
       .catch((error) => showError(error.message));
   });

@@ -10,6 +10,9 @@ const MAX_IDS = 400;
 // Ask for the cost of the branch to `id` and of the assistant cards not yet marked; stale answers are dropped.
 export async function showCosts(id) {
   const token = state.selectToken;
+  // After the selection's context: a quick walk through the tree asks only where it stops.
+  await state.contextLoaded;
+  if (token !== state.selectToken) return;
   const box = $("branch");
   const cards = [...box.querySelectorAll("article.msg-assistant[data-id]:not([data-cost])")].slice(-MAX_IDS);
   const entries = cards.map((c) => c.dataset.id).join(",");

@@ -47,7 +47,11 @@ async function start() {
   const named = new URLSearchParams(location.hash.slice(1)).get("entry");
   const first = named || cfg.leafId;
   state.treeLoaded = loadTree();
-  const seqLoaded = state.full
+  // The page came with the session's last seq (read before the tree, so the socket's catch-up covers
+  // anything appended meanwhile); a link's page asks its scope for it.
+  const seqKnown = !state.full && typeof cfg.lastSeq === "number";
+  if (seqKnown && cfg.lastSeq > state.lastSeq) state.lastSeq = cfg.lastSeq;
+  const seqLoaded = state.full || seqKnown
     ? null
     : api("GET", `${base}/`).then(({ body }) => {
         if (body.lastSeq !== null && body.lastSeq > state.lastSeq) state.lastSeq = body.lastSeq;
