@@ -264,6 +264,10 @@ CELERY_BROKER_URL = config.celery_broker(ENV)
 CELERY_BROKER_TRANSPORT_OPTIONS = config.celery_broker_transport_options(ENV, base_dir=BASE_DIR)
 CELERY_RESULT_BACKEND = config.celery_result_backend(ENV, base_dir=BASE_DIR)
 CELERY_TASK_ACKS_LATE = True
+# Nothing reads a task's return value (runs, compactions and scans write their outcome to their own rows):
+# storing it cost a Redis write per task and, in the web process that queued it, a subscription to its
+# result channel.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = PIWEB_CELERY_EAGER
