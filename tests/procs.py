@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from django.db import connection
@@ -80,3 +81,26 @@ def wait_until(check: Callable[[], object], seconds: float, what: str) -> float:
             last_error = error
         time.sleep(0.05)
     raise AssertionError(f"timed out after {seconds}s waiting for {what}") from last_error
+
+
+def run_embedded(script: str, folder: Path) -> Any:
+    """Run ``script`` in a child process on the embedded default (SQLite under ``folder``, in-memory
+    channel layer, tasks in-process), as `make run` without a configuration; return its last line as JSON."""
+    import json
+    import os
+    import sys
+
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_", "DJANGO_"))
+    }
+    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=str(folder), PIWEB_CELERY_EAGER="1")
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

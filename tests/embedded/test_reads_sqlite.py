@@ -5,9 +5,6 @@ SQLite probe the id index instead of walking the whole session."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +13,9 @@ import pytest
 from sessions_app import context_reads, services
 from sessions_app.api.serializers import context_page_payload
 from sessions_app.tree_overview import build_tree_overview
+from tests import procs
 from tests.factories import session_file
 from tests.ui.test_browser_tree import nested_branches
-
-REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json
@@ -59,15 +55,7 @@ def answers(owner: Any) -> dict[str, Any]:
 
 @pytest.mark.django_db
 def test_sqlite_reads_as_postgresql_does(user: Any, tmp_path: Path) -> None:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_", "DJANGO_"))
-    }
-    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=str(tmp_path), PIWEB_CELERY_EAGER="1")
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    embedded = json.loads(done.stdout.strip().splitlines()[-1])
+    embedded = procs.run_embedded(SCRIPT, tmp_path)
     mine = json.loads(json.dumps(answers(user())))
     assert embedded["overview"] == mine["overview"]
     assert embedded["pages"] == mine["pages"]

@@ -8,16 +8,11 @@ what it got.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests import procs
 from tests.factories import APPEND_ORDER, TREE_ORDER
-
-REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json
@@ -78,15 +73,7 @@ print(json.dumps({
 
 
 def run_embedded(tmp_path: Path) -> dict[str, Any]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_", "DJANGO_"))
-    }
-    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=str(tmp_path), PIWEB_CELERY_EAGER="1")
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return dict(procs.run_embedded(SCRIPT, tmp_path))
 
 
 def test_search_in_the_embedded_mode(tmp_path: Path) -> None:

@@ -4,10 +4,6 @@ portable one on PostgreSQL, and the portable one in the embedded mode (SQLite, i
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +12,8 @@ from django.db import connection
 
 from sessions_app.services.leaf_append import PostgresStore
 from sessions_app.services.store import PortableStore, entry_store
+from tests import procs
 from tests.sessions.store_conformance import run
-
-REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,15 +34,7 @@ print(json.dumps(run(entry_store())))
 
 
 def run_embedded(tmp_path: Path) -> dict[str, Any]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_", "DJANGO_"))
-    }
-    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=str(tmp_path), PIWEB_CELERY_EAGER="1")
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return dict(procs.run_embedded(SCRIPT, tmp_path))
 
 
 def test_the_backend_is_chosen_by_the_database_vendor() -> None:

@@ -5,9 +5,6 @@ on PostgreSQL and on the embedded SQLite default (a child process)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from sessions_app import services
 from sessions_app.models import ChatSession, Entry
 from sessions_app.summary_facts import replaced_by_summaries
+from tests import procs
 from tests.fuzz.strategies import SessionFile, session_files
 
 pytestmark = pytest.mark.django_db
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def walked(session: ChatSession) -> dict[str, int]:
@@ -167,12 +163,4 @@ print(json.dumps(compare(stored)))
 def test_the_embedded_default_gives_the_same_answer(tmp_path: Path) -> None:
     if connection.vendor != "postgresql":
         pytest.skip("the child process is the SQLite run")
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_", "DJANGO_"))
-    }
-    env.update(DJANGO_SETTINGS_MODULE="piweb.settings", PIWEB_DATA_DIR=str(tmp_path), PIWEB_CELERY_EAGER="1")
-    done = subprocess.run(
-        [sys.executable, "-c", EMBEDDED], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == 3
+    assert procs.run_embedded(EMBEDDED, tmp_path) == 3
