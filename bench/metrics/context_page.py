@@ -1,7 +1,8 @@
 """The context panel's request at the leaf of an uncompacted session: time and size, 100k against 1k.
 
 The request is the panel's own (`GET /api/sessions/<pk>/context/?leaf=…&head=10&tail=40&llm=false&render=20`)
-through Django's test client (middleware, view, serialization; no socket), signed in as the bench user.
+through Django's test client (middleware, view, serialization; no socket), signed in as the bench user,
+with the shared cache emptied before each request (the first reader's cost; the note adds the cached one).
 The sessions are generated without compactions, so the whole history (about 87k entries on the path at
 100k) is the leaf's context. The baseline is the same page projected in full (the ``before`` parameter
 takes that path), measured once on the big session in the same run.
@@ -29,12 +30,21 @@ def _spec(entries: int) -> generate.SessionSpec:
     return generate.SessionSpec(entries=entries, uncompacted=True)
 
 
-def _time(client: Any, url: str, params: dict[str, Any], repeat: int) -> tuple[float, int, dict[str, Any]]:
-    """Return the median milliseconds of ``repeat`` requests (after one warm-up), the body size, the body."""
+def _time(
+    client: Any, url: str, params: dict[str, Any], repeat: int, *, cached: bool = False
+) -> tuple[float, int, dict[str, Any]]:
+    """Return the median milliseconds of ``repeat`` requests (after one warm-up), the body size, the body.
+
+    Uncached by default: the shared cache is emptied before each request, so each builds the page as the
+    first reader of a leaf does; ``cached`` times the readers after it."""
+    from django.core.cache import caches
+
     answer = client.get(url, params)
     assert answer.status_code == 200, answer.content[:300]
     times: list[float] = []
     for _ in range(repeat):
+        if not cached:
+            caches["shared"].clear()
         started = time.perf_counter()
         answer = client.get(url, params)
         times.append((time.perf_counter() - started) * 1000)
@@ -61,9 +71,13 @@ def context_page(ctx: Context) -> list[Result]:
     leaf = load_session(pk).leaf_entry_id
     full_params = {"leaf": leaf, **PANEL, "head": 0, "before": body["messageCount"]}
     full_ms, _, _ = _time(client, f"/api/sessions/{pk}/context/", full_params, 1)
+    again_ms, _, _ = _time(
+        client, f"/api/sessions/{pk}/context/", {"leaf": leaf, **PANEL}, REPEAT, cached=True
+    )
     label = f"{big // 1000}k"
     note = (
-        f"{body['messageCount']:,} messages in context, no compaction; median of {REPEAT}; "
+        f"{body['messageCount']:,} messages in context, no compaction; median of {REPEAT}, each built "
+        f"anew (cache emptied); the next readers of the leaf: {again_ms:.1f} ms; "
         f"projected in full: {full_ms:,.0f} ms"
     )
     return [
