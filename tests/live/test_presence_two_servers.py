@@ -45,7 +45,7 @@ def test_viewers_on_two_servers_see_each_other_and_a_dead_servers_viewer_drops_o
     first, second = AsgiServer(env, logs, "web1"), AsgiServer(env, logs, "web2")
     owner_cookie, ada_cookie = cookie_for(owner), cookie_for(ada)
 
-    async def scenario() -> float:
+    async def scenario() -> tuple[float, float]:
         mine = await open_socket(first, stored.pk, cookie=owner_cookie)
         theirs = await open_socket(second, stored.pk, cookie=ada_cookie)
         for socket in (mine, theirs):
@@ -61,6 +61,7 @@ def test_viewers_on_two_servers_see_each_other_and_a_dead_servers_viewer_drops_o
         # Ada beats once more (answered, so stored), then her server dies: her socket never says
         # goodbye. The owner keeps beating on the other server.
         await theirs.send(json.dumps({"type": "presence", "node": "u2"}))
+        beat = time.monotonic()
         await theirs.send(json.dumps({"type": "sync", "seq": 0}))
         async with asyncio.timeout(10):  # a socket answers in order: the beat was stored before this
             while json.loads(await theirs.recv())["type"] != "state":
@@ -77,12 +78,14 @@ def test_viewers_on_two_servers_see_each_other_and_a_dead_servers_viewer_drops_o
                 break
             assert time.monotonic() - died < TTL + 5, viewers
             await asyncio.sleep(0.5)
-        gone_after = time.monotonic() - died
+        # Counted from her last beat, not from the kill: on a busy machine the answer that confirms the
+        # beat may itself take longer than the TTL, and she is rightly gone the moment the server is.
+        gone_after = time.monotonic() - beat
         await mine.close()
-        return gone_after
+        return gone_after, died - beat
 
     with running(redis, first, second):
-        gone_after = async_to_sync(scenario)()
-    print(f"a dead server's viewer dropped out after {gone_after:.2f} s (TTL {TTL} s)")
-    # Her last beat was stored just before the kill: she stays until it is TTL old, and no longer.
-    assert TTL - 0.5 <= gone_after <= TTL + 3
+        gone_after, killed_after = async_to_sync(scenario)()
+    print(f"a dead server's viewer dropped out {gone_after:.2f} s after her last beat (TTL {TTL} s)")
+    # Her last beat was stored before the kill: she stays until it is TTL old, and no longer.
+    assert TTL - 0.5 <= gone_after <= max(TTL, killed_after) + 3
