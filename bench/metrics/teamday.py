@@ -356,11 +356,18 @@ class Tally:
     expected_events: int = 0
     peak_connections: int = 0
     connection_samples: list[int] = field(default_factory=list)
+    # (seconds since the load began, ms) of each page and API request: whether the tail is steady or grows
+    timeline: list[tuple[float, float]] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per group of processes, during the load
+    load_seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def record(self, kind: str, ms: float, ok: bool, detail: str = "") -> None:
         with self.lock:
             self.latencies.setdefault(kind, []).append(ms)
+            if kind.startswith(("page", "api")):
+                self.timeline.append((time.perf_counter() - self.started - ms / 1000, ms))
             if not ok:
                 self.errors[kind] = self.errors.get(kind, 0) + 1
                 if len(self.examples) < 10:
@@ -382,7 +389,17 @@ class Tally:
             "sockets": {"dropped": self.sockets_dropped, "failed": self.sockets_failed},
             "events": {"expected": self.expected_events, "missed": self.missed_events},
             "peak_connections": self.peak_connections,
+            "p95_by_minute": self.p95_by_minute(),
+            "cpu_seconds": self.cpu,
+            "load_seconds": self.load_seconds,
         }
+
+    def p95_by_minute(self) -> list[float]:
+        """Return the page and API p95 of each minute of the load, by when the request was sent."""
+        minutes: dict[int, list[float]] = {}
+        for at, ms in self.timeline:
+            minutes.setdefault(max(0, int(at // 60)), []).append(ms)
+        return [round(percentiles(minutes[m])[1]) for m in sorted(minutes)]
 
     @property
     def error_count(self) -> int:
@@ -402,9 +419,16 @@ class Team:
     """Drive the plan against the stack's web processes until ``seconds`` have passed."""
 
     def __init__(
-        self, plan: Plan, bases: list[str], seeded: dict[str, Any], provider: Any, tmp: Path
+        self,
+        plan: Plan,
+        bases: list[str],
+        seeded: dict[str, Any],
+        provider: Any,
+        tmp: Path,
+        cpu_roots: Mapping[str, list[int]] | None = None,
     ) -> None:
         self.plan = plan
+        self.cpu_roots = dict(cpu_roots or {})
         self.bases = bases
         self.members = seeded["members"]
         self.shared = seeded["shared"]
@@ -752,6 +776,8 @@ class Team:
                     f"only {len(self.synced)} of {self.plan.syncers} syncers stored their session"
                 )
             self.synced_ready.set()
+            self.tally.started = time.perf_counter()
+            cpu_before = cpu_seconds(self.cpu_roots)
             sockets = [asyncio.create_task(self.socket(i)) for i in range(self.plan.sockets)]
             tasks = [
                 asyncio.create_task(self.reader(i, clients[i % len(clients)]))
@@ -762,6 +788,9 @@ class Team:
                 for s in range(self.plan.runs)
             ]
             await asyncio.sleep(self.plan.seconds)
+            cpu_after = cpu_seconds(self.cpu_roots)
+            self.tally.load_seconds = time.perf_counter() - self.tally.started
+            self.tally.cpu = {g: cpu_after[g] - cpu_before.get(g, 0.0) for g in cpu_after}
             self.stop.set()
             load_stop.set()
             for thread in syncers:
@@ -805,12 +834,55 @@ class Team:
                 self.tally.examples.append(f"socket on {pk} from seq {first} missed {sorted(missed)[:5]}")
 
 
+# -- CPU ------------------------------------------------------------------------------------------------
+
+
+def _proc_stats() -> dict[int, tuple[int, float]]:
+    """Return {pid: (parent pid, CPU seconds of it and of its reaped children)} from /proc."""
+    hz = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2 :].split()
+        # fields[1] is the parent; utime, stime, cutime, cstime are fields 14-17 of the line
+        stats[int(name)] = (int(fields[1]), sum(int(f) for f in fields[11:15]) / hz)
+    return stats
+
+
+def cpu_seconds(roots: Mapping[str, list[int]]) -> dict[str, float]:
+    """Return the CPU seconds used so far by each group of process trees (a root and its descendants,
+    less the trees of the other groups' roots)."""
+    if not Path("/proc/self/stat").exists():
+        return {}
+    stats = _proc_stats()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in stats.items():
+        children.setdefault(parent, []).append(pid)
+    rooted = {pid for pids in roots.values() for pid in pids}
+    used: dict[str, float] = {}
+    for group, pids in roots.items():
+        todo, total = list(pids), 0.0
+        while todo:
+            pid = todo.pop()
+            if pid in stats:
+                total += stats[pid][1]
+                # A group's own process tree may hold another group's root (the bench starts them all).
+                todo.extend(c for c in children.get(pid, []) if c not in rooted)
+        used[group] = total
+    return used
+
+
 # -- the whole scenario ---------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
 def stack(folder: Path, *, web: int, extra_env: Mapping[str, str] | None = None) -> Iterator[tuple[Any, ...]]:
-    """Start PostgreSQL, Redis, the web processes and the workers; yield (postgres, app, database)."""
+    """Start PostgreSQL, Redis, the web processes and the workers; yield (postgres, app, database, redis)."""
     folder.mkdir(parents=True, exist_ok=True)
     # A folder of its own: as root the server runs as ``postgres``, which must own it.
     postgres = PrivatePostgres(Path(tempfile.mkdtemp(prefix="piweb-teamday-pg-")))
@@ -828,7 +900,7 @@ def stack(folder: Path, *, web: int, extra_env: Mapping[str, str] | None = None)
         app.manage("migrate", "--noinput", "-v0")
         app.manage("collectstatic", "--noinput", "-v0")  # production pages need the hashed files
         print(f"bench: team day database migrated in {time.monotonic() - started:.0f} s", file=sys.stderr)
-        yield postgres, app, "piweb"
+        yield postgres, app, "piweb", redis
     finally:
         if app is not None:
             app.stop()
@@ -845,7 +917,7 @@ def run_team_day(
     from piweb.llm.testserver import ProviderServer
 
     with (
-        stack(folder, web=plan.web_processes, extra_env=extra_env) as (postgres, app, database),
+        stack(folder, web=plan.web_processes, extra_env=extra_env) as (postgres, app, database, redis),
         ProviderServer() as provider,
     ):
         started = time.monotonic()
@@ -854,7 +926,15 @@ def run_team_day(
         print(f"bench: team day stack ready, seeded in {time.monotonic() - started:.0f} s", file=sys.stderr)
         # Without a pool (PIWEB_DB_POOL_MAX=0, the former setup) nothing bounds the connections: 0.
         budget = connection_budget(app.env, web=plan.web_processes) if config.database_pool(app.env) else 0
-        team = Team(plan, app.bases, seeded, provider, folder)
+        assert postgres.proc is not None and redis.proc is not None
+        roots = {
+            "web": [p.pid for p in app.procs[: plan.web_processes]],
+            "workers": [p.pid for p in app.procs[plan.web_processes :]],
+            "postgres": [postgres.proc.pid],
+            "redis": [redis.proc.pid],
+            "bench": [os.getpid()],  # the simulated team, the syncers and the provider
+        }
+        team = Team(plan, app.bases, seeded, provider, folder, cpu_roots=roots)
         tally = asyncio.run(team.drive(postgres.url("postgres"), database))
         team.count_missed(postgres.url(database))
         return tally, budget, app.log_tail()
@@ -870,6 +950,17 @@ def _kinds_note(tally: Tally) -> str:
             + (f", {errors} errors" if errors else "")
         )
     return "; ".join(parts)
+
+
+def _cpu_note(tally: Tally) -> str:
+    if not tally.cpu or tally.load_seconds <= 0:
+        return "CPU not measured"
+    cores = os.cpu_count() or 1
+    shares = ", ".join(
+        f"{group} {100 * used / tally.load_seconds:.0f}%" for group, used in sorted(tally.cpu.items())
+    )
+    busy = sum(tally.cpu.values()) / tally.load_seconds
+    return f"CPU during the load (% of one core): {shares}; {busy:.2f} of {cores} cores busy"
 
 
 def results(plan: Plan, tally: Tally, budget: int) -> list[Result]:
@@ -899,7 +990,10 @@ def results(plan: Plan, tally: Tally, budget: int) -> list[Result]:
             p95,
             "ms",
             GOAL_P95_MS,
-            note=f"p99 {p99:.0f} ms over {len(http)} requests; {_kinds_note(tally)}; load average {load:.1f}",
+            note=(
+                f"p99 {p99:.0f} ms over {len(http)} requests; p95 by minute {tally.p95_by_minute()} ms; "
+                f"{_kinds_note(tally)}; {_cpu_note(tally)}; load average {load:.1f}"
+            ),
         ),
         Result(
             metric="team day: errors, missed events, unfinished runs",
