@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
-
 from . import queries
 from .models import ChatSession, Entry
 
@@ -22,38 +20,10 @@ __all__ = ["replaced_by_summaries"]
 
 def _count_messages(session: ChatSession, ranges: list[tuple[int, int, int]]) -> int:
     """Count the message entries at (segment, low..high depth) ranges of one path."""
-    if not ranges:
-        return 0
-    table = Entry._meta.db_table
-    segments, lows, highs = (list(column) for column in zip(*ranges, strict=True))
-    if connection.vendor == "postgresql":
-        sql = (
-            f"SELECT count(*) FROM {table} e "
-            "JOIN unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) "
-            "ON e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi "
-            "WHERE e.session_id = %s AND e.type = 'message'"
-        )
-        params: list[Any] = [segments, lows, highs, session.pk]
-    else:
-        total = 0
-        for start in range(0, len(ranges), _RANGES_PER_QUERY):
-            chunk = ranges[start : start + _RANGES_PER_QUERY]
-            values = ", ".join(["(%s, %s, %s)"] * len(chunk))
-            sql = (
-                f"WITH r(seg, lo, hi) AS (VALUES {values}) SELECT count(*) FROM r CROSS JOIN {table} e "
-                "WHERE e.session_id = %s AND e.segment = r.seg AND e.depth BETWEEN r.lo AND r.hi "
-                "AND e.type = 'message'"
-            )
-            with connection.cursor() as cursor:
-                cursor.execute(sql, [*(v for r in chunk for v in r), session.pk])
-                total += int(cursor.fetchone()[0])
-        return total
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return int(cursor.fetchone()[0])
-
-
-_RANGES_PER_QUERY = 3000  # three parameters each, well under SQLite's limit of 32766
+    counts = queries.join_entries(
+        session, ranges, "seg, lo, hi", on=queries.IN_RANGE, select="count(*)", where="e.type = 'message'"
+    )
+    return sum(int(count) for (count,) in counts)
 
 
 def _messages(session: ChatSession, leaf: Entry, low: int, high: int, table: Any) -> int:

@@ -20,7 +20,7 @@ from .domain.jsjson import UNDEFINED, parse_json
 from .domain.jssort import js_sort
 from .domain.timestamps import js_date_ms
 from .models import ChatSession, Entry, Segment
-from .queries import find_entry
+from .queries import find_entry, join_entries
 
 __all__ = ["AROUND", "SEGMENT_PAGE", "TreeOrder", "build_tree_overview", "tree_order"]
 
@@ -344,37 +344,11 @@ def _values_at(
     session: ChatSession, positions: list[tuple[int, int]], fields: tuple[str, ...]
 ) -> list[tuple[Any, ...]]:
     """Return ``fields`` of the entries at (segment, depth) positions, in one indexed query where possible."""
-    if not positions:
-        return []
-    if connection.vendor == "postgresql":
-        table = Entry._meta.db_table
-        sql = (
-            f"SELECT {', '.join('e.' + f for f in fields)} FROM {table} e "
-            "JOIN unnest(%s::int[], %s::int[]) AS r(seg, d) ON e.segment = r.seg AND e.depth = r.d "
-            "WHERE e.session_id = %s"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [[p[0] for p in positions], [p[1] for p in positions], session.pk])
-            return [tuple(values) for values in cursor.fetchall()]
-    # Elsewhere (SQLite) the positions are a VALUES list joined first, so each is one index probe. An OR
-    # of positions took seconds on a 100k session: building it in the ORM, and a planner that scanned.
-    table = Entry._meta.db_table
+    # An OR of positions took seconds on a 100k session on SQLite: building it in the ORM, and a planner
+    # that scanned.
     columns = ", ".join("e." + connection.ops.quote_name(f) for f in fields)
-    found: list[tuple[Any, ...]] = []
-    for start in range(0, len(positions), _POSITIONS_PER_QUERY):
-        chunk = positions[start : start + _POSITIONS_PER_QUERY]
-        values = ", ".join(["(%s, %s)"] * len(chunk))
-        sql = (
-            f"WITH r(seg, d) AS (VALUES {values}) SELECT {columns} FROM r CROSS JOIN {table} e "
-            "WHERE e.session_id = %s AND e.segment = r.seg AND e.depth = r.d"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [*(v for p in chunk for v in p), session.pk])
-            found.extend(tuple(row) for row in cursor.fetchall())
-    return found
-
-
-_POSITIONS_PER_QUERY = 4000  # two parameters each, well under SQLite's limit of 32766
+    on = "e.segment = r.seg AND e.depth = r.d"
+    return join_entries(session, positions, "seg, d", on=on, select=columns)
 
 
 def _labels_and_edits(session: ChatSession) -> tuple[dict[str, str], dict[str, str]]:
