@@ -146,6 +146,17 @@ class _RunAPIView(APIView):
         return Response({"runId": str(run.public_id)}, status=status.HTTP_202_ACCEPTED)
 
 
+def _started_responses(name: str) -> dict[int, Any]:
+    """The answers of a request that queues a run: its id, or why it was refused."""
+    return {
+        202: inline_serializer(name, {"runId": serializers.UUIDField()}),
+        400: ERROR,
+        403: ERROR,
+        404: ERROR,
+        409: ERROR,
+    }
+
+
 class SessionRunsView(_RunAPIView):
     """POST a prompt: 202 with the run id; 409 while another run of the session is active."""
 
@@ -154,13 +165,7 @@ class SessionRunsView(_RunAPIView):
 
     @extend_schema(
         request=StartRunSerializer,
-        responses={
-            202: inline_serializer("RunStarted", {"runId": serializers.UUIDField()}),
-            400: ERROR,
-            403: ERROR,
-            404: ERROR,
-            409: ERROR,
-        },
+        responses=_started_responses("RunStarted"),
     )
     def post(self, request: Request, pk: int) -> Response:
         return self.started(
@@ -216,13 +221,7 @@ class SessionRegenerateView(_RunAPIView):
 
     @extend_schema(
         request=RegenerateSerializer,
-        responses={
-            202: inline_serializer("RunRegenerated", {"runId": serializers.UUIDField()}),
-            400: ERROR,
-            403: ERROR,
-            404: ERROR,
-            409: ERROR,
-        },
+        responses=_started_responses("RunRegenerated"),
     )
     def post(self, request: Request, pk: int) -> Response:
         return self.started(
