@@ -43,6 +43,8 @@ def rollup_sql(where: str) -> str:
     """Return the upsert adding the assistant messages of the entry rows matching ``where``.
 
     Lines holding an escaped NUL stay text: jsonb cannot hold one, so they are left out of the sums.
+    ``OFFSET 0`` keeps the subquery from being pulled up: else every use of ``m.j`` parses the line again
+    (fifteen parses per message; 4.6 s instead of 0.5 s for the 34k assistant messages of a 100k import).
     """
     entry, table = Entry._meta.db_table, SessionUsage._meta.db_table
     model = (
@@ -56,7 +58,8 @@ def rollup_sql(where: str) -> str:
         SELECT m.session_id, {model}, {", ".join(_sum(p) for p in _PATHS)}, count(*)
           FROM (SELECT session_id, raw::jsonb AS j FROM {entry}
                  WHERE role = 'assistant' AND type = 'message' AND {where}
-                   AND strpos(raw, '\\u0000') = 0) AS m
+                   AND strpos(raw, '\\u0000') = 0
+                OFFSET 0) AS m
          GROUP BY 1, 2
         ON CONFLICT (session_id, model) DO UPDATE SET {sets}
     """
