@@ -71,28 +71,39 @@ def record(
 ) -> None:
     """Store the cost of the batch's assistant messages (receiver of ``entries_stored``)."""
     if rows is not None:
-        found = [_from_row(r) for r in rows if r.type == "message" and r.role == "assistant"]
+        found = (_from_row(r) for r in rows if r.type == "message" and r.role == "assistant")
     else:
-        found = list(_read(session, first_seq, last_seq))
-    stored = [s for s in found if s is not None]
-    if not stored:
+        found = _read(session, first_seq, last_seq)
+    costs, days = _priced(session, found, earlier=first_seq > 0)
+    if not costs:
         return
+    _insert(session, costs)
+    _merge_days(session, days)
+
+
+def _priced(
+    session: ChatSession, found: Iterable[_Stored | None], *, earlier: bool
+) -> tuple[list[tuple[Any, ...]], dict[_DayKey, UsageDay]]:
+    """Return the cost rows and day totals of the found messages.
+
+    Each message is charged as it is read and only its charge is kept (an import brings thousands),
+    and the charges are gone before the rows are written."""
     prices = _LazyPrices()
     today = timezone.now().date()
-    walker = _PathWalker(session, earlier=first_seq > 0)
+    charged = [
+        (s.seq, s.segment, s.depth, charge_message(s.message, prices), _day(s, today)) for s in found if s
+    ]
+    walker = _PathWalker(session, earlier=earlier)
     costs: list[tuple[Any, ...]] = []
     days: dict[_DayKey, UsageDay] = {}
     copies = session.copied_entries
-    for item in sorted(stored, key=lambda s: s.seq):
-        charge = charge_message(item.message, prices)
-        day = _day(item, today)
-        before = walker.before(item.segment, item.depth)
+    for seq, segment, depth, charge, day in sorted(charged, key=lambda c: c[0]):
+        before = walker.before(segment, depth)
         sums = _Sums(before.cost + charge.cost, before.tokens + charge.tokens, before.messages + 1)
-        costs.append(_cost_row(item, charge, day, sums))
-        walker.add(item.segment, item.depth, sums)
-        _add_day(days, session, day, charge, copied=item.seq < copies)
-    _insert(session, costs)
-    _merge_days(session, days)
+        costs.append(_cost_row(seq, segment, depth, charge, day, sums))
+        walker.add(segment, depth, sums)
+        _add_day(days, session, day, charge, copied=seq < copies)
+    return costs, days
 
 
 _COST_COLUMNS = (
@@ -156,10 +167,12 @@ def _read(session: ChatSession, first_seq: int, last_seq: int) -> Iterable[_Stor
     """Read a bulk-stored range's assistant messages; on PostgreSQL without their content."""
     table = Entry._meta.db_table
     if connection.vendor == "postgresql":
-        # The content is most of a message and cost needs none of it. jsonb cannot hold an escaped
-        # NUL, so such lines come whole and are parsed here.
+        # Only what a charge reads (an absent key comes as null, which reads the same): the content is
+        # most of a message. jsonb cannot hold an escaped NUL, so such lines come whole and are parsed here.
         message = (
-            "CASE WHEN strpos(raw, '\\u0000') = 0 THEN ((raw::jsonb -> 'message') - 'content')::text "
+            "CASE WHEN strpos(raw, '\\u0000') = 0 THEN (SELECT jsonb_build_object("
+            "'usage', m -> 'usage', 'provider', m -> 'provider', 'model', m -> 'model', "
+            "'timestamp', m -> 'timestamp') FROM (SELECT raw::jsonb -> 'message' AS m OFFSET 0) AS j)::text "
             "ELSE raw END"
         )
         whole = "strpos(raw, '\\u0000') > 0"
@@ -171,7 +184,7 @@ def _read(session: ChatSession, first_seq: int, last_seq: int) -> Iterable[_Stor
     """
     with connection.cursor() as cursor:
         cursor.execute(query, [session.pk, first_seq, last_seq])
-        for seq, segment, depth, stamp, text, is_whole in cursor.fetchall():
+        for seq, segment, depth, stamp, text, is_whole in cursor:
             # The database's own JSON output is plain JSON; a whole line may need the tolerant parser.
             value = parse_json(text) if is_whole or connection.vendor != "postgresql" else _loads(text)
             if is_whole:
@@ -191,12 +204,14 @@ def _day(item: _Stored, today: date) -> date:
         return today
 
 
-def _cost_row(item: _Stored, charge: Charge, day: date, sums: _Sums) -> tuple[Any, ...]:
+def _cost_row(
+    seq: int, segment: int | None, depth: int | None, charge: Charge, day: date, sums: _Sums
+) -> tuple[Any, ...]:
     """Return the row's values in ``_COST_COLUMNS`` order (no model instance: imports bring thousands)."""
     return (
-        item.seq,
-        item.segment if item.segment is not None else -1,
-        item.depth if item.depth is not None else -1,
+        seq,
+        segment if segment is not None else -1,
+        depth if depth is not None else -1,
         charge.model[:512],
         day,
         charge.input,
