@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -30,7 +31,6 @@ if not ALLOWED_HOSTS and DEBUG:
 CSRF_TRUSTED_ORIGINS = config.env_list(ENV, "DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -56,6 +56,10 @@ INSTALLED_APPS = [
     "piweb.costs.apps.CostsConfig",
     "discussion.apps.DiscussionConfig",
 ]
+# daphne's app only makes ``manage.py runserver`` serve ASGI (websockets included); loaded for that command
+# alone, since it brings Twisted (about 16 MB) into every worker, import and command that has no use for it.
+if sys.argv[1:2] == ["runserver"]:
+    INSTALLED_APPS.insert(0, "daphne")
 
 MIDDLEWARE = [
     # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
