@@ -71,7 +71,10 @@ def record(
 ) -> None:
     """Store the cost of the batch's assistant messages (receiver of ``entries_stored``)."""
     if rows is not None:
-        found = (_from_row(r) for r in rows if r.type == "message" and r.role == "assistant")
+        ordered = sorted(
+            (r for r in rows if r.type == "message" and r.role == "assistant"), key=lambda r: r.seq
+        )
+        found: Iterable[_Stored | None] = (_from_row(r) for r in ordered)
     else:
         found = _read(session, first_seq, last_seq)
     costs, days = _priced(session, found, earlier=first_seq > 0)
@@ -81,28 +84,32 @@ def record(
     _merge_days(session, days)
 
 
+def _seq(row: Entry) -> int:
+    return row.seq
+
+
 def _priced(
     session: ChatSession, found: Iterable[_Stored | None], *, earlier: bool
 ) -> tuple[list[tuple[Any, ...]], dict[_DayKey, UsageDay]]:
-    """Return the cost rows and day totals of the found messages.
+    """Return the cost rows and day totals of the found messages, which come in seq order.
 
-    Each message is charged as it is read and only its charge is kept (an import brings thousands),
-    and the charges are gone before the rows are written."""
+    Each message is charged as it is read and only its row is kept: an import brings thousands."""
     prices = _LazyPrices()
     today = timezone.now().date()
-    charged = [
-        (s.seq, s.segment, s.depth, charge_message(s.message, prices), _day(s, today)) for s in found if s
-    ]
     walker = _PathWalker(session, earlier=earlier)
     costs: list[tuple[Any, ...]] = []
     days: dict[_DayKey, UsageDay] = {}
     copies = session.copied_entries
-    for seq, segment, depth, charge, day in sorted(charged, key=lambda c: c[0]):
-        before = walker.before(segment, depth)
+    for item in found:
+        if item is None:
+            continue
+        charge = charge_message(item.message, prices)
+        day = _day(item, today)
+        before = walker.before(item.segment, item.depth)
         sums = _Sums(before.cost + charge.cost, before.tokens + charge.tokens, before.messages + 1)
-        costs.append(_cost_row(seq, segment, depth, charge, day, sums))
-        walker.add(segment, depth, sums)
-        _add_day(days, session, day, charge, copied=seq < copies)
+        costs.append(_cost_row(item.seq, item.segment, item.depth, charge, day, sums))
+        walker.add(item.segment, item.depth, sums)
+        _add_day(days, session, day, charge, copied=item.seq < copies)
     return costs, days
 
 
@@ -181,6 +188,7 @@ def _read(session: ChatSession, first_seq: int, last_seq: int) -> Iterable[_Stor
     query = f"""
         SELECT seq, segment, depth, timestamp, {message}, {whole} FROM {table}
          WHERE session_id = %s AND seq BETWEEN %s AND %s AND type = 'message' AND role = 'assistant'
+         ORDER BY seq
     """
     with connection.cursor() as cursor:
         cursor.execute(query, [session.pk, first_seq, last_seq])
