@@ -1,6 +1,7 @@
 """LLM provider clients: OpenAI-compatible and Anthropic over httpx, streaming Pi-shaped messages."""
 
-from piweb.llm.client import complete, fit_max_tokens, retry_transient, stream_completion
+from typing import TYPE_CHECKING, Any
+
 from piweb.llm.errors import is_transient_error
 from piweb.llm.types import (
     Done,
@@ -28,3 +29,18 @@ __all__ = [
     "retry_transient",
     "stream_completion",
 ]
+
+if TYPE_CHECKING:
+    from piweb.llm.client import complete, fit_max_tokens, retry_transient, stream_completion
+
+_CLIENT = frozenset({"complete", "fit_max_tokens", "retry_transient", "stream_completion"})
+
+
+def __getattr__(name: str) -> Any:
+    # The clients (and httpx with them) load when first used: a process that only reads a provider's
+    # settings (every Django process loads the provider model) needs neither.
+    if name in _CLIENT:
+        from piweb.llm import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
