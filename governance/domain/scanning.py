@@ -17,6 +17,51 @@ from functools import cache
 from itertools import accumulate
 from typing import Any
 
+from detect_secrets.plugins.artifactory import ArtifactoryDetector
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+__all__ = ["PRIVATE_KEY", "Finding", "kind_of", "scan_value", "secret_spans"]
+
+DETECTORS: tuple[type[RegexBasedDetector], ...] = (
+    ArtifactoryDetector,
+    AWSKeyDetector,
+    AzureStorageKeyDetector,
+    BasicAuthDetector,
+    DiscordBotTokenDetector,
+    GitHubTokenDetector,
+    GitLabTokenDetector,
+    JwtTokenDetector,
+    MailchimpDetector,
+    NpmDetector,
+    OpenAIDetector,
+    PrivateKeyDetector,
+    PypiTokenDetector,
+    SendGridDetector,
+    SlackDetector,
+    SquareOAuthDetector,
+    StripeDetector,
+    TelegramBotTokenDetector,
+    TwilioKeyDetector,
+)
+
 PRIVATE_KEY = "private-key"
 # A private key's detector matches its first line only; the secret is the whole block, to its end marker
 # (or to the end of the string when the paste was cut).
@@ -45,55 +90,8 @@ def kind_of(secret_type: str) -> str:
 
 
 @cache
-def detectors() -> tuple[type[Any], ...]:
-    """Return the pattern detectors used. Imported when first needed: ``detect-secrets`` and what it
-    brings (``requests``) add about 20 MB to every process that merely loads the admin."""
-    from detect_secrets.plugins.artifactory import ArtifactoryDetector
-    from detect_secrets.plugins.aws import AWSKeyDetector
-    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-    from detect_secrets.plugins.basic_auth import BasicAuthDetector
-    from detect_secrets.plugins.discord import DiscordBotTokenDetector
-    from detect_secrets.plugins.github_token import GitHubTokenDetector
-    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-    from detect_secrets.plugins.jwt import JwtTokenDetector
-    from detect_secrets.plugins.mailchimp import MailchimpDetector
-    from detect_secrets.plugins.npm import NpmDetector
-    from detect_secrets.plugins.openai import OpenAIDetector
-    from detect_secrets.plugins.private_key import PrivateKeyDetector
-    from detect_secrets.plugins.pypi_token import PypiTokenDetector
-    from detect_secrets.plugins.sendgrid import SendGridDetector
-    from detect_secrets.plugins.slack import SlackDetector
-    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-    from detect_secrets.plugins.stripe import StripeDetector
-    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-    from detect_secrets.plugins.twilio import TwilioKeyDetector
-
-    return (
-        ArtifactoryDetector,
-        AWSKeyDetector,
-        AzureStorageKeyDetector,
-        BasicAuthDetector,
-        DiscordBotTokenDetector,
-        GitHubTokenDetector,
-        GitLabTokenDetector,
-        JwtTokenDetector,
-        MailchimpDetector,
-        NpmDetector,
-        OpenAIDetector,
-        PrivateKeyDetector,
-        PypiTokenDetector,
-        SendGridDetector,
-        SlackDetector,
-        SquareOAuthDetector,
-        StripeDetector,
-        TelegramBotTokenDetector,
-        TwilioKeyDetector,
-    )
-
-
-@cache
 def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((kind_of(d.secret_type), p) for d in detectors() for p in d().denylist)
+    return tuple((kind_of(d.secret_type), p) for d in DETECTORS for p in d().denylist)
 
 
 def secret_spans(text: str) -> list[tuple[str, int, int]]:
