@@ -84,10 +84,6 @@ def record(
     _merge_days(session, days)
 
 
-def _seq(row: Entry) -> int:
-    return row.seq
-
-
 def _priced(
     session: ChatSession, found: Iterable[_Stored | None], *, earlier: bool
 ) -> tuple[list[tuple[Any, ...]], dict[_DayKey, UsageDay]]:
