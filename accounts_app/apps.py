@@ -7,4 +7,4 @@ class AccountsAppConfig(AppConfig):
     verbose_name = "Sign-in"
 
     def ready(self) -> None:
-        from . import receivers  # noqa: F401  (connects the group sync to allauth's sign-in signal)
+        from accounts_app import receivers  # noqa: F401  (connects the group sync to allauth's sign-in signal)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import oidc
+from accounts_app import oidc
 
 urlpatterns = [
     path("accounts/oidc/<str:provider_id>/login/", oidc.SignInView.as_view(), name="openid_connect_login"),

@@ -11,12 +11,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from compaction_app.models import CompactionRun, LLMProvider
 from sessions_app.admin import LiveSessionRowsAdmin
 from sessions_app.domain.messages import content_text
 from sessions_app.models import Entry
 from sessions_app.queries import path_rows
-
-from .models import CompactionRun, LLMProvider
 
 # Enough to check a summary against its source; the full range stays available through the API.
 REPLACED_ROWS_SHOWN = 200

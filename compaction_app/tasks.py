@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from compaction_app.models import CompactionRun
+from compaction_app.services import compact_session, fail_run, summarize_and_navigate
 from sessions_app.access import still_writable
 from sessions_app.actors import COMPACTION_WORKER
-
-from .models import CompactionRun
-from .services import compact_session, fail_run, summarize_and_navigate
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 

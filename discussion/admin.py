@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import Comment, Notification, NotificationPreference, TeamDiscussion
+from discussion.models import Comment, Notification, NotificationPreference, TeamDiscussion
 
 
 @admin.register(Comment)

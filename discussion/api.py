@@ -11,6 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from discussion import queries, rules, services
+from discussion.domain.text import InvalidComment
+from discussion.models import EmailChoice, Notification, NotificationPreference
 from sessions_app import access
 from sessions_app.api.errors import error_response
 from sessions_app.api.fields import Flag, Text, parse
@@ -18,10 +21,6 @@ from sessions_app.api.parsers import LimitedJSONParser
 from sessions_app.api.serializers import ErrorSerializer
 from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.domain.storable import MAX_ID_CHARS
-
-from . import queries, rules, services
-from .domain.text import InvalidComment
-from .models import EmailChoice, Notification, NotificationPreference
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 MAX_COUNT_IDS = 2000  # entry ids per counts request: more than any page draws at once
@@ -256,7 +255,7 @@ class InboxView(PersonalAPIView):
 
 
 def _item(note: Notification) -> dict[str, Any]:
-    from .domain.text import snippet
+    from discussion.domain.text import snippet
 
     return {
         "id": note.pk,

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from . import queries
+from discussion import queries
 
 
 def inbox(request: HttpRequest) -> dict[str, Any]:

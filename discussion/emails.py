@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.core.mail import EmailMessage, mailers
 
-from .domain.text import snippet
-from .models import Notification
+from discussion.domain.text import snippet
+from discussion.models import Notification
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from discussion.queries import unread_count
 from sessions_app import realtime
-
-from .queries import unread_count
 
 __all__ = ["announce_comment", "announce_inbox"]
 

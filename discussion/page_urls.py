@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from discussion import views
 
 app_name = "discussion"
 

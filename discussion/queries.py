@@ -13,12 +13,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
+from discussion.domain.text import snippet
+from discussion.models import Comment, Notification
 from sessions_app import link_scope, rendering
 from sessions_app.access import Access
 from sessions_app.models import ChatSession
-
-from .domain.text import snippet
-from .models import Comment, Notification
 
 __all__ = [
     "MAX_SEARCH_HITS",

@@ -14,17 +14,16 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
+from discussion import live, rules
+from discussion.domain.text import InvalidComment, check_body, mentioned_names
+from discussion.models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
+from discussion.queries import unread_count
 from sessions_app import access, rendering
 from sessions_app.actors import Actor, actor_name, user_of
 from sessions_app.domain.storable import MAX_ID_CHARS
 from sessions_app.models import ActionLog, ChatSession
 from sessions_app.queries import EntryNotFound
 from sessions_app.services import record_action
-
-from . import live, rules
-from .domain.text import InvalidComment, check_body, mentioned_names
-from .models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
-from .queries import unread_count
 
 __all__ = [
     "CommentNotFound",
@@ -322,7 +321,7 @@ def _announce(comment: Comment, change: str, inbox: list[int], emailed: list[int
     if inbox:
         live.announce_inbox(inbox)
     if emailed:
-        from .tasks import send_notification_emails
+        from discussion.tasks import send_notification_emails
 
         try:
             send_notification_emails.delay(emailed)
@@ -334,7 +333,7 @@ def _announce(comment: Comment, change: str, inbox: list[int], emailed: list[int
 
 def export_comments(*, actor: Actor, grant: access.Access) -> list[dict[str, object]]:
     """Return every thread the viewer may see, for download; the export is logged like a session's."""
-    from .queries import export_threads
+    from discussion.queries import export_threads
 
     threads = export_threads(grant)
     with transaction.atomic():

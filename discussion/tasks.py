@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import emails
+from discussion import emails
 
 
 @shared_task(

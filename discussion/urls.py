@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import api
+from discussion import api
 
 app_name = "discussion_api"
 

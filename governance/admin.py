@@ -12,10 +12,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
 
+from governance import redaction, retention
+from governance.models import LegalHold, LinkView, SecretFinding, TeamPolicy, UserRetention
 from sessions_app.models import ChatSession
-
-from . import redaction, retention
-from .models import LegalHold, LinkView, SecretFinding, TeamPolicy, UserRetention
 
 
 class ReadOnly(admin.ModelAdmin):

@@ -10,14 +10,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from governance import link_views, redaction, scanning
+from governance.domain.redaction import marker
+from governance.models import LinkView, SecretFinding
 from sessions_app import access
 from sessions_app.api.fields import Flag, parse
 from sessions_app.api.parsers import LimitedJSONParser
 from sessions_app.models import ChatSession
-
-from . import link_views, redaction, scanning
-from .domain.redaction import marker
-from .models import LinkView, SecretFinding
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 MAX_IDS = 10_000

@@ -9,4 +9,4 @@ class GovernanceConfig(AppConfig):
 
     def ready(self) -> None:
         # Governance listens to sessions_app (stored entries, sharing, link opens); never the reverse.
-        from . import receivers  # noqa: F401
+        from governance import receivers  # noqa: F401

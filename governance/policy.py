@@ -6,11 +6,10 @@ from typing import Any
 
 from django.db.models import Q
 
+from governance.models import SecretFinding, TeamPolicy
+from governance.scanning import scan_session_now
 from sessions_app.models import ChatSession, Team
 from sessions_app.services.errors import SharingRefused
-
-from .models import SecretFinding, TeamPolicy
-from .scanning import scan_session_now
 
 __all__ = ["check_sharing"]
 

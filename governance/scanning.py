@@ -19,13 +19,12 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from governance.domain.scanning import scan_value
+from governance.models import PendingScan, SecretFinding
 from sessions_app import access
 from sessions_app.actors import Actor, user_of
 from sessions_app.domain.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
-
-from .domain.scanning import scan_value
-from .models import PendingScan, SecretFinding
 
 __all__ = [
     "INLINE_ENTRIES",
@@ -75,7 +74,7 @@ def scan_after_commit(
 
 
 def _queue(pending_id: int) -> None:
-    from .tasks import scan_pending_task
+    from governance.tasks import scan_pending_task
 
     try:
         scan_pending_task.delay(pending_id)

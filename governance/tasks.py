@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import retention, scanning
+from governance import retention, scanning
 
 
 @shared_task(name="governance.scan_pending")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import api
+from governance import api
 
 app_name = "governance_api"
 

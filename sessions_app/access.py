@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import signals
-from .actors import Actor, LinkActor, SystemActor
-from .link_tokens import hash_token
-from .models import ChatSession, Entry, ShareLink, Team, TeamMembership
-from .queries import EntryNotFound, find_entry, path_ranges
+from sessions_app import signals
+from sessions_app.actors import Actor, LinkActor, SystemActor
+from sessions_app.link_tokens import hash_token
+from sessions_app.models import ChatSession, Entry, ShareLink, Team, TeamMembership
+from sessions_app.queries import EntryNotFound, find_entry, path_ranges
 
 LINK_HEADER = "X-Share-Token"
 LINK_PARAM = "link"

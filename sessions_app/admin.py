@@ -23,8 +23,17 @@ from django.utils.html import format_html
 from django.utils.http import content_disposition_header
 from django.utils.safestring import SafeString
 
-from . import services
-from .models import ActionLog, ApiToken, ChatSession, Entry, SessionShare, ShareLink, Team, TeamMembership
+from sessions_app import services
+from sessions_app.models import (
+    ActionLog,
+    ApiToken,
+    ChatSession,
+    Entry,
+    SessionShare,
+    ShareLink,
+    Team,
+    TeamMembership,
+)
 
 RAW_PREVIEW_CHARS = 120
 

@@ -8,7 +8,7 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the receivers)
+        from sessions_app import signals  # noqa: F401  (connects the receivers)
 
         # Registers the API token scheme with the OpenAPI generator.
-        from .api import schema_auth  # noqa: F401
+        from sessions_app.api import schema_auth  # noqa: F401

@@ -12,9 +12,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from .actors import Actor, LinkActor, SystemActor, user_of
-from .domain.attribution import Author
-from .models import EntryAuthor
+from sessions_app.actors import Actor, LinkActor, SystemActor, user_of
+from sessions_app.domain.attribution import Author
+from sessions_app.models import EntryAuthor
 
 __all__ = ["Author", "author_of", "author_pk", "describe", "run_author"]
 

@@ -33,9 +33,9 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from . import access, link_scope, realtime
-from .models import ApiToken
-from .presence_socket import PresenceMixin
+from sessions_app import access, link_scope, realtime
+from sessions_app.models import ApiToken
+from sessions_app.presence_socket import PresenceMixin
 
 # Close codes in the application range: the page shows "no access" instead of retrying forever.
 CLOSE_UNAUTHENTICATED = 4401

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
-from .domain.context_sums import (
+from sessions_app.domain.context_sums import (
     ROOT,
     ContextFacts,
     ContextTotals,
@@ -29,9 +29,9 @@ from .domain.context_sums import (
     context_messages,
     context_totals,
 )
-from .domain.projection import SessionSettings, settings_from_anchors
-from .models import ChatSession, Entry, EntrySums
-from .queries import SegmentTable, _is_ancestor, latest_entry, path_ranges, segment_table
+from sessions_app.domain.projection import SessionSettings, settings_from_anchors
+from sessions_app.models import ChatSession, Entry, EntrySums
+from sessions_app.queries import SegmentTable, _is_ancestor, latest_entry, path_ranges, segment_table
 
 __all__ = ["ContextPage", "PageMessage", "context_page"]
 
@@ -96,7 +96,7 @@ def context_page(
     ``before_depth`` pages towards the head: the tail then ends above that depth and ``head`` should be
     0. Return None when the sums do not cover this path (the caller projects in full).
     """
-    from .queries import find_entry
+    from sessions_app.queries import find_entry
 
     leaf = find_entry(session, leaf_id)
     if leaf.depth is None:

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .domain.images import IMAGE_TYPES
-from .rendering import render_entry
+from sessions_app.domain.images import IMAGE_TYPES
+from sessions_app.rendering import render_entry
 
 __all__ = ["DocumentInfo", "html_document", "markdown_document", "tree_order"]
 

@@ -18,13 +18,13 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from . import search
-from .access import Access
-from .domain.entries import entry_from_value
-from .domain.jsjson import parse_json
-from .domain.tree import SessionTree, js_trim
-from .models import ChatSession, Entry, Segment, ShareLink
-from .queries import path_seqs
+from sessions_app import search
+from sessions_app.access import Access
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import parse_json
+from sessions_app.domain.tree import SessionTree, js_trim
+from sessions_app.models import ChatSession, Entry, Segment, ShareLink
+from sessions_app.queries import path_seqs
 
 __all__ = [
     "ACCESS_EVENTS",

@@ -12,10 +12,9 @@ from typing import Any
 
 from piweb.llm.transcript import Transcript, split_transcript
 from piweb.llm.types import ToolSpec
-
-from .domain.jsjson import js_stringify
-from .domain.messages import convert_to_llm
-from .domain.tokens import (
+from sessions_app.domain.jsjson import js_stringify
+from sessions_app.domain.messages import convert_to_llm
+from sessions_app.domain.tokens import (
     ContextBreakdown,
     TokenEstimate,
     break_down_context,

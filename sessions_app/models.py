@@ -10,11 +10,11 @@ from django.db import models
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 
-from .domain.attribution import Author
-from .domain.entries import Entry as DomainEntry
-from .domain.entries import entry_from_value
-from .domain.jsjson import parse_json
-from .fast_get import ByPk
+from sessions_app.domain.attribution import Author
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import parse_json
+from sessions_app.fast_get import ByPk
 
 
 class ChatSessionQuerySet(models.QuerySet["ChatSession"]):

@@ -11,9 +11,9 @@ import json
 
 import orjson
 
-from .models import ChatSession
-from .state_cache import cached, state_key
-from .tree_overview import build_tree_overview
+from sessions_app.models import ChatSession
+from sessions_app.state_cache import cached, state_key
+from sessions_app.tree_overview import build_tree_overview
 
 __all__ = ["overview_json"]
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from .domain.presence import Viewer, decode, encode, split_expired
+from sessions_app.domain.presence import Viewer, decode, encode, split_expired
 
 __all__ = ["PresenceBoard", "board", "heartbeat_seconds", "ttl_seconds"]
 

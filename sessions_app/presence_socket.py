@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from . import link_scope
-from .domain.presence import MAX_NODE_CHARS, Viewer, roster
-from .presence import board, heartbeat_seconds, ttl_seconds
+from sessions_app import link_scope
+from sessions_app.domain.presence import MAX_NODE_CHARS, Viewer, roster
+from sessions_app.presence import board, heartbeat_seconds, ttl_seconds
 
 __all__ = ["PresenceMixin"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path, re_path
 
-from .consumers import NotFoundConsumer, SessionConsumer
+from sessions_app.consumers import NotFoundConsumer, SessionConsumer
 
 websocket_urlpatterns = [
     path("ws/sessions/<int:pk>/", SessionConsumer.as_asgi()),

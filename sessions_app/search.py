@@ -26,10 +26,10 @@ from typing import Any
 
 from django.db import OperationalError, connection, transaction
 
-from .domain.search import parse_query, query_terms, snippet
-from .models import ChatSession, Entry, EntrySearch
-from .state_cache import cached, state_key
-from .tree_overview import tree_order
+from sessions_app.domain.search import parse_query, query_terms, snippet
+from sessions_app.models import ChatSession, Entry, EntrySearch
+from sessions_app.state_cache import cached, state_key
+from sessions_app.tree_overview import tree_order
 
 __all__ = [
     "COUNT_CAP",

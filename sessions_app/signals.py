@@ -31,9 +31,9 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal, receiver
 
-from . import realtime
-from .api.authentication import forget_all_tokens
-from .models import ApiToken, ChatSession, SessionShare, ShareLink, TeamMembership
+from sessions_app import realtime
+from sessions_app.api.authentication import forget_all_tokens
+from sessions_app.models import ApiToken, ChatSession, SessionShare, ShareLink, TeamMembership
 
 __all__ = [
     "announce_committed",

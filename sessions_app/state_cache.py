@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.cache import caches
 
-from .models import ChatSession
+from sessions_app.models import ChatSession
 
 __all__ = ["cached", "state_key"]
 

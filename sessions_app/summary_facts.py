@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import queries
-from .models import ChatSession, Entry
+from sessions_app import queries
+from sessions_app.models import ChatSession, Entry
 
 __all__ = ["replaced_by_summaries"]
 

@@ -11,8 +11,8 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from .actors import PURGE_WORKER
-from .services import purging
+from sessions_app.actors import PURGE_WORKER
+from sessions_app.services import purging
 
 
 @shared_task(

@@ -16,11 +16,11 @@ from typing import Any
 
 from django.db import connection
 
-from .domain.jsjson import UNDEFINED, parse_json
-from .domain.jssort import js_sort
-from .domain.timestamps import js_date_ms
-from .models import ChatSession, Entry, Segment
-from .queries import find_entry, join_entries
+from sessions_app.domain.jsjson import UNDEFINED, parse_json
+from sessions_app.domain.jssort import js_sort
+from sessions_app.domain.timestamps import js_date_ms
+from sessions_app.models import ChatSession, Entry, Segment
+from sessions_app.queries import find_entry, join_entries
 
 __all__ = ["AROUND", "SEGMENT_PAGE", "TreeOrder", "build_tree_overview", "tree_order"]
 

@@ -15,10 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from . import access, link_scope, search, signals
-from .domain.operations import FORK_MODES
-from .domain.search import marked, query_terms
-from .models import ChatSession, ShareLink, Team
+from sessions_app import access, link_scope, search, signals
+from sessions_app.domain.operations import FORK_MODES
+from sessions_app.domain.search import marked, query_terms
+from sessions_app.models import ChatSession, ShareLink, Team
 
 PAGE_SIZE = 50
 SNIPPETS_PER_SESSION = 3  # newest hits shown under each session of a search; the rest are stepped through

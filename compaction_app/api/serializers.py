@@ -6,9 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from compaction_app.models import CompactionRun
 from sessions_app.api.fields import Text
-
-from ..models import CompactionRun
 
 
 class CompactRequestSerializer(serializers.Serializer[Any]):

@@ -11,6 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from compaction_app import services
+from compaction_app.api.serializers import CompactionOperationSerializer, CompactRequestSerializer
+from compaction_app.models import CompactionRun
 from sessions_app import access
 from sessions_app import services as session_services
 from sessions_app.api.errors import api_exception_handler, error_response
@@ -22,10 +25,6 @@ from sessions_app.api.serializers import (
     OperationSerializer,
 )
 from sessions_app.api.throttles import LLMThrottle
-
-from .. import services
-from ..models import CompactionRun
-from .serializers import CompactionOperationSerializer, CompactRequestSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
 

@@ -11,14 +11,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compaction_app.domain.fileops import (
+    FileOps,
+    compute_file_lists,
+    extract_file_ops_from_message,
+    format_file_operations,
+)
 from sessions_app.domain.entries import Entry
 from sessions_app.domain.jsjson import js_truthy
 from sessions_app.domain.messages import branch_summary_message, compaction_summary_message, custom_message
 from sessions_app.domain.projection import project_entry
 from sessions_app.domain.tokens import estimate_tokens
 from sessions_app.domain.tree import SessionTree
-
-from .fileops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
 
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",

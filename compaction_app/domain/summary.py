@@ -11,13 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from compaction_app.domain.fileops import compute_file_lists, format_file_operations
+from compaction_app.domain.preparation import CompactionPreparation
+from compaction_app.domain.prompts import SummaryKind, build_prompt
+from compaction_app.domain.serialization import serialize_conversation
 from sessions_app.domain.jsjson import js_truthy
 from sessions_app.domain.messages import content_text, convert_to_llm
-
-from .fileops import compute_file_lists, format_file_operations
-from .preparation import CompactionPreparation
-from .prompts import SummaryKind, build_prompt
-from .serialization import serialize_conversation
 
 __all__ = [
     "BRANCH_LABEL",

@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
-from .branch_summary import (
+from compaction_app.services.branch_summary import (
     BUSY_NAVIGATING,
     SESSION_CHANGED_NAVIGATING,
     BranchSummaryOutcome,
     start_branch_summary,
     summarize_and_navigate,
 )
-from .compaction import (
+from compaction_app.services.compaction import (
     BUSY_COMPACTING,
     SESSION_CHANGED,
     CompactionOutcome,
@@ -24,7 +24,13 @@ from .compaction import (
     compaction_settings,
     request_compaction,
 )
-from .operations import OperationFinished, OperationInProgress, cancel_operation, fail_run, summarizer_for
+from compaction_app.services.operations import (
+    OperationFinished,
+    OperationInProgress,
+    cancel_operation,
+    fail_run,
+    summarizer_for,
+)
 
 __all__ = [
     "BUSY_COMPACTING",

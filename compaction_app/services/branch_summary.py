@@ -13,18 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from sessions_app import access
-from sessions_app.actors import Actor
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.operations import NavigationPlan, apply_navigation, plan_navigation
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text, check_texts
-from sessions_app.domain.tree import SessionTree
-from sessions_app.models import ChatSession
-from sessions_app.queries import find_entry, path_rows
-from sessions_app.services import Action, AppendConflict, append_entries, record_action, set_leaf
-
-from ..domain.branch_summary import (
+from compaction_app.domain.branch_summary import (
     NO_CONTENT_SUMMARY,
     branch_file_lists,
     branch_summary_budget,
@@ -32,9 +21,9 @@ from ..domain.branch_summary import (
     collect_entries_for_branch_summary,
     prepare_branch_entries,
 )
-from ..domain.prompts import SummaryKind
-from ..domain.serialization import serialize_conversation
-from ..domain.summary import (
+from compaction_app.domain.prompts import SummaryKind
+from compaction_app.domain.serialization import serialize_conversation
+from compaction_app.domain.summary import (
     BRANCH_LABEL,
     SummarizationAborted,
     Summarizer,
@@ -42,8 +31,8 @@ from ..domain.summary import (
     validated_summary,
     with_offline_mark,
 )
-from ..models import CompactionRun
-from .operations import (
+from compaction_app.models import CompactionRun
+from compaction_app.services.operations import (
     Reason,
     Recorder,
     Status,
@@ -62,6 +51,16 @@ from .operations import (
     scoped_key,
     summarizer_for,
 )
+from sessions_app import access
+from sessions_app.actors import Actor
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.messages import convert_to_llm
+from sessions_app.domain.operations import NavigationPlan, apply_navigation, plan_navigation
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text, check_texts
+from sessions_app.domain.tree import SessionTree
+from sessions_app.models import ChatSession
+from sessions_app.queries import find_entry, path_rows
+from sessions_app.services import Action, AppendConflict, append_entries, record_action, set_leaf
 
 __all__ = [
     "BUSY_NAVIGATING",

@@ -12,21 +12,15 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from piweb import metrics
-from sessions_app import access
-from sessions_app.actors import Actor
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
-from sessions_app.domain.tokens import current_system_message, estimate_tokens
-from sessions_app.models import ChatSession
-from sessions_app.queries import context_for_leaf
-from sessions_app.services import Action, AppendConflict, append_entries, record_action
-
-from ..domain.preparation import CompactionPreparation, manual_compaction_error, prepare_compaction
-from ..domain.settings import resolve_settings, with_session_override
-from ..domain.summary import CompactionResult, Summarizer, compact
-from ..models import CompactionRun
-from .operations import (
+from compaction_app.domain.preparation import (
+    CompactionPreparation,
+    manual_compaction_error,
+    prepare_compaction,
+)
+from compaction_app.domain.settings import resolve_settings, with_session_override
+from compaction_app.domain.summary import CompactionResult, Summarizer, compact
+from compaction_app.models import CompactionRun
+from compaction_app.services.operations import (
     OperationInProgress,
     Reason,
     Recorder,
@@ -46,6 +40,15 @@ from .operations import (
     scoped_key,
     summarizer_for,
 )
+from piweb import metrics
+from sessions_app import access
+from sessions_app.actors import Actor
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
+from sessions_app.domain.tokens import current_system_message, estimate_tokens
+from sessions_app.models import ChatSession
+from sessions_app.queries import context_for_leaf
+from sessions_app.services import Action, AppendConflict, append_entries, record_action
 
 __all__ = [
     "BUSY_COMPACTING",

@@ -20,15 +20,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from compaction_app.domain.summary import Summarizer, SummaryRequest, SummaryResponse
+from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.summarizers import LLMSummarizer, OfflineSummarizer
 from sessions_app import access, realtime
 from sessions_app.actors import COMPACTION_WORKER, Actor, actor_name, user_of
 from sessions_app.domain.operations import TreeOperationError
 from sessions_app.models import ChatSession
 from sessions_app.services import Action, record_action
-
-from ..domain.summary import Summarizer, SummaryRequest, SummaryResponse
-from ..models import CompactionRun, LLMProvider
-from ..summarizers import LLMSummarizer, OfflineSummarizer
 
 __all__ = [
     "OperationFinished",
@@ -232,7 +231,7 @@ def announce_end(run: CompactionRun) -> None:
 
 def enqueue(task_name: str, run_pk: int) -> None:
     """Send the run's task to the broker; a broker failure fails the run instead of leaving it queued."""
-    from .. import tasks
+    from compaction_app import tasks
 
     task = getattr(tasks, task_name)
     queue = settings.PIWEB_COMPACTION_QUEUE

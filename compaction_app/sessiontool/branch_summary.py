@@ -10,9 +10,8 @@ from compaction_app.domain.branch_summary import (
     prepare_branch_entries,
 )
 from compaction_app.domain.serialization import serialize_conversation
+from compaction_app.sessiontool.common import NotASession, js_value, load_case, message_view
 from sessions_app.domain.messages import convert_to_llm
-
-from .common import NotASession, js_value, load_case, message_view
 
 __all__ = ["run"]
 

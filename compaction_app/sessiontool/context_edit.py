@@ -6,11 +6,10 @@ and the messages they now give.
 
 from __future__ import annotations
 
+from compaction_app.sessiontool.branch_with_summary import appended_view, pick_leaf
+from compaction_app.sessiontool.common import NotASession, load_case, split_leaf_option
 from sessions_app.domain.jsjson import INVALID, parse_json
 from sessions_app.domain.operations import TreeOperationError, context_edit_entry
-
-from .branch_with_summary import appended_view, pick_leaf
-from .common import NotASession, load_case, split_leaf_option
 
 __all__ = ["run"]
 

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
+from compaction_app.sessiontool.common import NotASession, load_case, split_leaf_option
 from sessions_app.domain.entries import entry_from_value
 from sessions_app.domain.jsonl import serialize_entry
 from sessions_app.domain.operations import (
@@ -20,8 +21,6 @@ from sessions_app.domain.operations import (
 )
 from sessions_app.domain.projection import project
 from sessions_app.domain.tree import SessionTree
-
-from .common import NotASession, load_case, split_leaf_option
 
 __all__ = ["branched_view", "run"]
 

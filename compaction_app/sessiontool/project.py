@@ -7,14 +7,19 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from compaction_app.sessiontool.common import (
+    NotASession,
+    estimate_view,
+    llm_view,
+    load_case,
+    projection_messages,
+)
 from sessions_app.domain.messages import convert_to_llm
 from sessions_app.domain.projection import project
 from sessions_app.domain.session import LoadedSession
 from sessions_app.domain.tokens import estimate_context_tokens, estimate_projected_context_tokens
 from sessions_app.domain.tree import SessionTree
 from sessions_app.domain.tree_listing import tree_listing
-
-from .common import NotASession, estimate_view, llm_view, load_case, projection_messages
 
 __all__ = ["load_view", "projection_view", "run"]
 

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from governance.domain.scanning import Finding
 from sessions_app.domain.jsjson import js_stringify, parse_json
 from sessions_app.domain.redacted import MARKER_PREFIX, marker
-
-from .scanning import Finding
 
 __all__ = ["Redacted", "marker", "redact_line", "resolve"]
 

@@ -12,7 +12,7 @@ from types import TracebackType
 
 from django.db import connection
 
-from .models import AgentRun
+from piweb.agent.models import AgentRun
 
 POLL_SECONDS = 0.2
 

@@ -8,9 +8,8 @@ from typing import Any
 from django.contrib import admin
 from django.utils.html import format_html
 
+from piweb.agent.models import AgentRun
 from sessions_app.admin import LiveSessionRowsAdmin
-
-from .models import AgentRun
 
 
 @admin.register(AgentRun)

@@ -13,14 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from compaction_app.models import LLMProvider
+from piweb.agent import services
+from piweb.agent.models import AgentRun
 from sessions_app import access, rendering
 from sessions_app.api.errors import api_exception_handler, error_response
 from sessions_app.api.fields import Text
 from sessions_app.api.throttles import LLMThrottle
 from sessions_app.domain.images import IMAGE_TYPES
-
-from . import services
-from .models import AgentRun
 
 
 class ImageSerializer(serializers.Serializer[Any]):

@@ -13,7 +13,7 @@ from compaction_app.summarizers import LLMSummarizer, Summarizer
 from sessions_app.actors import RUN_WORKER
 
 if TYPE_CHECKING:
-    from .loop import RunLoop
+    from piweb.agent.loop import RunLoop
 
 __all__ = ["MOVED", "Compacted", "compact", "settings_for"]
 

@@ -20,6 +20,10 @@ from django.utils import timezone
 
 from compaction_app.domain.settings import CompactionSettings
 from piweb import metrics
+from piweb.agent import compaction, policy
+from piweb.agent.abort_watch import AbortWatch
+from piweb.agent.models import AgentRun
+from piweb.agent.policy import Action, Decision, ModelSpec, RetrySettings
 from piweb.audit import omissions
 from piweb.llm import (
     ProviderConfig,
@@ -42,11 +46,6 @@ from sessions_app.domain.messages import convert_to_llm
 from sessions_app.models import Entry
 from sessions_app.queries import ContextView, context_for_leaf
 from sessions_app.services import QuotaExceeded, append_entries
-
-from . import compaction, policy
-from .abort_watch import AbortWatch
-from .models import AgentRun
-from .policy import Action, Decision, ModelSpec, RetrySettings
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from compaction_app.models import LLMProvider
+from piweb.agent import compaction
+from piweb.agent.loop import RunLoop, interrupted_message
+from piweb.agent.models import AgentRun
+from piweb.agent.policy import RetrySettings
 from sessions_app import access, realtime
 from sessions_app.actors import RUN_WORKER, Actor, user_of
 from sessions_app.attribution import run_author
@@ -22,11 +26,6 @@ from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import context_for_leaf
 from sessions_app.services import Action, append_entries, record_action
 from sessions_app.services.store import check_quotas
-
-from . import compaction
-from .loop import RunLoop, interrupted_message
-from .models import AgentRun
-from .policy import RetrySettings
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +214,7 @@ def resend_edited(
 
 
 def _enqueue(run_pk: int) -> None:
-    from .tasks import run_agent
+    from piweb.agent.tasks import run_agent
 
     try:
         run_agent.delay(run_pk)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from piweb.agent import services
+from piweb.agent.models import AgentRun
 from sessions_app.access import still_writable
-
-from . import services
-from .models import AgentRun
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 

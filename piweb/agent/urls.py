@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import api
+from piweb.agent import api
 
 app_name = "agent_api"
 

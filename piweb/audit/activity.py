@@ -13,9 +13,8 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from piweb.audit.domain.activity import public_detail
 from sessions_app.models import ActionLog, ChatSession
-
-from .domain.activity import public_detail
 
 __all__ = ["ACTIONS", "DEFAULT_PAGE", "MAX_PAGE", "ActivityPage", "activity_of", "page_of"]
 

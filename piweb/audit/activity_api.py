@@ -11,11 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from piweb.audit import activity
 from sessions_app.api.fields import parse
 from sessions_app.api.serializers import ErrorSerializer
 from sessions_app.models import ChatSession
-
-from . import activity
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 

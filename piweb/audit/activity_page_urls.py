@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import activity_views
+from piweb.audit import activity_views
 
 app_name = "activity"
 

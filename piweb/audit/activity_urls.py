@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import activity_api
+from piweb.audit import activity_api
 
 app_name = "activity_api"
 

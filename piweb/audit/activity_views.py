@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from rest_framework.exceptions import APIException, ValidationError
 
-from . import activity
-from .activity_api import read_page
+from piweb.audit import activity
+from piweb.audit.activity_api import read_page
 
 
 @login_required

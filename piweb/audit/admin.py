@@ -15,9 +15,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from compaction_app.models import CompactionRun
-
-from .models import OmittedAttempt, UsageRollup
-from .usage import compute_rollup
+from piweb.audit.models import OmittedAttempt, UsageRollup
+from piweb.audit.usage import compute_rollup
 
 ERROR_CHARS = 160
 

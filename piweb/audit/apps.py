@@ -9,9 +9,8 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         # The audit listens to sessions_app; sessions_app never imports the audit.
+        from piweb.audit import omissions, usage_rollup
         from sessions_app.signals import connect_entries_stored
-
-        from . import omissions, usage_rollup
 
         connect_entries_stored(
             omissions.record_stored, dispatch_uid="piweb-audit-omissions", acts_on=omissions.ACTS_ON

@@ -21,10 +21,9 @@ from django.db.models import Max, Min
 from django.utils import timezone
 
 from piweb.agent.models import AgentRun
+from piweb.audit.models import OmittedAttempt
 from sessions_app.domain.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
-
-from .models import OmittedAttempt
 
 __all__ = ["ACTS_ON", "attribute", "backfill_omitted_attempts", "close_open", "record_stored"]
 

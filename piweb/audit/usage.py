@@ -19,10 +19,9 @@ from django.db import connection
 from django.db.models import F, Sum
 
 from compaction_app.models import CompactionRun
+from piweb.audit.models import SessionUsage
 from sessions_app.domain.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry, SessionShare
-
-from .models import SessionUsage
 
 TOKEN_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
 NO_MODEL = "(unknown)"

@@ -11,9 +11,8 @@ from typing import Any
 
 from django.db import connection
 
+from piweb.audit.models import SessionUsage
 from sessions_app.models import ChatSession, Entry
-
-from .models import SessionUsage
 
 __all__ = ["ACTS_ON", "record", "rollup_sql"]
 

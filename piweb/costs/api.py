@@ -12,13 +12,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from piweb.costs import queries
+from piweb.costs.queries import Report, Totals
 from sessions_app import access, link_scope
 from sessions_app.api.fields import Text, parse
 from sessions_app.api.views import LinkReadableView
 from sessions_app.models import ChatSession, Entry
-
-from . import queries
-from .queries import Report, Totals
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 ERRORS = {400: ERROR, 403: ERROR, 404: ERROR}

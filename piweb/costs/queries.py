@@ -11,10 +11,9 @@ from typing import Any
 from django.db.models import Count, F, QuerySet, Sum
 
 from compaction_app.models import CompactionRun
+from piweb.costs.domain import charge_message
+from piweb.costs.models import MessageCost, UsageDay
 from sessions_app.models import ChatSession, Entry, Segment, SessionShare
-
-from .domain import charge_message
-from .models import MessageCost, UsageDay
 
 __all__ = [
     "Totals",

@@ -17,11 +17,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction_app.models import LLMProvider
+from piweb.costs.domain import Charge, Price, Source, charge_message, day_of
+from piweb.costs.models import MessageCost, UsageDay
 from sessions_app.domain.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry, Segment
-
-from .domain import Charge, Price, Source, charge_message, day_of
-from .models import MessageCost, UsageDay
 
 __all__ = ["ACTS_ON", "current_prices", "record", "recount_session"]
 

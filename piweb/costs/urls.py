@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import api
+from piweb.costs import api
 
 app_name = "costs_api"
 

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .views import ERRORS, SessionAPIView
+from sessions_app.api.views import ERRORS, SessionAPIView
 
 _PI_SESSIONS = "~/.pi/agent/sessions"
 

@@ -15,11 +15,11 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from ..access import AccessDenied, Forbidden, NotSignedIn, NotVisible
-from ..domain.operations import TreeOperationError
-from ..domain.storable import Unstorable
-from ..queries import EntryNotFound
-from ..services import (
+from sessions_app.access import AccessDenied, Forbidden, NotSignedIn, NotVisible
+from sessions_app.domain.operations import TreeOperationError
+from sessions_app.domain.storable import Unstorable
+from sessions_app.queries import EntryNotFound
+from sessions_app.services import (
     AppendConflict,
     InvalidEntries,
     InvalidSessionFile,

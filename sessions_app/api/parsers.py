@@ -12,7 +12,7 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser, DataAndFiles
 
-from .errors import PayloadTooLarge
+from sessions_app.api.errors import PayloadTooLarge
 
 __all__ = ["LimitedJSONParser", "NdjsonParser", "max_body_bytes", "max_import_bytes"]
 

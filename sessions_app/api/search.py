@@ -10,9 +10,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import link_scope, search
-from ..models import ChatSession
-from .views import ERRORS, LinkReadableView, SessionAPIView
+from sessions_app import link_scope, search
+from sessions_app.api.views import ERRORS, LinkReadableView, SessionAPIView
+from sessions_app.models import ChatSession
 
 MAX_SESSIONS = 50  # sessions listed per search, most recently updated first
 HIT_PAGE = 200  # hits per page of one session's list, unless asked otherwise

@@ -9,19 +9,19 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..attribution import as_json
-from ..context_reads import ContextPage
-from ..domain.attribution import KINDS
-from ..domain.jsjson import js_stringify, parse_json
-from ..domain.jsonl import SkipReport
-from ..domain.messages import convert_to_llm
-from ..domain.operations import FORK_MODES
-from ..domain.storable import MAX_ID_CHARS
-from ..domain.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
-from ..model_request import context_breakdown, context_breakdown_from_sums
-from ..models import ChatSession, Entry, EntryAuthor
-from ..queries import ContextView
-from .fields import Flag, Text
+from sessions_app.api.fields import Flag, Text
+from sessions_app.attribution import as_json
+from sessions_app.context_reads import ContextPage
+from sessions_app.domain.attribution import KINDS
+from sessions_app.domain.jsjson import js_stringify, parse_json
+from sessions_app.domain.jsonl import SkipReport
+from sessions_app.domain.messages import convert_to_llm
+from sessions_app.domain.operations import FORK_MODES
+from sessions_app.domain.storable import MAX_ID_CHARS
+from sessions_app.domain.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
+from sessions_app.model_request import context_breakdown, context_breakdown_from_sums
+from sessions_app.models import ChatSession, Entry, EntryAuthor
+from sessions_app.queries import ContextView
 
 MAX_ENTRY_IDS = 100  # entries one request may name (a screenful of tree rows, and then some)
 

@@ -10,9 +10,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .. import services
-from .fields import Flag
-from .views import ERRORS, SessionAPIView
+from sessions_app import services
+from sessions_app.api.fields import Flag
+from sessions_app.api.views import ERRORS, SessionAPIView
 
 
 class CompactionOverrideSerializer(serializers.Serializer[Any]):

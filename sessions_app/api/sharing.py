@@ -10,11 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import access, services
-from ..models import SessionShare, ShareLink, Team, TeamInvitation, TeamMembership
-from ..queries import team_sessions
-from .fields import Flag, Text, parse
-from .parsers import LimitedJSONParser
+from sessions_app import access, services
+from sessions_app.api.fields import Flag, Text, parse
+from sessions_app.api.parsers import LimitedJSONParser
+from sessions_app.models import SessionShare, ShareLink, Team, TeamInvitation, TeamMembership
+from sessions_app.queries import team_sessions
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 

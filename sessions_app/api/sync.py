@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..services import InvalidSessionFile
-from ..services.sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
-from .errors import error_response
-from .fields import Flag, Text
-from .parsers import LimitedJSONParser, NdjsonParser, parse_json_body
-from .serializers import skipped_payload
+from sessions_app.api.errors import error_response
+from sessions_app.api.fields import Flag, Text
+from sessions_app.api.parsers import LimitedJSONParser, NdjsonParser, parse_json_body
+from sessions_app.api.serializers import skipped_payload
+from sessions_app.services import InvalidSessionFile
+from sessions_app.services.sync import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
 
 
 class FromSerializer(serializers.Serializer[Any]):

@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import services
-from ..models import ApiToken
-from ..signin_throttle import PASSWORD_LOGIN_OFF, SigninThrottle
-from .errors import api_exception_handler, error_response
-from .fields import Text, parse
-from .parsers import LimitedJSONParser
+from sessions_app import services
+from sessions_app.api.errors import api_exception_handler, error_response
+from sessions_app.api.fields import Text, parse
+from sessions_app.api.parsers import LimitedJSONParser
+from sessions_app.models import ApiToken
+from sessions_app.signin_throttle import PASSWORD_LOGIN_OFF, SigninThrottle
 
 __all__ = ["TokenDetailView", "TokenListView", "TokenObtainView"]
 

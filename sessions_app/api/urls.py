@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import continue_in_pi, search, session_settings, sharing, sync, tokens, views
+from sessions_app.api import continue_in_pi, search, session_settings, sharing, sync, tokens, views
 
 app_name = "sessions_api"
 

@@ -22,18 +22,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from .. import access, context_reads, link_scope, queries, rendering, services, summary_facts
-from ..attribution import author_of
-from ..domain.tokens import set_aside_usage
-from ..model_windows import context_window_for
-from ..models import ChatSession
-from ..overview_cache import overview_json
-from ..state_cache import cached, state_key
-from .errors import PayloadTooLarge, error_response
-from .fields import parse
-from .pagination import SessionPagination
-from .parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
-from .serializers import (
+from sessions_app import access, context_reads, link_scope, queries, rendering, services, summary_facts
+from sessions_app.api.errors import PayloadTooLarge, error_response
+from sessions_app.api.fields import parse
+from sessions_app.api.pagination import SessionPagination
+from sessions_app.api.parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
+from sessions_app.api.serializers import (
     AppendSerializer,
     CloneSerializer,
     ContextQuerySerializer,
@@ -59,6 +53,12 @@ from .serializers import (
     set_aside_json,
     skipped_payload,
 )
+from sessions_app.attribution import author_of
+from sessions_app.domain.tokens import set_aside_usage
+from sessions_app.model_windows import context_window_for
+from sessions_app.models import ChatSession
+from sessions_app.overview_cache import overview_json
+from sessions_app.state_cache import cached, state_key
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 

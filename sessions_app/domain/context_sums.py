@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .entries import Entry
-from .projection import entry_to_messages, project_entry
-from .tokens import (
+from sessions_app.domain.entries import Entry
+from sessions_app.domain.projection import entry_to_messages, project_entry
+from sessions_app.domain.tokens import (
     SetAsideUsage,
     TokenEstimate,
     assistant_usage,

@@ -18,12 +18,12 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .context_sums import OwnSums
-from .context_sums import own_sums as _own_sums
-from .entries import Entry, entry_from_value
-from .jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
-from .search import search_text
-from .storable import check_fields
+from sessions_app.domain.context_sums import OwnSums
+from sessions_app.domain.context_sums import own_sums as _own_sums
+from sessions_app.domain.entries import Entry, entry_from_value
+from sessions_app.domain.jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
+from sessions_app.domain.search import search_text
+from sessions_app.domain.storable import check_fields
 
 CURRENT_VERSION = 3
 

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Container
 from typing import Any
 
-from .timestamps import now_iso
+from sessions_app.domain.timestamps import now_iso
 
 __all__ = ["LEAF_MARKER_TYPE", "deterministic_id", "leaf_marker"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .jsjson import js_truthy
-from .timestamps import js_date_ms
+from sessions_app.domain.jsjson import js_truthy
+from sessions_app.domain.timestamps import js_date_ms
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -105,7 +105,7 @@ def bash_execution_to_text(message: Mapping[str, Any]) -> str:
 
 def _js_str(value: Any) -> str:
     """Return ``String(value)`` for the values a message can hold."""
-    from .jsjson import js_number
+    from sessions_app.domain.jsjson import js_number
 
     if value is None:
         return "null"

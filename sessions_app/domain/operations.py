@@ -15,12 +15,12 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .entries import Entry
-from .jsjson import UNDEFINED
-from .jsonl import CURRENT_VERSION, generate_entry_id
-from .messages import content_text
-from .timestamps import now_iso
-from .tree import SessionTree, js_trim
+from sessions_app.domain.entries import Entry
+from sessions_app.domain.jsjson import UNDEFINED
+from sessions_app.domain.jsonl import CURRENT_VERSION, generate_entry_id
+from sessions_app.domain.messages import content_text
+from sessions_app.domain.timestamps import now_iso
+from sessions_app.domain.tree import SessionTree, js_trim
 
 __all__ = [
     "FORK_MODES",

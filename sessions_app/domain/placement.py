@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .entries import ANCHORS, Entry, anchor_of
-from .jsonl import generate_entry_id
-from .storable import (
+from sessions_app.domain.entries import ANCHORS, Entry, anchor_of
+from sessions_app.domain.jsonl import generate_entry_id
+from sessions_app.domain.storable import (
     FIELD_CAPS,
     MAX_DEPTH,
     MAX_ID_CHARS,
@@ -33,8 +33,8 @@ from .storable import (
     check_fields,
     check_json,
 )
-from .timestamps import now_iso
-from .tree import js_trim
+from sessions_app.domain.timestamps import now_iso
+from sessions_app.domain.tree import js_trim
 
 __all__ = [
     "ANCHORS",

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .entries import Entry
-from .jsjson import UNDEFINED
-from .messages import branch_summary_message, compaction_summary_message, custom_message
+from sessions_app.domain.entries import Entry
+from sessions_app.domain.jsjson import UNDEFINED
+from sessions_app.domain.messages import branch_summary_message, compaction_summary_message, custom_message
 
 __all__ = [
     "EDITABLE_ROLES",

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import content_text
+from sessions_app.domain.messages import content_text
 
 __all__ = ["MAX_SEARCH_CHARS", "Match", "marked", "parse_query", "query_terms", "search_text", "snippet"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .entries import Entry, entry_from_value
-from .jsonl import LoadedFile, load_text
-from .tree import SessionTree
+from sessions_app.domain.entries import Entry, entry_from_value
+from sessions_app.domain.jsonl import LoadedFile, load_text
+from sessions_app.domain.tree import SessionTree
 
 __all__ = ["LoadedSession", "load_session", "session_from_entries"]
 

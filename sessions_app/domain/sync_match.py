@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsjson import js_stringify
-from .leaf_marker import LEAF_MARKER_TYPE
-from .redacted import is_redaction_of
+from sessions_app.domain.jsjson import js_stringify
+from sessions_app.domain.leaf_marker import LEAF_MARKER_TYPE
+from sessions_app.domain.redacted import is_redaction_of
 
 __all__ = ["Line", "Plan", "content_key", "is_leaf_marker", "plan_lines", "resolve"]
 

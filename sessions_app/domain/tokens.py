@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .jsjson import js_stringify, js_truthy, utf16_len
-from .projection import Projection
+from sessions_app.domain.jsjson import js_stringify, js_truthy, utf16_len
+from sessions_app.domain.projection import Projection
 
 __all__ = [
     "ESTIMATED_IMAGE_CHARS",

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import Entry, anchor_of
-from .jsjson import JS_WHITESPACE, UNDEFINED
-from .jssort import js_sort
-from .timestamps import js_date_ms
+from sessions_app.domain.entries import Entry, anchor_of
+from sessions_app.domain.jsjson import JS_WHITESPACE, UNDEFINED
+from sessions_app.domain.jssort import js_sort
+from sessions_app.domain.timestamps import js_date_ms
 
 __all__ = ["PathFacts", "Segment", "SessionTree", "js_trim"]
 

@@ -15,10 +15,10 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .entries import Entry
-from .jsjson import UNDEFINED
-from .jssort import js_sort
-from .timestamps import js_date_ms
+from sessions_app.domain.entries import Entry
+from sessions_app.domain.jsjson import UNDEFINED
+from sessions_app.domain.jssort import js_sort
+from sessions_app.domain.timestamps import js_date_ms
 
 __all__ = ["TreeListing", "tree_listing"]
 

@@ -8,10 +8,10 @@ The names below are the public surface; the modules' other names are steps of th
 
 from __future__ import annotations
 
-from .actions import Action, record_action
-from .appending import append_entries
-from .branching import ForkOutcome, clone_session, fork_session
-from .errors import (
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.appending import append_entries
+from sessions_app.services.branching import ForkOutcome, clone_session, fork_session
+from sessions_app.services.errors import (
     AppendConflict,
     InvalidEntries,
     InvalidSessionFile,
@@ -19,7 +19,7 @@ from .errors import (
     SharingRefused,
     TeamConflict,
 )
-from .exporting import (
+from sessions_app.services.exporting import (
     DOCUMENT_FORMATS,
     DOCUMENT_SCOPES,
     Document,
@@ -29,21 +29,28 @@ from .exporting import (
     export_jsonl,
     export_session,
 )
-from .importing import ImportResult, import_jsonl, import_stream
-from .labels import set_label
-from .lifecycle import create_session, delete_owner, delete_session, rename_session
-from .navigation import NavigationOutcome, navigate_without_summary, set_leaf
-from .purging import purge_deleted_sessions, purge_session
-from .session_settings import set_compaction_settings
-from .sharing import (
+from sessions_app.services.importing import ImportResult, import_jsonl, import_stream
+from sessions_app.services.labels import set_label
+from sessions_app.services.lifecycle import create_session, delete_owner, delete_session, rename_session
+from sessions_app.services.navigation import NavigationOutcome, navigate_without_summary, set_leaf
+from sessions_app.services.purging import purge_deleted_sessions, purge_session
+from sessions_app.services.session_settings import set_compaction_settings
+from sessions_app.services.sharing import (
     InvalidSharing,
     create_share_link,
     revoke_share_link,
     share_with_team,
     unshare_with_team,
 )
-from .sync import Cursor, SyncConflict, SyncCursorMismatch, SyncResult, sync_lines, sync_state
-from .teams import (
+from sessions_app.services.sync import (
+    Cursor,
+    SyncConflict,
+    SyncCursorMismatch,
+    SyncResult,
+    sync_lines,
+    sync_state,
+)
+from sessions_app.services.teams import (
     accept_invitation,
     change_role,
     create_team,
@@ -56,7 +63,7 @@ from .teams import (
     sync_team_memberships,
     withdraw_invitation,
 )
-from .tokens import create_api_token, revoke_api_token
+from sessions_app.services.tokens import create_api_token, revoke_api_token
 
 __all__ = [
     "DOCUMENT_FORMATS",

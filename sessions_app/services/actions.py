@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..actors import Actor, actor_kind, actor_name, user_of
-from ..models import ActionLog, ChatSession, Team
+from sessions_app.actors import Actor, actor_kind, actor_name, user_of
+from sessions_app.models import ActionLog, ChatSession, Team
 
 __all__ = ["Action", "PendingAction", "record_action"]
 

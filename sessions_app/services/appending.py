@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import access
-from ..actors import Actor
-from ..attribution import Author, author_of
-from ..models import ChatSession, Entry
-from .actions import Action, PendingAction
-from .errors import InvalidEntries
-from .store import entry_store
+from sessions_app import access
+from sessions_app.actors import Actor
+from sessions_app.attribution import Author, author_of
+from sessions_app.models import ChatSession, Entry
+from sessions_app.services.actions import Action, PendingAction
+from sessions_app.services.errors import InvalidEntries
+from sessions_app.services.store import entry_store
 
 __all__ = ["append_entries", "under_leaf"]
 

@@ -7,20 +7,20 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import access, link_scope
-from ..actors import Actor, user_of
-from ..attribution import author_of
-from ..domain.entries import entry_from_value
-from ..domain.jsjson import js_stringify
-from ..domain.operations import ForkMode, copy_for_fork, fork_plan
-from ..domain.search import search_text
-from ..models import ChatSession, Entry
-from ..queries import find_entry, load_tree
-from .actions import Action, record_action
-from .errors import InvalidEntries
-from .exporting import pi_session_path
-from .rows import create_session_row
-from .store import entry_store, line_bytes
+from sessions_app import access, link_scope
+from sessions_app.actors import Actor, user_of
+from sessions_app.attribution import author_of
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import js_stringify
+from sessions_app.domain.operations import ForkMode, copy_for_fork, fork_plan
+from sessions_app.domain.search import search_text
+from sessions_app.models import ChatSession, Entry
+from sessions_app.queries import find_entry, load_tree
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.errors import InvalidEntries
+from sessions_app.services.exporting import pi_session_path
+from sessions_app.services.rows import create_session_row
+from sessions_app.services.store import entry_store, line_bytes
 
 __all__ = ["PATH_ONLY", "ForkOutcome", "clone_session", "fork_session"]
 

@@ -13,12 +13,12 @@ from typing import Any
 
 from django.db import connection
 
-from ..domain import context_sums
-from ..domain.context_sums import OwnSums, PathSums
-from ..domain.entries import Entry as DomainEntry
-from ..domain.entries import entry_from_value
-from ..domain.jsjson import parse_json
-from ..models import ChatSession, EntrySums
+from sessions_app.domain import context_sums
+from sessions_app.domain.context_sums import OwnSums, PathSums
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import parse_json
+from sessions_app.models import ChatSession, EntrySums
 
 __all__ = [
     "CHAIN_SQL",

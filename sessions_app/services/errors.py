@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..domain.placement import InvalidEntries
+from sessions_app.domain.placement import InvalidEntries
 
 __all__ = [
     "AppendConflict",

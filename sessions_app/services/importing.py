@@ -12,13 +12,13 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from .. import access, realtime
-from ..actors import Actor, SystemActor, user_of
-from ..attribution import Author, author_of
-from ..domain.entries import Entry as DomainEntry
-from ..domain.entries import entry_from_value
-from ..domain.jsjson import parse_json
-from ..domain.jsonl import (
+from sessions_app import access, realtime
+from sessions_app.actors import Actor, SystemActor, user_of
+from sessions_app.attribution import Author, author_of
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import parse_json
+from sessions_app.domain.jsonl import (
     LoadedFile,
     SkipReport,
     is_object_line,
@@ -27,15 +27,15 @@ from ..domain.jsonl import (
     objects_only,
     scan_lines,
 )
-from ..domain.redacted import is_redaction_of
-from ..domain.search import search_text
-from ..domain.storable import Unstorable
-from ..models import ChatSession, Entry, EntrySearch, EntrySums, Segment
-from .actions import Action, record_action
-from .errors import InvalidSessionFile, QuotaExceeded
-from .rows import check_storable, create_session_row
-from .sharing import share_by_team_defaults
-from .store import entry_store
+from sessions_app.domain.redacted import is_redaction_of
+from sessions_app.domain.search import search_text
+from sessions_app.domain.storable import Unstorable
+from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.errors import InvalidSessionFile, QuotaExceeded
+from sessions_app.services.rows import check_storable, create_session_row
+from sessions_app.services.sharing import share_by_team_defaults
+from sessions_app.services.store import entry_store
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream", "refresh_statistics"]
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from .. import access
-from ..actors import Actor
-from ..domain.operations import label_entry
-from ..domain.storable import MAX_NAME_CHARS, check_text
-from ..domain.tree import SessionTree
-from ..models import ChatSession, Entry
-from ..queries import find_entry
-from .actions import Action
-from .appending import append_entries, under_leaf
+from sessions_app import access
+from sessions_app.actors import Actor
+from sessions_app.domain.operations import label_entry
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
+from sessions_app.domain.tree import SessionTree
+from sessions_app.models import ChatSession, Entry
+from sessions_app.queries import find_entry
+from sessions_app.services.actions import Action
+from sessions_app.services.appending import append_entries, under_leaf
 
 __all__ = ["set_label"]
 

@@ -28,18 +28,18 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from .. import realtime, signals
-from ..domain import placement
-from ..domain.attribution import Author
-from ..domain.entries import ANCHORS, entry_from_value
-from ..domain.jsjson import js_stringify
-from ..domain.search import search_text
-from ..domain.tree import js_trim
-from ..models import ChatSession, Entry
-from . import context_sums
-from .actions import PendingAction
-from .errors import AppendConflict, InvalidEntries, QuotaExceeded
-from .store import (
+from sessions_app import realtime, signals
+from sessions_app.domain import placement
+from sessions_app.domain.attribution import Author
+from sessions_app.domain.entries import ANCHORS, entry_from_value
+from sessions_app.domain.jsjson import js_stringify
+from sessions_app.domain.search import search_text
+from sessions_app.domain.tree import js_trim
+from sessions_app.models import ChatSession, Entry
+from sessions_app.services import context_sums
+from sessions_app.services.actions import PendingAction
+from sessions_app.services.errors import AppendConflict, InvalidEntries, QuotaExceeded
+from sessions_app.services.store import (
     COLUMNS,
     PortableStore,
     _prepare,

@@ -9,18 +9,18 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from .. import access, realtime
-from ..actors import Actor, user_of
-from ..domain.jsonl import CURRENT_VERSION
-from ..domain.operations import new_session_id, session_info_entry
-from ..domain.storable import MAX_NAME_CHARS, MAX_PARAM_CHARS, check_text
-from ..domain.timestamps import now_iso
-from ..domain.tree import SessionTree, js_trim
-from ..models import ChatSession
-from .actions import Action, record_action
-from .appending import append_entries, under_leaf
-from .purging import purge_session, queue_purge
-from .rows import create_session_row
+from sessions_app import access, realtime
+from sessions_app.actors import Actor, user_of
+from sessions_app.domain.jsonl import CURRENT_VERSION
+from sessions_app.domain.operations import new_session_id, session_info_entry
+from sessions_app.domain.storable import MAX_NAME_CHARS, MAX_PARAM_CHARS, check_text
+from sessions_app.domain.timestamps import now_iso
+from sessions_app.domain.tree import SessionTree, js_trim
+from sessions_app.models import ChatSession
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.appending import append_entries, under_leaf
+from sessions_app.services.purging import purge_session, queue_purge
+from sessions_app.services.rows import create_session_row
 
 __all__ = ["create_session", "delete_owner", "delete_session", "rename_session"]
 

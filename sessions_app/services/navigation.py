@@ -7,15 +7,15 @@ from functools import partial
 
 from django.db import transaction
 
-from .. import access, realtime
-from ..actors import Actor
-from ..domain.operations import plan_navigation
-from ..domain.storable import MAX_NAME_CHARS, check_text
-from ..domain.tree import SessionTree
-from ..models import ChatSession, Entry
-from ..queries import find_entry
-from .actions import Action, record_action
-from .errors import InvalidEntries
+from sessions_app import access, realtime
+from sessions_app.actors import Actor
+from sessions_app.domain.operations import plan_navigation
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
+from sessions_app.domain.tree import SessionTree
+from sessions_app.models import ChatSession, Entry
+from sessions_app.queries import find_entry
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.errors import InvalidEntries
 
 __all__ = ["NavigationOutcome", "navigate_without_summary", "set_leaf"]
 

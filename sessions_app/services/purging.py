@@ -20,9 +20,9 @@ from datetime import timedelta
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from ..actors import Actor
-from ..models import ChatSession, Entry, EntrySearch, EntrySums, Segment
-from .actions import Action, record_action
+from sessions_app.actors import Actor
+from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
+from sessions_app.services.actions import Action, record_action
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
 
@@ -86,7 +86,7 @@ def purge_deleted_sessions(*, actor: Actor, older_than: timedelta | None = None)
 
 def queue_purge(session_id: int) -> None:
     """Queue the purge of a session just hidden; if the broker is down, the next sweep purges it."""
-    from ..tasks import purge_deleted_session
+    from sessions_app.tasks import purge_deleted_session
 
     try:
         purge_deleted_session.delay(session_id)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..domain.jsjson import js_stringify
-from ..domain.placement import check_fields
-from ..domain.storable import NOT_STORABLE, Unstorable, storable_text
-from ..models import ChatSession
-from .errors import InvalidSessionFile
+from sessions_app.domain.jsjson import js_stringify
+from sessions_app.domain.placement import check_fields
+from sessions_app.domain.storable import NOT_STORABLE, Unstorable, storable_text
+from sessions_app.models import ChatSession
+from sessions_app.services.errors import InvalidSessionFile
 
 __all__ = ["check_storable", "create_session_row"]
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import access
-from ..actors import Actor
-from ..models import ChatSession
-from .actions import Action, record_action
-from .errors import InvalidEntries
+from sessions_app import access
+from sessions_app.actors import Actor
+from sessions_app.models import ChatSession
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.errors import InvalidEntries
 
 __all__ = ["COMPACTION_KEYS", "set_compaction_settings"]
 

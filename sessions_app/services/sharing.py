@@ -12,12 +12,12 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import access, link_tokens, realtime, signals
-from ..actors import Actor, user_of
-from ..domain.storable import MAX_NAME_CHARS, check_text
-from ..models import ChatSession, Entry, SessionShare, ShareLink, Team
-from ..queries import EntryNotFound
-from .actions import Action, record_action
+from sessions_app import access, link_tokens, realtime, signals
+from sessions_app.actors import Actor, user_of
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
+from sessions_app.models import ChatSession, Entry, SessionShare, ShareLink, Team
+from sessions_app.queries import EntryNotFound
+from sessions_app.services.actions import Action, record_action
 
 __all__ = [
     "InvalidSharing",

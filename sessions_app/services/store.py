@@ -23,21 +23,21 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Sum
 
-from .. import realtime, signals
-from ..attribution import author_pk
-from ..domain import placement
-from ..domain.attribution import Author
-from ..domain.context_sums import OwnSums
-from ..domain.entries import Entry as DomainEntry
-from ..domain.entries import entry_from_value
-from ..domain.jsjson import js_stringify
-from ..domain.search import search_text
-from ..domain.storable import Unstorable
-from ..domain.tree import SessionTree
-from ..models import ChatSession, Entry, Segment
-from . import context_sums
-from .actions import PendingAction
-from .errors import AppendConflict, InvalidSessionFile, QuotaExceeded
+from sessions_app import realtime, signals
+from sessions_app.attribution import author_pk
+from sessions_app.domain import placement
+from sessions_app.domain.attribution import Author
+from sessions_app.domain.context_sums import OwnSums
+from sessions_app.domain.entries import Entry as DomainEntry
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import js_stringify
+from sessions_app.domain.search import search_text
+from sessions_app.domain.storable import Unstorable
+from sessions_app.domain.tree import SessionTree
+from sessions_app.models import ChatSession, Entry, Segment
+from sessions_app.services import context_sums
+from sessions_app.services.actions import PendingAction
+from sessions_app.services.errors import AppendConflict, InvalidSessionFile, QuotaExceeded
 
 __all__ = ["COLUMNS", "COUNTERS", "EntryStore", "PortableStore", "entry_store", "line_bytes"]
 
@@ -495,7 +495,7 @@ def _write_segments(session: ChatSession, segments: dict[int, placement.SegmentT
 @cache
 def _store_for(vendor: str) -> EntryStore:
     if vendor == "postgresql":
-        from .leaf_append import PostgresStore
+        from sessions_app.services.leaf_append import PostgresStore
 
         return PostgresStore()
     return PortableStore()

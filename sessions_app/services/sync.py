@@ -22,22 +22,22 @@ from typing import Any
 import orjson
 from django.db import transaction
 
-from .. import realtime
-from ..access import NotSignedIn
-from ..actors import Actor, user_of
-from ..attribution import Author, author_of
-from ..domain.entries import entry_from_value
-from ..domain.jsjson import parse_json
-from ..domain.jsonl import SkipReport, skip_reason
-from ..domain.search import search_text
-from ..domain.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
-from ..models import ChatSession, Entry
-from .actions import Action, record_action
-from .errors import InvalidSessionFile
-from .importing import import_jsonl, refresh_statistics
-from .rows import create_session_row
-from .sharing import share_by_team_defaults
-from .store import entry_store, line_bytes
+from sessions_app import realtime
+from sessions_app.access import NotSignedIn
+from sessions_app.actors import Actor, user_of
+from sessions_app.attribution import Author, author_of
+from sessions_app.domain.entries import entry_from_value
+from sessions_app.domain.jsjson import parse_json
+from sessions_app.domain.jsonl import SkipReport, skip_reason
+from sessions_app.domain.search import search_text
+from sessions_app.domain.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
+from sessions_app.models import ChatSession, Entry
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.errors import InvalidSessionFile
+from sessions_app.services.importing import import_jsonl, refresh_statistics
+from sessions_app.services.rows import create_session_row
+from sessions_app.services.sharing import share_by_team_defaults
+from sessions_app.services.store import entry_store, line_bytes
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 

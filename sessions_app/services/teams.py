@@ -16,13 +16,13 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from .. import access, realtime
-from ..actors import Actor, SystemActor, user_of
-from ..domain.storable import MAX_NAME_CHARS, check_text
-from ..models import SessionShare, Team, TeamInvitation, TeamMembership
-from .actions import Action, record_action
-from .errors import TeamConflict
-from .sharing import InvalidSharing
+from sessions_app import access, realtime
+from sessions_app.actors import Actor, SystemActor, user_of
+from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
+from sessions_app.models import SessionShare, Team, TeamInvitation, TeamMembership
+from sessions_app.services.actions import Action, record_action
+from sessions_app.services.errors import TeamConflict
+from sessions_app.services.sharing import InvalidSharing
 
 __all__ = [
     "accept_invitation",

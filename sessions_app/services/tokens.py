@@ -6,10 +6,10 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import access
-from ..actors import Actor, SystemActor, user_of
-from ..models import ApiToken
-from .actions import Action, record_action
+from sessions_app import access
+from sessions_app.actors import Actor, SystemActor, user_of
+from sessions_app.models import ApiToken
+from sessions_app.services.actions import Action, record_action
 
 __all__ = ["create_api_token", "revoke_api_token"]
 
