@@ -7,4 +7,10 @@ class AccountsAppConfig(AppConfig):
     verbose_name = "Sign-in"
 
     def ready(self) -> None:
-        from accounts_app import receivers  # noqa: F401  (connects the group sync to allauth's sign-in signal)
+        # The group sync at sign-in, and sockets closed when a credential stops working.
+        # Registers the API token scheme with the OpenAPI generator.
+        from accounts_app import (  # noqa: F401
+            credentials,
+            receivers,
+            schema_auth,
+        )

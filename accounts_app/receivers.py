@@ -8,8 +8,8 @@ from allauth.account.signals import user_logged_in
 from django.conf import settings
 from django.dispatch import receiver
 
-from sessions_app import services
-from sessions_app.actors import IDENTITY_PROVIDER
+from core.actors import IDENTITY_PROVIDER
+from teams import services as team_services
 
 
 def groups_of(sociallogin: Any, claim: str) -> list[str]:
@@ -30,6 +30,6 @@ def sync_teams(sender: Any, request: Any, user: Any, sociallogin: Any = None, **
     if sociallogin is None or config is None or not config.team_map:
         return
     roles = config.teams_for(groups_of(sociallogin, config.groups_claim))
-    services.sync_team_memberships(
+    team_services.sync_team_memberships(
         actor=IDENTITY_PROVIDER, user=user, roles=roles, managed=config.managed_teams
     )

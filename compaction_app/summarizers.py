@@ -30,10 +30,10 @@ from compaction_app.domain.summary import (
     SummaryRequest,
     SummaryResponse,
 )
-from piweb.llm import ProviderConfig, complete, fit_max_tokens, retry_transient
-from piweb.llm.estimate import estimate_request_tokens
-from sessions_app.domain.jsjson import utf16_len
-from sessions_app.domain.messages import BRANCH_SUMMARY_PREFIX, COMPACTION_SUMMARY_PREFIX
+from pitree.jsjson import utf16_len
+from pitree.messages import BRANCH_SUMMARY_PREFIX, COMPACTION_SUMMARY_PREFIX
+from providers.llm import ProviderConfig, complete, fit_max_tokens, retry_transient
+from providers.llm.estimate import estimate_request_tokens
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",

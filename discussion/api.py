@@ -11,16 +11,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.errors import error_response
+from core.api.fields import Flag, Text, parse
+from core.api.parsers import LimitedJSONParser
 from discussion import queries, rules, services
 from discussion.domain.text import InvalidComment
 from discussion.models import EmailChoice, Notification, NotificationPreference
+from pitree.storable import MAX_ID_CHARS
 from sessions_app import access
-from sessions_app.api.errors import error_response
-from sessions_app.api.fields import Flag, Text, parse
-from sessions_app.api.parsers import LimitedJSONParser
 from sessions_app.api.serializers import ErrorSerializer
 from sessions_app.api.views import LinkReadableView, SessionAPIView
-from sessions_app.domain.storable import MAX_ID_CHARS
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 MAX_COUNT_IDS = 2000  # entry ids per counts request: more than any page draws at once

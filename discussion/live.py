@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from core import realtime
 from discussion.queries import unread_count
-from sessions_app import realtime
 
 __all__ = ["announce_comment", "announce_inbox"]
 

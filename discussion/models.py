@@ -8,7 +8,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from sessions_app.models import ChatSession, Team
+from sessions_app.models import ChatSession
+from teams.models import Team
 
 
 class Comment(models.Model):

@@ -14,16 +14,17 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
+from actionlog.models import ActionLog
+from actionlog.services import record_action
+from core.actors import Actor, actor_name, user_of
 from discussion import live, rules
 from discussion.domain.text import InvalidComment, check_body, mentioned_names
 from discussion.models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
 from discussion.queries import unread_count
+from pitree.storable import MAX_ID_CHARS
 from sessions_app import access, rendering
-from sessions_app.actors import Actor, actor_name, user_of
-from sessions_app.domain.storable import MAX_ID_CHARS
-from sessions_app.models import ActionLog, ChatSession
+from sessions_app.models import ChatSession
 from sessions_app.queries import EntryNotFound
-from sessions_app.services import record_action
 
 __all__ = [
     "CommentNotFound",

@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.fields import Flag, parse
+from core.api.parsers import LimitedJSONParser
 from governance import link_views, redaction, scanning
 from governance.domain.redaction import marker
 from governance.models import LinkView, SecretFinding
 from sessions_app import access
-from sessions_app.api.fields import Flag, parse
-from sessions_app.api.parsers import LimitedJSONParser
 from sessions_app.models import ChatSession
 
 ERROR = OpenApiResponse(description='{"error": <message>}')

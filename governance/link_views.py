@@ -16,9 +16,9 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.actors import Actor
 from governance.models import LinkView
 from sessions_app import access
-from sessions_app.actors import Actor
 from sessions_app.models import ShareLink
 
 __all__ = ["API_SESSION", "link_views", "record_link_open"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from sessions_app.models import ChatSession, ShareLink, Team
+from sessions_app.models import ChatSession, ShareLink
+from teams.models import Team
 
 
 class SecretFinding(models.Model):

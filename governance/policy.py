@@ -8,8 +8,9 @@ from django.db.models import Q
 
 from governance.models import SecretFinding, TeamPolicy
 from governance.scanning import scan_session_now
-from sessions_app.models import ChatSession, Team
+from sessions_app.models import ChatSession
 from sessions_app.services.errors import SharingRefused
+from teams.models import Team
 
 __all__ = ["check_sharing"]
 

@@ -16,15 +16,16 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from actionlog.services import Action, record_action
+from core import realtime
+from core.actors import Actor, user_of
 from governance.domain.redaction import redact_line
 from governance.domain.scanning import Finding
 from governance.models import SecretFinding
 from governance.scanning import authorize_findings
-from sessions_app import access, realtime
-from sessions_app.actors import Actor, user_of
-from sessions_app.domain.search import search_text
+from pitree.search import search_text
+from sessions_app import access
 from sessions_app.models import ChatSession, Entry, EntrySearch
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.store import line_bytes
 
 __all__ = ["redact_findings"]

@@ -19,11 +19,11 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from core.actors import Actor, user_of
 from governance.domain.scanning import scan_value
 from governance.models import PendingScan, SecretFinding
+from pitree.jsjson import parse_json
 from sessions_app import access
-from sessions_app.actors import Actor, user_of
-from sessions_app.domain.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
 
 __all__ = [

@@ -16,11 +16,11 @@ get_resolver().url_patterns  # noqa: B018
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from live.routing import websocket_urlpatterns  # noqa: E402
 from piweb.edge import EdgeASGI  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
 from piweb.servers import adapt_servers  # noqa: E402
 from piweb.websocket import websocket_stack  # noqa: E402
-from sessions_app.routing import websocket_urlpatterns  # noqa: E402
 
 # The edge answers oversized URLs and headers, slow bodies, and writes the access log (secrets redacted).
 application = EdgeASGI(

@@ -23,10 +23,10 @@ from typing import Any
 
 from django.conf import settings
 
-from piweb import metrics
+from core import metrics
+from core.proxies import scope_client
 from piweb.json_logs import REQUEST_ID, request_id_for
 from piweb.log_redaction import redact
-from piweb.proxies import scope_client
 
 __all__ = [
     "MAX_HEADERS",

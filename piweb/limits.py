@@ -20,7 +20,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
-from sessions_app.domain.storable import Unstorable, check_param
+from pitree.storable import Unstorable, check_param
 
 __all__ = ["BodyLimitASGI", "RequestLimitsMiddleware", "body_limit_for"]
 

@@ -2,7 +2,7 @@
 
 Both servers import ``piweb.asgi`` before they listen, so ``adapt_servers`` runs in time. The changes
 make each server answer where it would otherwise hang or drop the connection, and leave the access log
-and forwarded addresses to piweb (``piweb.edge``, ``piweb.proxies``):
+and forwarded addresses to piweb (``piweb.edge``, ``core.proxies``):
 
 daphne (Twisted)
     Twisted reads a whole body before daphne calls the application, so the application cannot refuse
@@ -61,9 +61,9 @@ def _adapt_daphne() -> None:
     from twisted.internet import reactor
     from twisted.web.http import HTTPChannel
 
+    from core.proxies import client_address
     from piweb.edge import MAX_HEADERS, body_deadline, log_access
     from piweb.limits import body_limit_for, too_large_message
-    from piweb.proxies import client_address
 
     if getattr(HTTPChannel, "_piweb_adapted", False):
         return
@@ -177,7 +177,7 @@ def _adapt_uvicorn() -> None:
     import uvicorn.config
     from uvicorn.protocols.http import h11_impl
 
-    # piweb.edge writes the access log and piweb.proxies decides forwarded addresses.
+    # piweb.edge writes the access log and core.proxies decides forwarded addresses.
     access = logging.getLogger("uvicorn.access")
     access.handlers.clear()
     access.propagate = False

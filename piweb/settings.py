@@ -10,8 +10,8 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts_app.oidc_config import ConfigError, read_config
+from core.proxies import parse_trusted_proxies
 from piweb import config, workers
-from piweb.proxies import parse_trusted_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 ENV = os.environ
@@ -42,10 +42,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "providers.apps.ProvidersConfig",
+    "actionlog.apps.ActionlogConfig",
+    "teams.apps.TeamsConfig",
     "sessions_app.apps.SessionsAppConfig",
+    "sync.apps.SyncConfig",
+    "live.apps.LiveConfig",
     "compaction_app.apps.CompactionAppConfig",
-    "piweb.agent.apps.AgentConfig",
-    "piweb.audit.apps.AuditConfig",
+    "agent.apps.AgentConfig",
+    "audit.apps.AuditConfig",
     "governance.apps.GovernanceConfig",
     # Sign-in with the team's identity provider (OpenID Connect); inert while PIWEB_OIDC_ISSUER is unset.
     "allauth",
@@ -53,7 +58,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
     "accounts_app.apps.AccountsAppConfig",
-    "piweb.costs.apps.CostsConfig",
+    "costs.apps.CostsConfig",
     "discussion.apps.DiscussionConfig",
 ]
 # daphne's app only makes ``manage.py runserver`` serve ASGI (websockets included); loaded for that command
@@ -63,7 +68,7 @@ if sys.argv[1:2] == ["runserver"]:
 
 MIDDLEWARE = [
     # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
-    "piweb.proxies.ClientAddressMiddleware",
+    "core.proxies.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the body or the session: oversized bodies and unusable query values stop here.
     "piweb.limits.RequestLimitsMiddleware",
@@ -81,7 +86,7 @@ MIDDLEWARE = [
 # Prometheus metrics at /metrics (README "Operations"); counted by the first middleware.
 PIWEB_METRICS = config.env_flag(ENV, "PIWEB_METRICS", default=False)
 if PIWEB_METRICS:
-    MIDDLEWARE.insert(0, "piweb.metrics.MetricsMiddleware")
+    MIDDLEWARE.insert(0, "core.metrics.MetricsMiddleware")
 
 ROOT_URLCONF = "piweb.urls"
 WSGI_APPLICATION = "piweb.wsgi.application"
@@ -213,18 +218,18 @@ PRESENCE_REDIS_URL = ENV.get("REDIS_URL", "").strip()
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "sessions_app.api.authentication.ApiTokenAuthentication",
+        "accounts_app.authentication.ApiTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # Size-limited JSON that refuses deep nesting without recursing (orjson).
-    "DEFAULT_PARSER_CLASSES": ["sessions_app.api.parsers.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.LimitedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     # One error shape everywhere: {"error": <message>, "detail": ...}.
-    "EXCEPTION_HANDLER": "sessions_app.api.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.api.errors.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {"llm": PIWEB_LLM_RATE},
-    # REMOTE_ADDR is already the client (piweb.proxies, PIWEB_TRUSTED_PROXIES): never read X-Forwarded-For.
+    # REMOTE_ADDR is already the client (core.proxies, PIWEB_TRUSTED_PROXIES): never read X-Forwarded-For.
     "NUM_PROXIES": 0,
 }
 # API tokens (django-rest-knox): stored as SHA-512 hashes, one per device, each expiring and revocable.

@@ -4,9 +4,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts_app.signin_throttle import ThrottledLoginView
 from piweb.health import healthz, readyz
-from piweb.metrics import metrics_view
-from sessions_app.signin_throttle import ThrottledLoginView
+from piweb.metrics_view import metrics_view
 
 urlpatterns = [
     # Probes and metrics for operators (README "Operations").
@@ -25,14 +25,17 @@ urlpatterns = [
 
 urlpatterns += [
     path("api/", include("compaction_app.api.urls")),
-    path("api/", include("piweb.agent.urls")),
+    path("api/", include("agent.urls")),
     path("api/", include("governance.urls")),
-    path("api/", include("piweb.costs.urls")),
+    path("api/", include("costs.urls")),
+    path("api/", include("accounts_app.api_urls")),
+    path("api/", include("sync.urls")),
+    path("api/", include("teams.urls")),
     path("api/", include("sessions_app.api.urls")),
-    path("", include("piweb.costs.page_urls")),
+    path("", include("costs.page_urls")),
     path("api/", include("discussion.urls")),
     path("", include("discussion.page_urls")),
-    path("api/", include("piweb.audit.activity_urls")),
-    path("", include("piweb.audit.activity_page_urls")),
+    path("api/", include("audit.activity_urls")),
+    path("", include("audit.activity_page_urls")),
     path("", include("sessions_app.urls")),
 ]

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.actors import Actor, LinkActor, SystemActor
+from core.errors import AccessDenied, Forbidden, NotSignedIn, NotVisible
 from sessions_app import signals
-from sessions_app.actors import Actor, LinkActor, SystemActor
 from sessions_app.link_tokens import hash_token
-from sessions_app.models import ChatSession, Entry, ShareLink, Team, TeamMembership
+from sessions_app.models import ChatSession, Entry, ShareLink
 from sessions_app.queries import EntryNotFound, find_entry, path_ranges
+from teams.access import team_of, team_role
 
 LINK_HEADER = "X-Share-Token"
 LINK_PARAM = "link"
@@ -41,29 +43,6 @@ __all__ = [
     "team_of",
     "team_role",
 ]
-
-
-class AccessDenied(PermissionError):
-    """The caller may not do this; the subclass says why (adapters map it to a status or close code)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class NotSignedIn(AccessDenied):
-    """An anonymous caller without a working share link."""
-
-    def __init__(self, message: str = "Authentication credentials were not provided.") -> None:
-        super().__init__(message)
-
-
-class NotVisible(AccessDenied):
-    """The caller may not see the thing at all: told "not found" so its existence does not leak."""
-
-
-class Forbidden(AccessDenied):
-    """The caller may see the thing but not do this to it."""
 
 
 READ, WRITE, OWNER = "read", "write", "owner"
@@ -274,19 +253,3 @@ def acting(user: Any, grant: Access) -> Actor:
 def still_writable(user: Any, session_pk: int) -> bool:
     """Return whether ``user`` may still change the session (background work checks before writing)."""
     return ChatSession.objects.editable_by(user).filter(pk=session_pk).exists()
-
-
-def team_of(user: Any, team_id: int, *, owner: bool) -> Team:
-    """Return a team ``user`` belongs to, else NotVisible; with ``owner``, Forbidden unless they own it."""
-    found = TeamMembership.objects.select_related("team").filter(team_id=team_id, user=user).first()
-    if found is None:
-        raise NotVisible(f"Team not found: {team_id}")
-    if owner and found.role != TeamMembership.Role.OWNER:
-        raise Forbidden("Only the team's owners may change its members.")
-    return found.team
-
-
-def team_role(user: Any, team: Team) -> str | None:
-    """Return the user's role in the team, or None."""
-    membership = TeamMembership.objects.filter(team=team, user=user).first()
-    return membership.role if membership else None

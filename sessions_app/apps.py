@@ -9,6 +9,4 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from sessions_app import signals  # noqa: F401  (connects the receivers)
-
-        # Registers the API token scheme with the OpenAPI generator.
-        from sessions_app.api import schema_auth  # noqa: F401
+        from sessions_app.api import errors  # noqa: F401  (registers the API's answers to refusals)

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from sessions_app.actors import Actor, LinkActor, SystemActor, user_of
-from sessions_app.domain.attribution import Author
+from core.actors import Actor, LinkActor, SystemActor, user_of
+from pitree.attribution import Author
 from sessions_app.models import EntryAuthor
 
 __all__ = ["Author", "author_of", "author_pk", "describe", "run_author"]

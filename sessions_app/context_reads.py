@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
-from sessions_app.domain.context_sums import (
+from pitree.context_sums import (
     ROOT,
     ContextFacts,
     ContextTotals,
@@ -29,7 +29,7 @@ from sessions_app.domain.context_sums import (
     context_messages,
     context_totals,
 )
-from sessions_app.domain.projection import SessionSettings, settings_from_anchors
+from pitree.projection import SessionSettings, settings_from_anchors
 from sessions_app.models import ChatSession, Entry, EntrySums
 from sessions_app.queries import SegmentTable, _is_ancestor, latest_entry, path_ranges, segment_table
 

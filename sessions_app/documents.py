@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessions_app.domain.images import IMAGE_TYPES
+from pitree.images import IMAGE_TYPES
 from sessions_app.rendering import render_entry
 
 __all__ = ["DocumentInfo", "html_document", "markdown_document", "tree_order"]

@@ -18,11 +18,11 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from pitree.entries import entry_from_value
+from pitree.jsjson import parse_json
+from pitree.tree import SessionTree, js_trim
 from sessions_app import search
 from sessions_app.access import Access
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import parse_json
-from sessions_app.domain.tree import SessionTree, js_trim
 from sessions_app.models import ChatSession, Entry, Segment, ShareLink
 from sessions_app.queries import path_seqs
 

@@ -10,11 +10,12 @@ from django.db import models
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 
-from sessions_app.domain.attribution import Author
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import parse_json
+from pitree.attribution import Author
+from pitree.entries import Entry as DomainEntry
+from pitree.entries import entry_from_value
+from pitree.jsjson import parse_json
 from sessions_app.fast_get import ByPk
+from teams.models import WRITER_ROLES
 
 
 class ChatSessionQuerySet(models.QuerySet["ChatSession"]):
@@ -286,50 +287,6 @@ class Segment(models.Model):
         return f"segment {self.index} of {self.session_id}"
 
 
-class Team(models.Model):
-    class DefaultShare(models.TextChoices):
-        NONE = "", "not shared"
-        VIEWER = "viewer"
-        EDITOR = "editor"
-
-    name = models.CharField(max_length=200, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    default_share = models.CharField(
-        max_length=10,
-        choices=DefaultShare.choices,
-        blank=True,
-        default="",
-        db_default="",
-        help_text="Sessions members import or sync are shared with the team with this access when created",
-    )
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class TeamMembership(models.Model):
-    class Role(models.TextChoices):
-        OWNER = "owner"
-        EDITOR = "editor"
-        VIEWER = "viewer"
-
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships"
-    )
-    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_member")]
-
-    def __str__(self) -> str:
-        return f"{self.user} in {self.team} ({self.role})"
-
-
-# Team roles that may change a session shared with the team as editor.
-WRITER_ROLES = (TeamMembership.Role.OWNER, TeamMembership.Role.EDITOR)
-
-
 class SessionShare(models.Model):
     """A session shared with a team; team viewers read even an editor share."""
 
@@ -338,7 +295,7 @@ class SessionShare(models.Model):
         EDITOR = "editor"
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="shares")
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="shares")
+    team = models.ForeignKey("teams.Team", on_delete=models.CASCADE, related_name="shares")
     access = models.CharField(max_length=10, choices=Access.choices, default=Access.VIEWER)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -395,106 +352,6 @@ class ShareLink(models.Model):
         return f"link to {self.session} ({self.scope})"
 
 
-class ActionLog(models.Model):
-    """Append-only record of who did what to which session."""
-
-    class Action(models.TextChoices):
-        IMPORT = "import"
-        EXPORT = "export"
-        NAVIGATE = "navigate"
-        FORK = "fork"
-        CLONE = "clone"
-        COMPACT = "compact"
-        SHARE = "share"
-        REVOKE = "revoke"
-        LABEL = "label"
-        APPEND = "append"
-        RENAME = "rename"
-        DELETE = "delete"
-        RUN = "run"
-        SETTINGS = "settings"
-        CREATE = "create"
-        SYNC = "sync"
-        PURGE = "purge"
-        TEAM_CREATE = "team_create"
-        TEAM_INVITE = "team_invite"
-        TEAM_ACCEPT = "team_accept"
-        TEAM_DECLINE = "team_decline"
-        TEAM_ROLE = "team_role"
-        TEAM_LEAVE = "team_leave"
-        TEAM_REMOVE = "team_remove"
-        TEAM_WITHDRAW = "team_withdraw"
-        TEAM_SETTINGS = "team_settings"
-        # A membership added, changed or removed on the identity provider's word at sign-in.
-        TEAM_SYNC = "team_sync"
-        TOKEN_CREATE = "token_create"
-        TOKEN_REVOKE = "token_revoke"
-        # A compaction is logged when requested (COMPACT), refused before any work, and when it ends.
-        COMPACT_REFUSED = "compact_refused"
-        COMPACTED = "compacted"
-        COMPACT_FAILED = "compact_failed"
-        BRANCH_SUMMARY = "branch_summary"
-        CANCEL = "cancel"
-        ABORT = "abort"
-        # Governance: a secret redacted from stored lines; a legal hold placed or lifted; a rule set.
-        REDACT = "redact"
-        HOLD = "hold"
-        UNHOLD = "unhold"
-        POLICY = "policy"  # a team's or a user's retention or sharing rule set
-        COMMENT_CREATE = "comment_create"
-        COMMENT_EDIT = "comment_edit"
-        COMMENT_DELETE = "comment_delete"
-        COMMENT_RESOLVE = "comment_resolve"
-        COMMENT_REOPEN = "comment_reopen"
-
-    class ActorKind(models.TextChoices):
-        USER = "user"
-        LINK = "link"
-        SYSTEM = "system"
-        ANONYMOUS = "anonymous"
-
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    actor_kind = models.CharField(max_length=10, choices=ActorKind.choices, default=ActorKind.USER)
-    actor_name = models.CharField(
-        max_length=150,
-        blank=True,
-        default="",
-        help_text="The username, link or system actor; kept when the user is deleted",
-    )
-    action = models.CharField(max_length=16, choices=Action.choices)
-    session = models.ForeignKey(ChatSession, null=True, on_delete=models.SET_NULL, related_name="+")
-    session_label = models.TextField(blank=True, default="", help_text="Kept when the session is deleted")
-    session_number = models.BigIntegerField(
-        null=True, blank=True, db_index=True, help_text="The session's id, kept when it is purged"
-    )
-    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    team_label = models.TextField(blank=True, default="", help_text="Kept when the team is deleted")
-    detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [
-            models.Index(fields=["session", "-created_at"], name="actionlog_session_idx"),
-            models.Index(fields=["actor", "-created_at"], name="actionlog_actor_idx"),
-            models.Index(fields=["team", "-created_at"], name="actionlog_team_idx"),
-            models.Index(fields=["action", "-created_at"], name="actionlog_action_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.actor_name or self.actor} {self.action} {self.session_label or self.team_label}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is not None:
-            raise ValueError("the action log is append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        raise ValueError("the action log is append-only")
-
-
 class ApiToken(AbstractAuthToken):
     """An API token for one device or script: only its hash is stored, it expires, and it is revoked alone.
 
@@ -511,28 +368,6 @@ class ApiToken(AbstractAuthToken):
 
     def __str__(self) -> str:
         return f"{self.name or 'token'} {self.token_key}… of {self.user}"
-
-
-class TeamInvitation(models.Model):
-    """An owner's offer of a role in a team; the invitee becomes a member only by accepting it."""
-
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_invitations"
-    )
-    role = models.CharField(
-        max_length=10, choices=TeamMembership.Role.choices, default=TeamMembership.Role.VIEWER
-    )
-    invited_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_invitation")]
-
-    def __str__(self) -> str:
-        return f"{self.user} invited to {self.team} ({self.role})"
 
 
 class EntryAuthor(models.Model):

@@ -13,10 +13,10 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q
 
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.projection import Projection, project, settings_from_anchors
-from sessions_app.domain.tokens import TokenEstimate, estimate_projected_context_tokens
-from sessions_app.domain.tree import SessionTree
+from pitree.entries import Entry as DomainEntry
+from pitree.projection import Projection, project, settings_from_anchors
+from pitree.tokens import TokenEstimate, estimate_projected_context_tokens
+from pitree.tree import SessionTree
 from sessions_app.models import ChatSession, Entry, Segment, SessionShare
 
 __all__ = [
@@ -268,8 +268,8 @@ def _is_ancestor(session: ChatSession, candidate: Entry, descendant: Entry, tabl
 def load_tree(session: ChatSession) -> SessionTree:
     """Load every entry of a session into a tree index (for whole-tree operations such as fork)."""
     rows = Entry.objects.filter(session=session).order_by("seq").values_list("seq", "raw")
-    from sessions_app.domain.entries import entry_from_value
-    from sessions_app.domain.jsjson import parse_json
+    from pitree.entries import entry_from_value
+    from pitree.jsjson import parse_json
 
     return SessionTree(
         [entry_from_value(seq, parse_json(raw)) for seq, raw in rows.iterator(chunk_size=5000)]

@@ -11,7 +11,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from sessions_app.actors import PURGE_WORKER
+from core.actors import PURGE_WORKER
 from sessions_app.services import purging
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from django.db import connection
 
-from sessions_app.domain.jsjson import UNDEFINED, parse_json
-from sessions_app.domain.jssort import js_sort
-from sessions_app.domain.timestamps import js_date_ms
+from pitree.jsjson import UNDEFINED, parse_json
+from pitree.jssort import js_sort
+from pitree.timestamps import js_date_ms
 from sessions_app.models import ChatSession, Entry, Segment
 from sessions_app.queries import find_entry, join_entries
 

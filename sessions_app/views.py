@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -15,10 +14,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
+from pitree.operations import FORK_MODES
+from pitree.search import marked, query_terms
+from providers.windows import available_models
 from sessions_app import access, link_scope, search, signals
-from sessions_app.domain.operations import FORK_MODES
-from sessions_app.domain.search import marked, query_terms
-from sessions_app.models import ChatSession, ShareLink, Team
+from sessions_app.models import ChatSession, ShareLink
+from teams.models import Team
 
 PAGE_SIZE = 50
 SNIPPETS_PER_SESSION = 3  # newest hits shown under each session of a search; the rest are stepped through
@@ -104,32 +105,6 @@ def import_page(request: HttpRequest) -> HttpResponse:
         "sessions_app/import.html",
         {"max_bytes": settings.PIWEB_MAX_IMPORT_BYTES},
     )
-
-
-def available_models() -> list[dict[str, Any]]:
-    """Return the configured model providers for the composer's picker (none when runs are not offered).
-
-    The provider table belongs to the compaction app, which this app must not import: it is looked up by
-    name so the session page still renders on a server without it.
-    """
-    try:
-        provider_model = apps.get_model("compaction_app", "LLMProvider")
-    except LookupError:
-        return []
-    rows = provider_model.objects.order_by("-is_summarizer_default", "name").values(
-        "pk", "name", "provider", "model_id", "context_window", "reasoning"
-    )
-    return [
-        {
-            "id": row["pk"],
-            "name": row["name"],
-            "provider": row["provider"],
-            "modelId": row["model_id"],
-            "contextWindow": row["context_window"],
-            "reasoning": row["reasoning"],
-        }
-        for row in rows
-    ]
 
 
 def render_session(

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.conf import settings as django_settings
 
+from agent.compaction import settings_for
 from compaction_app.services import compaction_settings
-from piweb.agent.compaction import settings_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,7 +45,7 @@ def test_the_environment_sets_compaction_for_manual_and_automatic_compaction_ali
     script = (
         "import django, json; django.setup(); "
         "from compaction_app.services import compaction_settings; "
-        "from piweb.agent.compaction import settings_for; "
+        "from agent.compaction import settings_for; "
         "a, b = compaction_settings('p', 'm'), settings_for('p', 'm'); "
         "print(json.dumps([a.as_dict(), b.as_dict()]))"
     )

@@ -21,8 +21,8 @@ def costs(ctx: Context) -> list[Result]:
     from django.db import connection, transaction
     from django.test import Client
 
-    from piweb.costs.models import MessageCost, UsageDay
-    from piweb.costs.recording import record
+    from costs.models import MessageCost, UsageDay
+    from costs.recording import record
     from sessions_app.models import Entry
 
     size = big_size(ctx)
@@ -96,7 +96,7 @@ def _append_ms(*, repeat: int) -> tuple[float, float]:
     """Return the median ms of appending one priced assistant answer with and without cost recording."""
     import statistics
 
-    from piweb.costs.recording import ACTS_ON, record
+    from costs.recording import ACTS_ON, record
     from sessions_app.services import append_entries, create_session
     from sessions_app.signals import connect_entries_stored, entries_stored
 

@@ -519,10 +519,10 @@ def _bare_worker(pk: int, count: int, start: Any, out: Any) -> None:
     """Append count rows of the same shape with psycopg alone and report each one's latency in ms."""
     import psycopg
 
-    from sessions_app.domain.jsjson import js_stringify
-    from sessions_app.domain.jsonl import generate_entry_id
-    from sessions_app.domain.search import search_text
-    from sessions_app.domain.timestamps import now_iso
+    from pitree.jsjson import js_stringify
+    from pitree.jsonl import generate_entry_id
+    from pitree.search import search_text
+    from pitree.timestamps import now_iso
 
     samples: list[float] = []
     with psycopg.connect(os.environ["DATABASE_URL"]) as conn:

@@ -34,7 +34,7 @@ TASK_DONE = re.compile(r"Task sessions\.purge_deleted_session\[[^\]]+\] succeede
 
 def _clear_leftovers(owner: Any) -> None:
     """Finish what an interrupted earlier run left: sessions of the delete user, deleted or not."""
-    from sessions_app.actors import PURGE_WORKER
+    from core.actors import PURGE_WORKER
     from sessions_app.models import ChatSession
     from sessions_app.services import delete_session, purge_session
 

@@ -80,9 +80,9 @@ def dict_walk(ctx: Context) -> list[Result]:
 def domain_projection(ctx: Context) -> list[Result]:
     """Time piweb's pure load + path + projection next to Pi's buildSessionContext on the same files."""
     try:
-        from sessions_app.domain.projection import Projection, project
-        from sessions_app.domain.session import load_session
-        from sessions_app.domain.tree import SessionTree
+        from pitree.projection import Projection, project
+        from pitree.session import load_session
+        from pitree.tree import SessionTree
     except ImportError:
         return []
     rows: list[Result] = []

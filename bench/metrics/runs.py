@@ -30,12 +30,13 @@ def team_runs(ctx: Context) -> list[Result]:
     require_db(ctx)
     from django.db import connections
 
-    from compaction_app.models import CompactionRun, LLMProvider
+    from agent.models import AgentRun
+    from agent.services import start_run
+    from compaction_app.models import CompactionRun
     from compaction_app.services import request_compaction
-    from piweb.agent.models import AgentRun
-    from piweb.agent.services import start_run
     from piweb.celery import app as celery_app
-    from piweb.llm.testserver import ProviderServer, hang
+    from providers.llm.testserver import ProviderServer, hang
+    from providers.models import LLMProvider
     from sessions_app.services import create_session
 
     owner = bench_user()

@@ -294,7 +294,7 @@ async def _live(pk: int) -> tuple[list[float], int]:
     from channels.layers import get_channel_layer
     from django.db import connections
 
-    from sessions_app.realtime import group_name
+    from core.realtime import group_name
 
     layer: Any = get_channel_layer()
     group = group_name(pk)
@@ -352,7 +352,7 @@ def live_events(ctx: Context) -> list[Result]:
     p95 = statistics.quantiles(latencies, n=20, method="inclusive")[18]
     routing = (REPO_DIR / "sessions_app" / "routing.py").exists()
     how = f"{backend} group, {SUBSCRIBERS} channel receivers in one process (no websocket hop" + (
-        "; sessions_app/routing.py exists but the websocket path is not measured yet)" if routing else ")"
+        "; live/routing.py exists but the websocket path is not measured yet)" if routing else ")"
     )
     row = at_most(
         f"live event commit → subscriber, {SUBSCRIBERS} subscribers, p95",

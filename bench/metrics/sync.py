@@ -113,7 +113,8 @@ def _push(url: str, token: str, folder: Path, state: Path) -> float:
 def sync_push(ctx: Context) -> list[Result]:
     """A 50k-entry push with the client vs importing the same file, through one server."""
     require_db(ctx)
-    from sessions_app.models import ActionLog, ChatSession, Entry
+    from actionlog.models import ActionLog
+    from sessions_app.models import ChatSession, Entry
 
     entries = QUICK_ENTRIES if ctx.quick else ENTRIES
     source = ctx.session(generate.SessionSpec(entries=entries))

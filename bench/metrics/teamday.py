@@ -8,7 +8,7 @@ production settings. The bench process is the team:
   leaf's branch and context, then the comment counts, the leaf's threads and its cost), scroll trees
   (``tree?around=``, a path), comment and search (the API and the list page), 5–15 s between actions;
 - syncers follow growing Pi session files with the ``piweb-sync`` client (a few new lines every 2–6 s);
-- run slots each keep one agent run going against the loopback provider (``piweb.llm.testserver``),
+- run slots each keep one agent run going against the loopback provider (``providers.llm.testserver``),
   which answers in 4 s, polling the run's status every 2 s as a script waiting for it would;
 - sockets watch the synced sessions (token-authenticated, a ``sync`` every 20 s as ``live.js``).
 
@@ -278,11 +278,11 @@ def seed_main(spec_json: str) -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from compaction_app.models import LLMProvider
+    from providers.models import LLMProvider
     from sessions_app.models import ApiToken
     from sessions_app.services import create_session, import_stream
     from sessions_app.services.sharing import share_with_team
-    from sessions_app.services.teams import accept_invitation, create_team, invite_member, pending_invitations
+    from teams.services import accept_invitation, create_team, invite_member, pending_invitations
 
     spec = json.loads(spec_json)
     people = max(spec["readers"], spec["runs"], spec["syncers"], 1)
@@ -551,7 +551,7 @@ class Team:
     # -- runs ------------------------------------------------------------------------------------------
 
     async def run_slot(self, slot: int, http: Any) -> None:
-        from piweb.llm.testserver import hang
+        from providers.llm.testserver import hang
 
         member = self.members[slot % len(self.members)]
         headers = {"Authorization": f"Token {member['token']}"}
@@ -914,7 +914,7 @@ def run_team_day(
 ) -> tuple[Tally, int, str]:
     """Run the whole scenario in ``folder``; return (the tally, the connection budget, the logs' tails)."""
     from piweb import config
-    from piweb.llm.testserver import ProviderServer
+    from providers.llm.testserver import ProviderServer
 
     with (
         stack(folder, web=plan.web_processes, extra_env=extra_env) as (postgres, app, database, redis),

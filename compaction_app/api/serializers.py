@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from compaction_app.models import CompactionRun
-from sessions_app.api.fields import Text
+from core.api.fields import Text
 
 
 class CompactRequestSerializer(serializers.Serializer[Any]):

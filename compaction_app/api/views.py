@@ -14,17 +14,17 @@ from rest_framework.views import APIView
 from compaction_app import services
 from compaction_app.api.serializers import CompactionOperationSerializer, CompactRequestSerializer
 from compaction_app.models import CompactionRun
+from core.api.errors import api_exception_handler, error_response
+from core.api.parsers import LimitedJSONParser
+from providers.throttles import LLMThrottle
 from sessions_app import access
 from sessions_app import services as session_services
-from sessions_app.api.errors import api_exception_handler, error_response
-from sessions_app.api.parsers import LimitedJSONParser
 from sessions_app.api.serializers import (
     ErrorSerializer,
     NavigateResultSerializer,
     NavigateSerializer,
     OperationSerializer,
 )
-from sessions_app.api.throttles import LLMThrottle
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
 

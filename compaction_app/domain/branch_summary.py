@@ -17,12 +17,12 @@ from compaction_app.domain.fileops import (
     extract_file_ops_from_message,
     format_file_operations,
 )
-from sessions_app.domain.entries import Entry
-from sessions_app.domain.jsjson import js_truthy
-from sessions_app.domain.messages import branch_summary_message, compaction_summary_message, custom_message
-from sessions_app.domain.projection import project_entry
-from sessions_app.domain.tokens import estimate_tokens
-from sessions_app.domain.tree import SessionTree
+from pitree.entries import Entry
+from pitree.jsjson import js_truthy
+from pitree.messages import branch_summary_message, compaction_summary_message, custom_message
+from pitree.projection import project_entry
+from pitree.tokens import estimate_tokens
+from pitree.tree import SessionTree
 
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessions_app.domain.projection import ProjectedEntry, entry_to_messages
-from sessions_app.domain.tokens import estimate_tokens
+from pitree.projection import ProjectedEntry, entry_to_messages
+from pitree.tokens import estimate_tokens
 
 __all__ = [
     "CutPoint",

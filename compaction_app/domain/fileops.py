@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessions_app.domain.jsjson import js_number, js_stringify
+from pitree.jsjson import js_number, js_stringify
 
 __all__ = [
     "FileOps",

@@ -14,10 +14,10 @@ from typing import Any
 from compaction_app.domain.cut_points import find_projected_cut_point
 from compaction_app.domain.fileops import FileOps, extract_file_ops_from_message
 from compaction_app.domain.settings import CompactionSettings
-from sessions_app.domain.entries import Entry
-from sessions_app.domain.jsjson import js_truthy
-from sessions_app.domain.projection import ProjectedEntry, project
-from sessions_app.domain.tokens import estimate_projected_context_tokens
+from pitree.entries import Entry
+from pitree.jsjson import js_truthy
+from pitree.projection import ProjectedEntry, project
+from pitree.tokens import estimate_projected_context_tokens
 
 __all__ = [
     "ALREADY_COMPACTED",

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessions_app.domain.jsjson import is_array_index, js_stringify, utf16_len
-from sessions_app.domain.messages import content_text
+from pitree.jsjson import is_array_index, js_stringify, utf16_len
+from pitree.messages import content_text
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "slice_head", "truncate_tool_result"]
 

@@ -15,8 +15,8 @@ from compaction_app.domain.fileops import compute_file_lists, format_file_operat
 from compaction_app.domain.preparation import CompactionPreparation
 from compaction_app.domain.prompts import SummaryKind, build_prompt
 from compaction_app.domain.serialization import serialize_conversation
-from sessions_app.domain.jsjson import js_truthy
-from sessions_app.domain.messages import content_text, convert_to_llm
+from pitree.jsjson import js_truthy
+from pitree.messages import content_text, convert_to_llm
 
 __all__ = [
     "BRANCH_LABEL",

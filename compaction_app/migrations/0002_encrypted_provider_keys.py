@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-import piweb.secret_box
+import core.secret_box
 
 
 def encrypt_stored_keys(apps, schema_editor):
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="llmprovider",
             name="api_key",
-            field=piweb.secret_box.EncryptedTextField(
+            field=core.secret_box.EncryptedTextField(
                 blank=True, default="", help_text="Encrypted at rest (PIWEB_SECRETS_KEY)"
             ),
         ),

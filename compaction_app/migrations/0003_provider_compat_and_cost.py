@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import compaction_app.models
+import providers.models
 
 
 class Migration(migrations.Migration):
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 default=dict,
                 help_text='OpenAI-compatible servers only: Pi\'s compat settings, e.g. {"maxTokensField": "max_tokens"}. Settings left out are detected from the provider and the base URL, as Pi detects them.',
-                validators=[compaction_app.models._validate_compat],
+                validators=[providers.models._validate_compat],
             ),
         ),
         migrations.AddField(

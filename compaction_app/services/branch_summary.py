@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
+from actionlog.services import Action, record_action
 from compaction_app.domain.branch_summary import (
     NO_CONTENT_SUMMARY,
     branch_file_lists,
@@ -51,16 +52,16 @@ from compaction_app.services.operations import (
     scoped_key,
     summarizer_for,
 )
+from core.actors import Actor
+from pitree.entries import Entry as DomainEntry
+from pitree.messages import convert_to_llm
+from pitree.operations import NavigationPlan, apply_navigation, plan_navigation
+from pitree.storable import MAX_NAME_CHARS, check_text, check_texts
+from pitree.tree import SessionTree
 from sessions_app import access
-from sessions_app.actors import Actor
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.operations import NavigationPlan, apply_navigation, plan_navigation
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text, check_texts
-from sessions_app.domain.tree import SessionTree
 from sessions_app.models import ChatSession
 from sessions_app.queries import find_entry, path_rows
-from sessions_app.services import Action, AppendConflict, append_entries, record_action, set_leaf
+from sessions_app.services import AppendConflict, append_entries, set_leaf
 
 __all__ = [
     "BUSY_NAVIGATING",

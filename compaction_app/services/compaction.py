@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from actionlog.services import Action, record_action
 from compaction_app.domain.preparation import (
     CompactionPreparation,
     manual_compaction_error,
@@ -40,15 +41,15 @@ from compaction_app.services.operations import (
     scoped_key,
     summarizer_for,
 )
-from piweb import metrics
+from core import metrics
+from core.actors import Actor
+from pitree.entries import Entry as DomainEntry
+from pitree.storable import MAX_NAME_CHARS, check_text
+from pitree.tokens import current_system_message, estimate_tokens
 from sessions_app import access
-from sessions_app.actors import Actor
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
-from sessions_app.domain.tokens import current_system_message, estimate_tokens
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
-from sessions_app.services import Action, AppendConflict, append_entries, record_action
+from sessions_app.services import AppendConflict, append_entries
 
 __all__ = [
     "BUSY_COMPACTING",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from sessions_app.domain.jsjson import js_stringify
+from pitree.jsjson import js_stringify
 
 COMMANDS: dict[str, str] = {
     "project": "compaction_app.sessiontool.project",

@@ -11,7 +11,7 @@ from compaction_app.domain.branch_summary import (
 )
 from compaction_app.domain.serialization import serialize_conversation
 from compaction_app.sessiontool.common import NotASession, js_value, load_case, message_view
-from sessions_app.domain.messages import convert_to_llm
+from pitree.messages import convert_to_llm
 
 __all__ = ["run"]
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from compaction_app.sessiontool.common import NotASession, load_case, split_leaf_option
 from compaction_app.sessiontool.project import projection_view
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.operations import TreeOperationError, branch_summary_entry, check_branch_target
-from sessions_app.domain.session import LoadedSession
-from sessions_app.domain.tree import SessionTree
+from pitree.entries import entry_from_value
+from pitree.operations import TreeOperationError, branch_summary_entry, check_branch_target
+from pitree.session import LoadedSession
+from pitree.tree import SessionTree
 
 __all__ = ["NOW", "appended_view", "pick_leaf", "run"]
 

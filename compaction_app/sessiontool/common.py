@@ -6,10 +6,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from sessions_app.domain.jsjson import js_truthy, utf16_len
-from sessions_app.domain.projection import Projection
-from sessions_app.domain.session import LoadedSession, load_session
-from sessions_app.domain.tokens import TokenEstimate, estimate_tokens
+from pitree.jsjson import js_truthy, utf16_len
+from pitree.projection import Projection
+from pitree.session import LoadedSession, load_session
+from pitree.tokens import TokenEstimate, estimate_tokens
 
 __all__ = ["NotASession", "estimate_view", "js_value", "load_case", "message_view", "split_leaf_option"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from compaction_app.sessiontool.branch_with_summary import appended_view, pick_leaf
 from compaction_app.sessiontool.common import NotASession, load_case, split_leaf_option
-from sessions_app.domain.jsjson import INVALID, parse_json
-from sessions_app.domain.operations import TreeOperationError, context_edit_entry
+from pitree.jsjson import INVALID, parse_json
+from pitree.operations import TreeOperationError, context_edit_entry
 
 __all__ = ["run"]
 

@@ -15,9 +15,9 @@ from compaction_app.domain.preparation import (
 from compaction_app.domain.serialization import serialize_conversation
 from compaction_app.domain.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings, should_compact
 from compaction_app.sessiontool.common import NotASession, js_value, load_case, split_leaf_option
-from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.projection import project
-from sessions_app.domain.tokens import estimate_projected_context_tokens
+from pitree.messages import convert_to_llm
+from pitree.projection import project
+from pitree.tokens import estimate_projected_context_tokens
 
 __all__ = ["preparation_view", "run"]
 

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from compaction_app.sessiontool.common import NotASession, load_case, split_leaf_option
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsonl import serialize_entry
-from sessions_app.domain.operations import (
+from pitree.entries import entry_from_value
+from pitree.jsonl import serialize_entry
+from pitree.operations import (
     FORK_MODES,
     BranchedSession,
     ForkMode,
     TreeOperationError,
     copy_for_fork,
 )
-from sessions_app.domain.projection import project
-from sessions_app.domain.tree import SessionTree
+from pitree.projection import project
+from pitree.tree import SessionTree
 
 __all__ = ["branched_view", "run"]
 

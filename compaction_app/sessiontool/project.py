@@ -14,12 +14,12 @@ from compaction_app.sessiontool.common import (
     load_case,
     projection_messages,
 )
-from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.projection import project
-from sessions_app.domain.session import LoadedSession
-from sessions_app.domain.tokens import estimate_context_tokens, estimate_projected_context_tokens
-from sessions_app.domain.tree import SessionTree
-from sessions_app.domain.tree_listing import tree_listing
+from pitree.messages import convert_to_llm
+from pitree.projection import project
+from pitree.session import LoadedSession
+from pitree.tokens import estimate_context_tokens, estimate_projected_context_tokens
+from pitree.tree import SessionTree
+from pitree.tree_listing import tree_listing
 
 __all__ = ["load_view", "projection_view", "run"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from governance.domain.scanning import Finding
-from sessions_app.domain.jsjson import js_stringify, parse_json
-from sessions_app.domain.redacted import MARKER_PREFIX, marker
+from pitree.jsjson import js_stringify, parse_json
+from pitree.redacted import MARKER_PREFIX, marker
 
 __all__ = ["Redacted", "marker", "redact_line", "resolve"]
 

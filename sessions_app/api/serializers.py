@@ -9,17 +9,17 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from sessions_app.api.fields import Flag, Text
+from core.api.fields import Flag, Text
+from pitree.attribution import KINDS
+from pitree.jsjson import js_stringify, parse_json
+from pitree.jsonl import SkipReport
+from pitree.messages import convert_to_llm
+from pitree.operations import FORK_MODES
+from pitree.storable import MAX_ID_CHARS
+from pitree.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
+from providers.requests import context_breakdown, context_breakdown_from_sums
 from sessions_app.attribution import as_json
 from sessions_app.context_reads import ContextPage
-from sessions_app.domain.attribution import KINDS
-from sessions_app.domain.jsjson import js_stringify, parse_json
-from sessions_app.domain.jsonl import SkipReport
-from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.operations import FORK_MODES
-from sessions_app.domain.storable import MAX_ID_CHARS
-from sessions_app.domain.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
-from sessions_app.model_request import context_breakdown, context_breakdown_from_sums
 from sessions_app.models import ChatSession, Entry, EntryAuthor
 from sessions_app.queries import ContextView
 

@@ -10,8 +10,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.api.fields import Flag
 from sessions_app import services
-from sessions_app.api.fields import Flag
 from sessions_app.api.views import ERRORS, SessionAPIView
 
 

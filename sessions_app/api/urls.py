@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from django.urls import path
 
-from sessions_app.api import continue_in_pi, search, session_settings, sharing, sync, tokens, views
+from sessions_app.api import continue_in_pi, search, session_settings, sharing, views
 
 app_name = "sessions_api"
 
 urlpatterns = [
     path("sessions/", views.SessionListView.as_view(), name="session-list"),
-    path("sync/", sync.SyncView.as_view(), name="sync"),
     path("search/", search.SearchView.as_view(), name="search"),
-    path("token/", tokens.TokenObtainView.as_view(), name="token"),
-    path("tokens/", tokens.TokenListView.as_view(), name="token-list"),
-    path("tokens/<str:token_id>/", tokens.TokenDetailView.as_view(), name="token-detail"),
     path("sessions/import/", views.ImportView.as_view(), name="session-import"),
     path("sessions/<int:pk>/", views.SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<int:pk>/entries/", views.EntryListView.as_view(), name="entry-list"),
@@ -44,30 +40,5 @@ urlpatterns = [
     ),
     path("sessions/<int:pk>/links/", sharing.SessionLinksView.as_view(), name="session-links"),
     path("links/<int:link_id>/", sharing.LinkDetailView.as_view(), name="link-detail"),
-    path("teams/", sharing.TeamListView.as_view(), name="team-list"),
-    path("teams/<int:team_id>/", sharing.TeamDetailView.as_view(), name="team-detail"),
-    path("teams/<int:team_id>/members/", sharing.TeamMembersView.as_view(), name="team-members"),
     path("teams/<int:team_id>/sessions/", sharing.TeamSessionsView.as_view(), name="team-sessions"),
-    path("teams/<int:team_id>/invitations/", sharing.TeamInvitationsView.as_view(), name="team-invitations"),
-    path(
-        "teams/<int:team_id>/invitations/<int:invitation_id>/",
-        sharing.TeamInvitationDetailView.as_view(),
-        name="team-invitation-detail",
-    ),
-    path("invitations/", sharing.InvitationListView.as_view(), name="invitation-list"),
-    path(
-        "invitations/<int:invitation_id>/accept/",
-        sharing.InvitationAcceptView.as_view(),
-        name="invitation-accept",
-    ),
-    path(
-        "invitations/<int:invitation_id>/decline/",
-        sharing.InvitationDeclineView.as_view(),
-        name="invitation-decline",
-    ),
-    path(
-        "teams/<int:team_id>/members/<str:username>/",
-        sharing.TeamMemberDetailView.as_view(),
-        name="team-member-detail",
-    ),
 ]

@@ -22,11 +22,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from core.api.errors import PayloadTooLarge, error_response
+from core.api.fields import parse
+from core.api.pagination import SessionPagination
+from core.api.parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
+from pitree.tokens import set_aside_usage
+from providers.windows import context_window_for
 from sessions_app import access, context_reads, link_scope, queries, rendering, services, summary_facts
-from sessions_app.api.errors import PayloadTooLarge, error_response
-from sessions_app.api.fields import parse
-from sessions_app.api.pagination import SessionPagination
-from sessions_app.api.parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
 from sessions_app.api.serializers import (
     AppendSerializer,
     CloneSerializer,
@@ -54,8 +56,6 @@ from sessions_app.api.serializers import (
     skipped_payload,
 )
 from sessions_app.attribution import author_of
-from sessions_app.domain.tokens import set_aside_usage
-from sessions_app.model_windows import context_window_for
 from sessions_app.models import ChatSession
 from sessions_app.overview_cache import overview_json
 from sessions_app.state_cache import cached, state_key

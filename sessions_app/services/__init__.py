@@ -8,7 +8,6 @@ The names below are the public surface; the modules' other names are steps of th
 
 from __future__ import annotations
 
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.appending import append_entries
 from sessions_app.services.branching import ForkOutcome, clone_session, fork_session
 from sessions_app.services.errors import (
@@ -42,35 +41,11 @@ from sessions_app.services.sharing import (
     share_with_team,
     unshare_with_team,
 )
-from sessions_app.services.sync import (
-    Cursor,
-    SyncConflict,
-    SyncCursorMismatch,
-    SyncResult,
-    sync_lines,
-    sync_state,
-)
-from sessions_app.services.teams import (
-    accept_invitation,
-    change_role,
-    create_team,
-    decline_invitation,
-    invite_member,
-    pending_invitations,
-    remove_member,
-    sent_invitations,
-    set_team_default_share,
-    sync_team_memberships,
-    withdraw_invitation,
-)
-from sessions_app.services.tokens import create_api_token, revoke_api_token
 
 __all__ = [
     "DOCUMENT_FORMATS",
     "DOCUMENT_SCOPES",
-    "Action",
     "AppendConflict",
-    "Cursor",
     "Document",
     "ForkOutcome",
     "ImportResult",
@@ -80,19 +55,11 @@ __all__ = [
     "NavigationOutcome",
     "QuotaExceeded",
     "SharingRefused",
-    "SyncConflict",
-    "SyncCursorMismatch",
-    "SyncResult",
     "TeamConflict",
-    "accept_invitation",
     "append_entries",
-    "change_role",
     "clone_session",
-    "create_api_token",
     "create_session",
     "create_share_link",
-    "create_team",
-    "decline_invitation",
     "delete_owner",
     "delete_session",
     "export_at_leaf",
@@ -103,25 +70,14 @@ __all__ = [
     "fork_session",
     "import_jsonl",
     "import_stream",
-    "invite_member",
     "navigate_without_summary",
-    "pending_invitations",
     "purge_deleted_sessions",
     "purge_session",
-    "record_action",
-    "remove_member",
     "rename_session",
-    "revoke_api_token",
     "revoke_share_link",
-    "sent_invitations",
     "set_compaction_settings",
     "set_label",
     "set_leaf",
-    "set_team_default_share",
     "share_with_team",
-    "sync_lines",
-    "sync_state",
-    "sync_team_memberships",
     "unshare_with_team",
-    "withdraw_invitation",
 ]

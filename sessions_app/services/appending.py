@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from actionlog.services import Action, PendingAction
+from core.actors import Actor
 from sessions_app import access
-from sessions_app.actors import Actor
 from sessions_app.attribution import Author, author_of
 from sessions_app.models import ChatSession, Entry
-from sessions_app.services.actions import Action, PendingAction
 from sessions_app.services.errors import InvalidEntries
 from sessions_app.services.store import entry_store
 
@@ -34,7 +34,7 @@ def append_entries(
     explicit ``parentId`` must name an entry of this session (or be null for a new root). Ids must be new.
     The leaf moves to the last entry appended. Validation and placement are the domain's
     (``domain.placement``), storage the entry store's (``store``), which also enforces the quotas;
-    ``quota=False`` lets a run finish the turn it started (see ``piweb.agent.loop``). ``actor`` must be
+    ``quota=False`` lets a run finish the turn it started (see ``agent.loop``). ``actor`` must be
     allowed to write (``grant``: what the adapter already resolved for it).
 
     The append is logged as ``log`` (with ``detail``) in its own transaction: an API append, a rename,

@@ -7,16 +7,16 @@ from typing import Any
 
 from django.db import transaction
 
+from actionlog.services import Action, record_action
+from core.actors import Actor, user_of
+from pitree.entries import entry_from_value
+from pitree.jsjson import js_stringify
+from pitree.operations import ForkMode, copy_for_fork, fork_plan
+from pitree.search import search_text
 from sessions_app import access, link_scope
-from sessions_app.actors import Actor, user_of
 from sessions_app.attribution import author_of
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import js_stringify
-from sessions_app.domain.operations import ForkMode, copy_for_fork, fork_plan
-from sessions_app.domain.search import search_text
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import find_entry, load_tree
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.errors import InvalidEntries
 from sessions_app.services.exporting import pi_session_path
 from sessions_app.services.rows import create_session_row

@@ -13,11 +13,11 @@ from typing import Any
 
 from django.db import connection
 
-from sessions_app.domain import context_sums
-from sessions_app.domain.context_sums import OwnSums, PathSums
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import parse_json
+from pitree import context_sums
+from pitree.context_sums import OwnSums, PathSums
+from pitree.entries import Entry as DomainEntry
+from pitree.entries import entry_from_value
+from pitree.jsjson import parse_json
 from sessions_app.models import ChatSession, EntrySums
 
 __all__ = [

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sessions_app.domain.placement import InvalidEntries
+from core.errors import TeamConflict
+from pitree.placement import InvalidEntries
 
 __all__ = [
     "AppendConflict",
@@ -25,10 +26,6 @@ class AppendConflict(Exception):
         super().__init__(f"the leaf is {actual!r}, not the expected {expected!r}")
         self.expected = expected
         self.actual = actual
-
-
-class TeamConflict(Exception):
-    """The change would leave a team without an owner (409)."""
 
 
 class QuotaExceeded(Exception):

@@ -12,13 +12,13 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from sessions_app import access, realtime
-from sessions_app.actors import Actor, SystemActor, user_of
-from sessions_app.attribution import Author, author_of
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import parse_json
-from sessions_app.domain.jsonl import (
+from actionlog.services import Action, record_action
+from core import realtime
+from core.actors import Actor, SystemActor, user_of
+from pitree.entries import Entry as DomainEntry
+from pitree.entries import entry_from_value
+from pitree.jsjson import parse_json
+from pitree.jsonl import (
     LoadedFile,
     SkipReport,
     is_object_line,
@@ -27,11 +27,12 @@ from sessions_app.domain.jsonl import (
     objects_only,
     scan_lines,
 )
-from sessions_app.domain.redacted import is_redaction_of
-from sessions_app.domain.search import search_text
-from sessions_app.domain.storable import Unstorable
+from pitree.redacted import is_redaction_of
+from pitree.search import search_text
+from pitree.storable import Unstorable
+from sessions_app import access
+from sessions_app.attribution import Author, author_of
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.errors import InvalidSessionFile, QuotaExceeded
 from sessions_app.services.rows import check_storable, create_session_row
 from sessions_app.services.sharing import share_by_team_defaults

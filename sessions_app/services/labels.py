@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from actionlog.services import Action
+from core.actors import Actor
+from pitree.operations import label_entry
+from pitree.storable import MAX_NAME_CHARS, check_text
+from pitree.tree import SessionTree
 from sessions_app import access
-from sessions_app.actors import Actor
-from sessions_app.domain.operations import label_entry
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
-from sessions_app.domain.tree import SessionTree
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import find_entry
-from sessions_app.services.actions import Action
 from sessions_app.services.appending import append_entries, under_leaf
 
 __all__ = ["set_label"]

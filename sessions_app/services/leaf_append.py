@@ -28,16 +28,17 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from sessions_app import realtime, signals
-from sessions_app.domain import placement
-from sessions_app.domain.attribution import Author
-from sessions_app.domain.entries import ANCHORS, entry_from_value
-from sessions_app.domain.jsjson import js_stringify
-from sessions_app.domain.search import search_text
-from sessions_app.domain.tree import js_trim
+from actionlog.services import PendingAction
+from core import realtime
+from pitree import placement
+from pitree.attribution import Author
+from pitree.entries import ANCHORS, entry_from_value
+from pitree.jsjson import js_stringify
+from pitree.search import search_text
+from pitree.tree import js_trim
+from sessions_app import signals
 from sessions_app.models import ChatSession, Entry
 from sessions_app.services import context_sums
-from sessions_app.services.actions import PendingAction
 from sessions_app.services.errors import AppendConflict, InvalidEntries, QuotaExceeded
 from sessions_app.services.store import (
     COLUMNS,

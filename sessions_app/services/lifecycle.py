@@ -9,15 +9,16 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from sessions_app import access, realtime
-from sessions_app.actors import Actor, user_of
-from sessions_app.domain.jsonl import CURRENT_VERSION
-from sessions_app.domain.operations import new_session_id, session_info_entry
-from sessions_app.domain.storable import MAX_NAME_CHARS, MAX_PARAM_CHARS, check_text
-from sessions_app.domain.timestamps import now_iso
-from sessions_app.domain.tree import SessionTree, js_trim
+from actionlog.services import Action, record_action
+from core import realtime
+from core.actors import Actor, user_of
+from pitree.jsonl import CURRENT_VERSION
+from pitree.operations import new_session_id, session_info_entry
+from pitree.storable import MAX_NAME_CHARS, MAX_PARAM_CHARS, check_text
+from pitree.timestamps import now_iso
+from pitree.tree import SessionTree, js_trim
+from sessions_app import access
 from sessions_app.models import ChatSession
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.appending import append_entries, under_leaf
 from sessions_app.services.purging import purge_session, queue_purge
 from sessions_app.services.rows import create_session_row

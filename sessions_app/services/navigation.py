@@ -7,14 +7,15 @@ from functools import partial
 
 from django.db import transaction
 
-from sessions_app import access, realtime
-from sessions_app.actors import Actor
-from sessions_app.domain.operations import plan_navigation
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
-from sessions_app.domain.tree import SessionTree
+from actionlog.services import Action, record_action
+from core import realtime
+from core.actors import Actor
+from pitree.operations import plan_navigation
+from pitree.storable import MAX_NAME_CHARS, check_text
+from pitree.tree import SessionTree
+from sessions_app import access
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import find_entry
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.errors import InvalidEntries
 
 __all__ = ["NavigationOutcome", "navigate_without_summary", "set_leaf"]

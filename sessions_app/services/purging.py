@@ -20,9 +20,9 @@ from datetime import timedelta
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from sessions_app.actors import Actor
+from actionlog.services import Action, record_action
+from core.actors import Actor
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
-from sessions_app.services.actions import Action, record_action
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
 

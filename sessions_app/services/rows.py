@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sessions_app.domain.jsjson import js_stringify
-from sessions_app.domain.placement import check_fields
-from sessions_app.domain.storable import NOT_STORABLE, Unstorable, storable_text
+from pitree.jsjson import js_stringify
+from pitree.placement import check_fields
+from pitree.storable import NOT_STORABLE, Unstorable, storable_text
 from sessions_app.models import ChatSession
 from sessions_app.services.errors import InvalidSessionFile
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db import transaction
 
+from actionlog.services import Action, record_action
+from core.actors import Actor
 from sessions_app import access
-from sessions_app.actors import Actor
 from sessions_app.models import ChatSession
-from sessions_app.services.actions import Action, record_action
 from sessions_app.services.errors import InvalidEntries
 
 __all__ = ["COMPACTION_KEYS", "set_compaction_settings"]

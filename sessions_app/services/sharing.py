@@ -12,12 +12,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from sessions_app import access, link_tokens, realtime, signals
-from sessions_app.actors import Actor, user_of
-from sessions_app.domain.storable import MAX_NAME_CHARS, check_text
-from sessions_app.models import ChatSession, Entry, SessionShare, ShareLink, Team
+from actionlog.services import Action, record_action
+from core import realtime
+from core.actors import Actor, user_of
+from core.errors import InvalidSharing
+from pitree.storable import MAX_NAME_CHARS, check_text
+from sessions_app import access, link_tokens, signals
+from sessions_app.models import ChatSession, Entry, SessionShare, ShareLink
 from sessions_app.queries import EntryNotFound
-from sessions_app.services.actions import Action, record_action
+from teams.models import Team
 
 __all__ = [
     "InvalidSharing",
@@ -27,15 +30,6 @@ __all__ = [
     "share_with_team",
     "unshare_with_team",
 ]
-
-
-class InvalidSharing(ValueError):
-    """A sharing request names something that cannot be used; ``field`` is the request field at fault."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 # -- team shares ----------------------------------------------------------------------------------------

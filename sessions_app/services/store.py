@@ -23,20 +23,21 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Sum
 
-from sessions_app import realtime, signals
+from actionlog.services import PendingAction
+from core import realtime
+from pitree import placement
+from pitree.attribution import Author
+from pitree.context_sums import OwnSums
+from pitree.entries import Entry as DomainEntry
+from pitree.entries import entry_from_value
+from pitree.jsjson import js_stringify
+from pitree.search import search_text
+from pitree.storable import Unstorable
+from pitree.tree import SessionTree
+from sessions_app import signals
 from sessions_app.attribution import author_pk
-from sessions_app.domain import placement
-from sessions_app.domain.attribution import Author
-from sessions_app.domain.context_sums import OwnSums
-from sessions_app.domain.entries import Entry as DomainEntry
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import js_stringify
-from sessions_app.domain.search import search_text
-from sessions_app.domain.storable import Unstorable
-from sessions_app.domain.tree import SessionTree
 from sessions_app.models import ChatSession, Entry, Segment
 from sessions_app.services import context_sums
-from sessions_app.services.actions import PendingAction
 from sessions_app.services.errors import AppendConflict, InvalidSessionFile, QuotaExceeded
 
 __all__ = ["COLUMNS", "COUNTERS", "EntryStore", "PortableStore", "entry_store", "line_bytes"]

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from sessions_app import services
-from sessions_app.actors import IDENTITY_PROVIDER
-from sessions_app.models import ActionLog, Team, TeamInvitation, TeamMembership
+from actionlog.models import ActionLog
+from core.actors import IDENTITY_PROVIDER
+from teams import services as team_services
+from teams.models import Team, TeamInvitation, TeamMembership
 
 
 def _roles(person: Any) -> dict[str, str]:
@@ -17,12 +18,12 @@ def _roles(person: Any) -> dict[str, str]:
 
 def test_only_mapped_teams_follow_the_groups(user: Any) -> None:
     owner, person = user("owner"), user("person")
-    hobby = services.create_team(actor=owner, name="Hobby")
+    hobby = team_services.create_team(actor=owner, name="Hobby")
     TeamMembership.objects.create(team=hobby, user=person, role="editor")
-    eng = services.create_team(actor=owner, name="Engineering")
-    services.invite_member(actor=owner, team_id=eng.pk, username="person", role="viewer")
+    eng = team_services.create_team(actor=owner, name="Engineering")
+    team_services.invite_member(actor=owner, team_id=eng.pk, username="person", role="viewer")
 
-    changes = services.sync_team_memberships(
+    changes = team_services.sync_team_memberships(
         actor=IDENTITY_PROVIDER,
         user=person,
         roles={"Engineering": "editor", "Ops": "viewer"},
@@ -38,7 +39,7 @@ def test_only_mapped_teams_follow_the_groups(user: Any) -> None:
     # Nothing changed at the provider: the next sign-in changes and logs nothing.
     rows = ActionLog.objects.count()
     assert (
-        services.sync_team_memberships(
+        team_services.sync_team_memberships(
             actor=IDENTITY_PROVIDER,
             user=person,
             roles={"Engineering": "editor", "Ops": "viewer"},
@@ -48,7 +49,7 @@ def test_only_mapped_teams_follow_the_groups(user: Any) -> None:
     )
     assert ActionLog.objects.count() == rows
 
-    services.sync_team_memberships(
+    team_services.sync_team_memberships(
         actor=IDENTITY_PROVIDER, user=person, roles={}, managed={"Engineering", "Ops"}
     )
     assert _roles(person) == {"Hobby": "editor"}  # the unmapped team is left alone
@@ -58,5 +59,7 @@ def test_only_mapped_teams_follow_the_groups(user: Any) -> None:
 def test_only_the_server_syncs_memberships(user: Any) -> None:
     person = user("person")
     with pytest.raises(TypeError, match="identity provider"):
-        services.sync_team_memberships(actor=person, user=person, roles={"Ops": "owner"}, managed={"Ops"})
+        team_services.sync_team_memberships(
+            actor=person, user=person, roles={"Ops": "owner"}, managed={"Ops"}
+        )
     assert not Team.objects.filter(name="Ops").exists()

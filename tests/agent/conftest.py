@@ -10,10 +10,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from compaction_app.models import LLMProvider
+from core import realtime
 from piweb.celery import app as celery_app
-from piweb.llm.testserver import ProviderServer
-from sessions_app import realtime
+from providers.llm.testserver import ProviderServer
+from providers.models import LLMProvider
 from sessions_app.models import ChatSession
 
 

@@ -8,13 +8,13 @@ import time
 import pytest
 from django.db import connection
 
-from piweb.agent import services
-from piweb.agent.loop import INTERRUPTED
-from piweb.agent.models import AgentRun
-from piweb.agent.tasks import run_agent
-from piweb.llm import testserver as script
+from agent import services
+from agent.loop import INTERRUPTED
+from agent.models import AgentRun
+from agent.tasks import run_agent
+from core.actors import SystemActor
+from providers.llm import testserver as script
 from sessions_app import services as session_services
-from sessions_app.actors import SystemActor
 from tests.factories import entries
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from agent import services
 from compaction_app.models import CompactionRun
-from piweb.agent import services
-from piweb.llm import testserver as script
+from providers.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.queries import context_for_leaf
 from tests.factories import entries

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from compaction_app.models import LLMProvider
-from piweb.llm import testserver as script
+from actionlog.models import ActionLog
+from providers.llm import testserver as script
+from providers.models import LLMProvider
 from sessions_app import services as session_services
-from sessions_app.models import ActionLog
 from tests.factories import entries
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -33,11 +33,11 @@ from typing import Any
 
 import pytest
 
+from agent import services
 from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
-from compaction_app.models import LLMProvider
-from piweb.agent import services
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
+from providers.models import LLMProvider
 from sessions_app import services as session_services
 from tests.factories import entries
 

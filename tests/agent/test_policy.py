@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compaction_app.domain.settings import CompactionSettings
-from piweb.agent.policy import (
+from agent.policy import (
     LENGTH_RECOVERY_FAILED,
     OVERFLOW_RECOVERY_FAILED,
     Action,
@@ -17,8 +16,9 @@ from piweb.agent.policy import (
     is_retryable_error,
     recovery_targets,
 )
-from sessions_app.domain.entries import Entry, entry_from_value
-from sessions_app.domain.projection import project
+from compaction_app.domain.settings import CompactionSettings
+from pitree.entries import Entry, entry_from_value
+from pitree.projection import project
 
 MODEL = ModelSpec(provider="anthropic", model_id="claude", context_window=10000, max_output_tokens=4000)
 SETTINGS = CompactionSettings(reserve_tokens=1000, keep_recent_tokens=100)

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from piweb.agent import services
-from piweb.llm import testserver as script
+from agent import services
+from providers.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.models import Entry
 

@@ -9,8 +9,8 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from piweb.agent import services
-from piweb.llm import testserver as script
+from agent import services
+from providers.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.models import Entry
 from tests.factories import entries

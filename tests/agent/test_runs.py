@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from agent import services
+from agent.models import AgentRun
+from agent.policy import OVERFLOW_RECOVERY_FAILED
 from compaction_app.models import CompactionRun
-from piweb.agent import services
-from piweb.agent.models import AgentRun
-from piweb.agent.policy import OVERFLOW_RECOVERY_FAILED
-from piweb.llm import testserver as script
+from providers.llm import testserver as script
 from sessions_app import services as session_services
 from sessions_app.queries import context_for_leaf
 from tests.factories import entries, seeded_session

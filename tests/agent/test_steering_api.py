@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from piweb.agent.models import AgentRun
-from piweb.llm import testserver as script
+from actionlog.models import ActionLog
+from agent.models import AgentRun
+from providers.llm import testserver as script
 from sessions_app import services as session_services
-from sessions_app.models import ActionLog
 from tests.factories import entries
 
 pytestmark = pytest.mark.django_db(transaction=True)

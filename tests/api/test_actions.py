@@ -9,9 +9,10 @@ import pytest
 from django.test import Client
 from django.urls import resolve
 
+from actionlog.models import ActionLog
 from compaction_app.api.views import NavigateView
 from compaction_app.models import CompactionRun
-from sessions_app.models import ActionLog, ChatSession
+from sessions_app.models import ChatSession
 
 pytestmark = pytest.mark.django_db
 

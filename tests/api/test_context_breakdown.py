@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from pitree.tokens import TokenEstimate, break_down_context
 from sessions_app import services
-from sessions_app.domain.tokens import TokenEstimate, break_down_context
 from tests.factories import assistant_message as assistant
 from tests.factories import session_file
 from tests.factories import user_message as user

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from actionlog.models import ActionLog
 from sessions_app import services
-from sessions_app.models import ActionLog
 from tests.factories import assistant_message, session_file, small_tree, user_message
 
 pytestmark = pytest.mark.django_db

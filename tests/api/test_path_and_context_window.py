@@ -72,7 +72,7 @@ def test_entries_by_id_come_in_one_request_in_append_order(api_client: Any) -> N
 def test_a_context_is_built_once_and_still_follows_the_window_and_new_entries(
     api_client: Any, django_assert_max_num_queries: Any
 ) -> None:
-    from compaction_app.models import LLMProvider
+    from providers.models import LLMProvider
 
     entries = _chain(30)
     entries[-1]["message"]["provider"], entries[-1]["message"]["model"] = "acme", "acme-1"

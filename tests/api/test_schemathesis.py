@@ -16,8 +16,8 @@ from schemathesis.checks import negative_data_rejection, not_a_server_error
 from schemathesis.transport.serialization import serialize_binary
 
 import piweb.wsgi
+from pitree.storable import MAX_ID_CHARS
 from sessions_app import services
-from sessions_app.domain.storable import MAX_ID_CHARS
 from sessions_app.models import ApiToken
 from tests.factories import session_file, small_tree
 

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.test import APIClient
 
-from sessions_app.api.authentication import (
+from accounts_app.authentication import (
     ApiTokenAuthentication,
     TokenMemory,
     current_epoch,

@@ -12,14 +12,15 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from actionlog.models import ActionLog
+from core.actors import PURGE_WORKER
 from sessions_app import services
-from sessions_app.actors import PURGE_WORKER
-from sessions_app.models import ActionLog
+from teams import services as team_services
 from tests.factories import conversation, store
 
 pytestmark = pytest.mark.django_db
 
-ACTIONS = "/admin/sessions_app/actionlog/"
+ACTIONS = "/admin/actionlog/actionlog/"
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def logged(user: Any) -> dict[str, Any]:
     ada, bob = user("ada"), user("bob")
     first = store(ada, conversation(2), pi_id="first")
     second = store(bob, conversation(2), pi_id="second")
-    team = services.create_team(actor=ada, name="core")
+    team = team_services.create_team(actor=ada, name="core")
     services.rename_session(session=first, name='=HYPERLINK("x")', actor=ada)
     services.share_with_team(session=first, team=team, access="viewer", actor=ada)
     services.delete_session(session=second, actor=bob)

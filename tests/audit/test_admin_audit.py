@@ -9,20 +9,22 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
+from actionlog.models import ActionLog
+from agent import services as agent_services
+from audit.models import OmittedAttempt
+from audit.usage import compute_rollup
 from compaction_app.models import CompactionRun
-from piweb.agent import services as agent_services
-from piweb.audit.models import OmittedAttempt
-from piweb.audit.usage import compute_rollup
-from piweb.llm import testserver as script
+from providers.llm import testserver as script
 from sessions_app import services as session_services
-from sessions_app.models import ActionLog, SessionShare, Team, TeamMembership
+from sessions_app.models import SessionShare
+from teams.models import Team, TeamMembership
 from tests.factories import entries, seeded_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OMITTED = "/admin/audit/omittedattempt/"
 COMPACTIONS = "/admin/compaction_app/compactionrun/"
-ACTIONS = "/admin/sessions_app/actionlog/"
+ACTIONS = "/admin/actionlog/actionlog/"
 USAGE = "/admin/audit/usagerollup/"
 
 

@@ -20,17 +20,22 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
+from accounts_app import tokens
+from actionlog.models import ActionLog
+from agent import services as agent_services
 from compaction_app import tasks as compaction_tasks
-from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.models import CompactionRun
 from compaction_app.services import request_compaction, start_branch_summary
+from core.actors import IDENTITY_PROVIDER
 from governance import tasks as governance_tasks
 from governance.models import LegalHold, SecretFinding
 from governance.scanning import scan_range
-from piweb.agent import services as agent_services
+from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app import tasks as session_tasks
-from sessions_app.actors import IDENTITY_PROVIDER
-from sessions_app.models import ActionLog, ChatSession, ShareLink, Team, TeamInvitation, TeamMembership
+from sessions_app.models import ChatSession, ShareLink
+from teams import services as team_services
+from teams.models import Team, TeamInvitation, TeamMembership
 from tests.factories import HEADER, conversation, line, session_file, store, user_message
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +65,7 @@ def world(user: Callable[..., Any], tmp_path: Path, settings: Any) -> World:
     owner, other = user("owner"), user("other")
     staff = user("staff", is_staff=True, is_superuser=True)
     session = store(owner, conversation(8))
-    team = services.create_team(actor=owner, name="core")
+    team = team_services.create_team(actor=owner, name="core")
     client = APIClient()
     client.force_authenticate(user=owner)
     return World(owner, other, staff, session, team, client, tmp_path)
@@ -89,7 +94,7 @@ def _member(w: World, role: str = "viewer") -> None:
 
 
 def _invitation(w: World) -> TeamInvitation:
-    services.invite_member(actor=w.owner, team_id=w.team.pk, username="other", role="viewer")
+    team_services.invite_member(actor=w.owner, team_id=w.team.pk, username="other", role="viewer")
     return TeamInvitation.objects.get(team=w.team, user=w.other)
 
 
@@ -279,13 +284,13 @@ def rest_token_create_signed_in(w: World) -> None:
 
 def sign_in_team_sync(w: World) -> None:
     # What a sign-in with the identity provider runs (accounts_app.receivers) for a group mapped to "core".
-    services.sync_team_memberships(
+    team_services.sync_team_memberships(
         actor=IDENTITY_PROVIDER, user=w.other, roles={"core": "editor"}, managed={"core"}
     )
 
 
 def rest_token_revoke(w: World) -> Callable[[], None]:
-    token, _ = services.create_api_token(actor=w.owner, user=w.owner, name="old")
+    token, _ = tokens.create_api_token(actor=w.owner, user=w.owner, name="old")
     return lambda: _ok(w.client.delete(f"/api/tokens/{token.token_key}/"))
 
 
@@ -369,7 +374,7 @@ def admin_team_create(w: World) -> None:
         "memberships-MIN_NUM_FORMS": "0",
         "memberships-MAX_NUM_FORMS": "1000",
     }
-    response = _staff(w).post("/admin/sessions_app/team/add/", body)
+    response = _staff(w).post("/admin/teams/team/add/", body)
     assert response.status_code == 302, response.content[:300]
 
 

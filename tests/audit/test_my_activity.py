@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from accounts_app import tokens
+from actionlog.models import ActionLog
+from actionlog.services import record_action
+from core.actors import COMPACTION_WORKER
 from sessions_app import services
-from sessions_app.actors import COMPACTION_WORKER
-from sessions_app.models import ActionLog, Team, TeamMembership
-from sessions_app.services.actions import record_action
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +93,7 @@ def test_my_own_rows_about_a_session_i_can_no_longer_read_are_gone(crew: dict[st
 
 
 def test_token_rows_never_show_the_token(crew: dict[str, Any]) -> None:
-    _token, text = services.create_api_token(actor=crew["olga"], user=crew["olga"], name="laptop")
+    _token, text = tokens.create_api_token(actor=crew["olga"], user=crew["olga"], name="laptop")
     [row] = activity(crew["olga"], action="token_create")["items"]
     assert row["detail"] == {"name": "laptop"}
     assert text[:8] not in str(row)

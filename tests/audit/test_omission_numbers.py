@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from piweb.audit.omissions import _number
+from audit.omissions import _number
 
 
 def test_counters_outside_bigint_are_unknown() -> None:

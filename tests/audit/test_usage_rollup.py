@@ -10,11 +10,12 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from piweb.audit.models import SessionUsage
-from piweb.audit.usage import Rollup, Totals, compute_rollup
-from piweb.audit.usage_rollup import rollup_sql
+from audit.models import SessionUsage
+from audit.usage import Rollup, Totals, compute_rollup
+from audit.usage_rollup import rollup_sql
 from sessions_app import services as session_services
-from sessions_app.models import ChatSession, Entry, SessionShare, Team, TeamMembership
+from sessions_app.models import ChatSession, Entry, SessionShare
+from teams.models import Team, TeamMembership
 from tests.factories import conversation, seeded_session, store
 
 
@@ -151,9 +152,7 @@ def test_the_migration_takes_the_copies_of_earlier_forks_out_of_the_rollup(user)
 
     editor = SimpleNamespace(connection=connection)
     importlib.import_module("sessions_app.migrations.0027_session_copied_entries").count_copies(None, editor)
-    importlib.import_module("piweb.audit.migrations.0005_usage_without_copies").roll_up_forks_again(
-        None, editor
-    )
+    importlib.import_module("audit.migrations.0005_usage_without_copies").roll_up_forks_again(None, editor)
 
     assert dict(compute_rollup().by_user)["ann"].input == 10
     assert _rounded(compute_rollup()) == _rounded(compute_rollup(recount=True))

@@ -10,12 +10,14 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from compaction_app.models import CompactionRun, LLMProvider
+from agent.models import AgentRun
+from compaction_app.models import CompactionRun
 from discussion.models import Comment
-from piweb.agent.models import AgentRun
 from piweb.celery import app as celery_app
+from providers.models import LLMProvider
 from sessions_app import services
-from sessions_app.models import ChatSession, ShareLink, Team, TeamMembership
+from sessions_app.models import ChatSession, ShareLink
+from teams.models import Team, TeamMembership
 from tests.factories import session_file, small_tree
 
 ACTORS = ("owner", "editor", "viewer", "link", "other", "anon")

@@ -15,9 +15,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from actionlog.models import ActionLog
 from piweb.asgi import application
 from sessions_app import services
-from sessions_app.models import ActionLog, ShareLink
+from sessions_app.models import ShareLink
 from tests.factories import session_file, small_tree
 
 from .conftest import World

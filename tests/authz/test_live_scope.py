@@ -19,9 +19,11 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
 
+from core import realtime
 from piweb.asgi import application
-from sessions_app import realtime, services
-from sessions_app.models import SessionShare, ShareLink, Team, TeamMembership
+from sessions_app import services
+from sessions_app.models import SessionShare, ShareLink
+from teams.models import Team, TeamMembership
 from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,7 +18,8 @@ from rest_framework.test import APIClient
 
 from piweb.asgi import application
 from sessions_app import services
-from sessions_app.models import SessionShare, ShareLink, Team, TeamMembership
+from sessions_app.models import SessionShare, ShareLink
+from teams.models import Team, TeamMembership
 from tests.factories import session_file, small_tree
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]

@@ -6,7 +6,8 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
-from sessions_app.models import ActionLog, ChatSession
+from actionlog.models import ActionLog
+from sessions_app.models import ChatSession
 
 from .conftest import World
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
-from sessions_app.models import TeamInvitation, TeamMembership
+from teams.models import TeamInvitation, TeamMembership
 
 
 def _client(account: Any) -> APIClient:

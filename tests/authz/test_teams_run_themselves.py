@@ -8,9 +8,13 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
+from actionlog.models import ActionLog
 from sessions_app import services
-from sessions_app.models import ActionLog, SessionShare, Team, TeamMembership
-from sessions_app.services.sync import Cursor
+from sessions_app.models import SessionShare
+from sync import services as sync_services
+from sync.services import Cursor
+from teams import services as team_services
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 
 
@@ -21,7 +25,7 @@ def _client(account: Any) -> APIClient:
 
 
 def _team(owner: Any, name: str = "alpha", **members: str) -> Team:
-    team = services.create_team(actor=owner, name=name)
+    team = team_services.create_team(actor=owner, name=name)
     for account, role in members.items():
         TeamMembership.objects.create(team=team, user_id=int(account.removeprefix("u")), role=role)
     return team
@@ -85,7 +89,7 @@ def test_a_default_share_shares_members_new_sessions_and_a_member_can_opt_out(us
     imported = _import(dev_user, "imported-after")
     header = json.dumps({**HEADER, "id": "synced-after"})
     lines = [json.dumps(v) for v in small_tree()]
-    synced = services.sync_lines(
+    synced = sync_services.sync_lines(
         actor=dev_user,
         header_line=header,
         start=Cursor(0, 0, None),
@@ -112,7 +116,7 @@ def test_a_default_share_shares_members_new_sessions_and_a_member_can_opt_out(us
             "message": {"role": "user", "content": "more", "timestamp": 9},
         }
     )
-    services.sync_lines(
+    sync_services.sync_lines(
         actor=dev_user,
         header_line=header,
         start=Cursor(len(lines), None, None),

@@ -9,7 +9,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from sessions_app.models import ActionLog, ApiToken
+from actionlog.models import ActionLog
+from sessions_app.models import ApiToken
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from piweb.llm.testserver import ProviderServer
-from sessions_app.realtime import group_name
+from core.realtime import group_name
+from providers.llm.testserver import ProviderServer
 from tests.factories import conversation, store
 
 

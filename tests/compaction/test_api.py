@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from compaction_app.models import CompactionRun, LLMProvider
+from actionlog.models import ActionLog
+from compaction_app.models import CompactionRun
 from piweb.celery import app as celery_app
-from sessions_app.models import ActionLog
+from providers.models import LLMProvider
 from tests.factories import conversation, payloads, store
 
 pytestmark = pytest.mark.django_db
@@ -168,8 +169,8 @@ def test_provider_keys_never_leave_the_server(staff_client: Any) -> None:
         api_key="sk-very-secret-1234",
     )
 
-    listing = staff_client.get("/admin/compaction_app/llmprovider/").content.decode()
-    form = staff_client.get(f"/admin/compaction_app/llmprovider/{provider.pk}/change/").content.decode()
+    listing = staff_client.get("/admin/providers/llmprovider/").content.decode()
+    form = staff_client.get(f"/admin/providers/llmprovider/{provider.pk}/change/").content.decode()
 
     assert "sk-very-secret" not in listing and "sk-very-secret" not in form
     assert "1234" in listing
@@ -194,7 +195,7 @@ def test_a_blank_key_in_the_admin_form_keeps_the_stored_key(staff_client: Any) -
         "api_key": "",
     }
 
-    response = staff_client.post(f"/admin/compaction_app/llmprovider/{provider.pk}/change/", data)
+    response = staff_client.post(f"/admin/providers/llmprovider/{provider.pk}/change/", data)
 
     assert response.status_code == 302
     provider.refresh_from_db()
@@ -205,7 +206,7 @@ def test_compat_settings_are_checked_and_the_settings_in_force_shown(staff_clien
     provider = LLMProvider.objects.create(
         name="deepseek", base_url="https://api.deepseek.com/v1", model_id="m", provider="deepseek"
     )
-    url = f"/admin/compaction_app/llmprovider/{provider.pk}/change/"
+    url = f"/admin/providers/llmprovider/{provider.pk}/change/"
     data = {
         "name": "deepseek",
         "api": "openai-completions",

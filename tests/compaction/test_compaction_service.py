@@ -7,14 +7,15 @@ from typing import Any
 import pytest
 
 from compaction_app.domain.summary import SummaryRequest, SummaryResponse
-from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.models import CompactionRun
 from compaction_app.services import CompactionRefused, compact_session, request_compaction, summarizer_for
 from compaction_app.summarizers import LLMSummarizer, OfflineSummarizer
-from piweb.llm import ProviderConfig
-from piweb.llm.testserver import ProviderServer, dropped, error, reply, tool_call
+from pitree.timestamps import js_date_ms
+from pitree.tokens import estimate_tokens
+from providers.llm import ProviderConfig
+from providers.llm.testserver import ProviderServer, dropped, error, reply, tool_call
+from providers.models import LLMProvider
 from sessions_app import services as session_services
-from sessions_app.domain.timestamps import js_date_ms
-from sessions_app.domain.tokens import estimate_tokens
 from sessions_app.queries import context_for_leaf
 from tests.factories import SYSTEM_PROMPT, conversation, payloads, store
 

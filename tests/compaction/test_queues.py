@@ -14,14 +14,15 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 
-from compaction_app.models import CompactionRun, LLMProvider
+from agent.models import AgentRun
+from agent.services import abort_run, start_run
+from compaction_app.models import CompactionRun
 from compaction_app.services import request_compaction
+from core.actors import SystemActor
 from piweb import workers
-from piweb.agent.models import AgentRun
-from piweb.agent.services import abort_run, start_run
 from piweb.celery import app as celery_app
-from piweb.llm.testserver import ProviderServer, hang
-from sessions_app.actors import SystemActor
+from providers.llm.testserver import ProviderServer, hang
+from providers.models import LLMProvider
 from tests.factories import conversation, store
 from tests.procs import database_url, wait_until
 

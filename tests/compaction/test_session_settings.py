@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from actionlog.models import ActionLog
 from compaction_app.services import compact_session
 from compaction_app.summarizers import OfflineSummarizer
-from sessions_app.models import ActionLog
 from tests.factories import payloads
 
 pytestmark = pytest.mark.django_db

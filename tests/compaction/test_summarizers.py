@@ -18,9 +18,9 @@ from compaction_app.domain.summary import (
     validated_summary,
 )
 from compaction_app.summarizers import LLMSummarizer, OfflineSummarizer
-from piweb.llm import ProviderConfig
-from piweb.llm.testserver import ProviderServer, error, reply
-from sessions_app.domain.entries import Entry
+from pitree.entries import Entry
+from providers.llm import ProviderConfig
+from providers.llm.testserver import ProviderServer, error, reply
 
 CONVERSATION = "\n\n".join(
     [

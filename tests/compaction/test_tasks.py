@@ -9,7 +9,7 @@ import pytest
 from compaction_app import tasks
 from compaction_app.domain.branch_summary import BRANCH_SUMMARY_PREAMBLE
 from compaction_app.domain.summary import SummaryRequest, SummaryResponse
-from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.models import CompactionRun
 from compaction_app.services import (
     OperationInProgress,
     cancel_operation,
@@ -18,10 +18,11 @@ from compaction_app.services import (
     summarize_and_navigate,
 )
 from compaction_app.summarizers import OfflineSummarizer
-from piweb.llm.testserver import ProviderServer, error, reply
+from core.actors import SystemActor
+from pitree.operations import TreeOperationError
+from providers.llm.testserver import ProviderServer, error, reply
+from providers.models import LLMProvider
 from sessions_app import services as session_services
-from sessions_app.actors import SystemActor
-from sessions_app.domain.operations import TreeOperationError
 from tests.factories import payloads, store
 
 pytestmark = pytest.mark.django_db

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 
-from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.models import CompactionRun
 from compaction_app.services import request_compaction
 from piweb.celery import app as celery_app
-from piweb.llm.testserver import ProviderServer, hang, reply
+from providers.llm.testserver import ProviderServer, hang, reply
+from providers.models import LLMProvider
 from tests.factories import conversation, payloads, store
 from tests.procs import database_url, wait_until
 

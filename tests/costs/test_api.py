@@ -11,9 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from compaction_app.models import CompactionRun, LLMProvider
+from compaction_app.models import CompactionRun
+from providers.models import LLMProvider
 from sessions_app import services
-from sessions_app.models import SessionShare, Team, TeamMembership
+from sessions_app.models import SessionShare
+from teams import services as team_services
+from teams.models import Team, TeamMembership
 from tests.factories import assistant_message, session_file, user_message
 
 
@@ -142,7 +145,7 @@ def test_a_teams_usage_counts_its_shared_sessions_only(owner: Any, session: Any,
     big = [user_message("x1", None, "big"), _answer("x2", "x1", 100.0, tokens=73_000_000)]
     services.import_jsonl(actor=owner, data=session_file(big, {"type": "session", "version": 3,
                           "id": "other", "timestamp": "2026-01-02T03:04:05.000Z", "cwd": "/"}))  # fmt: skip
-    team = services.create_team(actor=owner, name="eng")
+    team = team_services.create_team(actor=owner, name="eng")
     viewer = user("vic")
     TeamMembership.objects.create(team=team, user=viewer, role="viewer")
     SessionShare.objects.create(session=session, team=team)
@@ -159,7 +162,7 @@ def test_a_teams_usage_counts_its_shared_sessions_only(owner: Any, session: Any,
 def test_forks_and_clones_count_what_they_copied_once(owner: Any, session: Any, user: Any) -> None:
     # A fork or clone copies the messages with their usage: the calls were made (and counted) once.
     bob = user("bob")
-    team = services.create_team(actor=owner, name="eng")
+    team = team_services.create_team(actor=owner, name="eng")
     TeamMembership.objects.create(team=team, user=bob, role="editor")
     SessionShare.objects.create(session=session, team=team)
     bobs = _client(bob)

@@ -9,14 +9,14 @@ from typing import Any
 
 from django.db import connection
 
-from piweb.costs.models import MessageCost, UsageDay
-from piweb.costs.queries import own_sessions, session_totals, usage_report
-from piweb.costs.recording import recount_session
+from costs.models import MessageCost, UsageDay
+from costs.queries import own_sessions, session_totals, usage_report
+from costs.recording import recount_session
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import assistant_message, session_file, small_tree, user_message
 
-migration = importlib.import_module("piweb.costs.migrations.0002_usage_day_copied")
+migration = importlib.import_module("costs.migrations.0002_usage_day_copied")
 copies = importlib.import_module("sessions_app.migrations.0027_session_copied_entries")
 EDITOR = SimpleNamespace(connection=connection)  # what the migrations' data steps use of a schema editor
 

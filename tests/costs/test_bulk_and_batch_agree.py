@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compaction_app.models import LLMProvider
-from piweb.audit.models import SessionUsage
-from piweb.costs.models import MessageCost, UsageDay
+from audit.models import SessionUsage
+from costs.models import MessageCost, UsageDay
+from providers.models import LLMProvider
 from sessions_app import services
 from tests.factories import session_file, user_message
 

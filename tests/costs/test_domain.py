@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from piweb.costs.domain import Price, Source, charge_message, day_of
+from costs.domain import Price, Source, charge_message, day_of
 
 
 def _message(usage: object, model: str = "m") -> dict:

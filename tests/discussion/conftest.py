@@ -10,7 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from sessions_app import services
-from sessions_app.models import ChatSession, Team, TeamMembership
+from sessions_app.models import ChatSession
+from teams.models import Team, TeamMembership
 from tests.factories import session_file, small_tree
 
 

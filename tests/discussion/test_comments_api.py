@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from django.core import mail
 
+from actionlog.models import ActionLog
 from discussion.domain.text import MAX_COMMENT_CHARS
 from discussion.models import Comment, Notification
 from sessions_app import services
-from sessions_app.models import ActionLog
 
 from .conftest import Crew
 

@@ -10,9 +10,9 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
+from core import realtime
 from discussion import services
 from piweb.asgi import application
-from sessions_app import realtime
 from sessions_app import services as session_services
 
 from .conftest import Crew

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from piweb.audit.domain.activity import MAX_TEXT, public_detail
+from audit.domain.activity import MAX_TEXT, public_detail
 
 
 def test_secret_shaped_keys_are_dropped_at_any_depth_and_the_rest_kept() -> None:

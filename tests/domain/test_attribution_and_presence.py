@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.domain.attribution import Author
-from sessions_app.domain.presence import Viewer, decode, encode, live, roster
+from live.presence_rules import Viewer, decode, encode, live, roster
+from pitree.attribution import Author
 
 
 def test_equal_authors_share_a_key_and_any_difference_makes_another() -> None:

@@ -15,9 +15,9 @@ from compaction_app.domain.branch_summary import (
     prepare_branch_entries,
 )
 from compaction_app.sessiontool import branch_summary as branch_summary_command
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.session import load_session
-from sessions_app.domain.tree import SessionTree
+from pitree.entries import entry_from_value
+from pitree.session import load_session
+from pitree.tree import SessionTree
 from tests.conformance.compare import ConformanceRun, assert_conforms, conformance_dir, run_params
 
 

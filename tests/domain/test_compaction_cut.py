@@ -14,8 +14,8 @@ from compaction_app.domain.preparation import (
 )
 from compaction_app.domain.settings import CompactionSettings
 from compaction_app.sessiontool import cut
-from sessions_app.domain.entries import Entry
-from sessions_app.domain.session import load_session
+from pitree.entries import Entry
+from pitree.session import load_session
 from tests.conformance.compare import ConformanceRun, assert_conforms, conformance_dir, run_params
 
 

@@ -11,7 +11,7 @@ from compaction_app.domain.preparation import CompactionPreparation, prepare_com
 from compaction_app.domain.prompts import SummaryKind
 from compaction_app.domain.settings import CompactionSettings
 from compaction_app.domain.summary import SummarizationError, SummaryRequest, compact
-from sessions_app.domain.entries import Entry
+from pitree.entries import Entry
 
 
 @dataclass

@@ -6,7 +6,7 @@ import functools
 import math
 import random
 
-from sessions_app.domain.jssort import js_sort
+from pitree.jssort import js_sort
 
 
 def by_time(a: tuple[str, float], b: tuple[str, float]) -> float:

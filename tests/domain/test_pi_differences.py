@@ -13,14 +13,14 @@ from compaction_app.sessiontool import cut as cut_command
 from compaction_app.sessiontool import dump
 from compaction_app.sessiontool import fork as fork_command
 from compaction_app.sessiontool import project as project_command
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import parse_json
-from sessions_app.domain.operations import copy_for_fork
-from sessions_app.domain.session import load_session
-from sessions_app.domain.timestamps import js_date_ms
-from sessions_app.domain.tokens import current_system_message
-from sessions_app.domain.tree import SessionTree
-from sessions_app.domain.tree_listing import tree_listing
+from pitree.entries import entry_from_value
+from pitree.jsjson import parse_json
+from pitree.operations import copy_for_fork
+from pitree.session import load_session
+from pitree.timestamps import js_date_ms
+from pitree.tokens import current_system_message
+from pitree.tree import SessionTree
+from pitree.tree_listing import tree_listing
 
 HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w"}
 

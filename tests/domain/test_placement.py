@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.placement import (
+from pitree.entries import entry_from_value
+from pitree.placement import (
     Counters,
     InvalidEntries,
     ParentFacts,
@@ -16,8 +16,8 @@ from sessions_app.domain.placement import (
     relative_chain,
     resolve,
 )
-from sessions_app.domain.storable import Unstorable, check_fields
-from sessions_app.domain.tree import SessionTree
+from pitree.storable import Unstorable, check_fields
+from pitree.tree import SessionTree
 
 
 def entry(entry_id: str | None, parent: str | None, kind: str = "message", **fields: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.domain.search import (
+from pitree.search import (
     MAX_SEARCH_CHARS,
     marked,
     parse_query,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sessions_app.domain.projection import project
-from sessions_app.domain.session import load_session
-from sessions_app.domain.tokens import estimate_projected_context_tokens, set_aside_usage
+from pitree.projection import project
+from pitree.session import load_session
+from pitree.tokens import estimate_projected_context_tokens, set_aside_usage
 from tests.factories import HEADER, assistant_message, user_message
 
 USAGE = {"input": 5000, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 5100}

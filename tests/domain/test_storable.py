@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sessions_app.domain.storable import (
+from pitree.storable import (
     MAX_DEPTH,
     NOT_STORABLE,
     Unstorable,

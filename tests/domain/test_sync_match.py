@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sessions_app.domain.sync_match import Line, content_key, plan_lines
+from pitree.sync_match import Line, content_key, plan_lines
 
 
 def _line(value: dict[str, Any], number: int = 1) -> Line:

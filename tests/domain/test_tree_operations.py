@@ -10,8 +10,8 @@ import pytest
 from compaction_app.sessiontool import branch_with_summary as branch_with_summary_command
 from compaction_app.sessiontool import context_edit as context_edit_command
 from compaction_app.sessiontool import fork as fork_command
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.operations import (
+from pitree.entries import entry_from_value
+from pitree.operations import (
     BranchedSession,
     TreeOperationError,
     apply_navigation,
@@ -24,8 +24,8 @@ from sessions_app.domain.operations import (
     plan_navigation,
     session_info_entry,
 )
-from sessions_app.domain.session import load_session
-from sessions_app.domain.tree import SessionTree
+from pitree.session import load_session
+from pitree.tree import SessionTree
 from tests.conformance.compare import ConformanceRun, assert_conforms, conformance_dir, run_params
 
 

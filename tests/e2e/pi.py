@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from piweb.agent.loop import request_transcript
-from piweb.llm import ProviderConfig, openai
+from agent.loop import request_transcript
+from providers.llm import ProviderConfig, openai
 from sessions_app.models import ChatSession
 from sessions_app.queries import context_for_leaf
 from tests.conftest import CLIENT_SRC

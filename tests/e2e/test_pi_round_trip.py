@@ -14,8 +14,8 @@ import pytest
 
 from compaction_app.services import compact_session
 from compaction_app.summarizers import OfflineSummarizer
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
 from sessions_app import services
 from sessions_app.models import ApiToken, ChatSession
 from tests.procs import wait_until

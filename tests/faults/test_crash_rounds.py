@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from piweb.llm.testserver import ProviderServer, reply
+from providers.llm.testserver import ProviderServer, reply
 from tests.procs import wait_until
 
 from .stack import VISIBILITY_TIMEOUT, Stack

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from compaction_app.models import LLMProvider
-from piweb.agent import services
-from piweb.agent.models import AgentRun
+from agent import services
+from agent.models import AgentRun
 from piweb.celery import app as celery_app
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
+from providers.models import LLMProvider
 from sessions_app import services as session_services
 from sessions_app.models import ChatSession, Entry
 

@@ -14,10 +14,10 @@ from typing import Any
 
 def check_session(pk: int, *, sample: int = 60) -> dict[str, Any]:
     """Return the session's rows by id and every inconsistency found (an empty list when sound)."""
+    from pitree.entries import entry_from_value
+    from pitree.jsjson import parse_json
+    from pitree.tree import SessionTree
     from sessions_app import queries, services
-    from sessions_app.domain.entries import entry_from_value
-    from sessions_app.domain.jsjson import parse_json
-    from sessions_app.domain.tree import SessionTree
     from sessions_app.models import ChatSession, Entry, Segment
 
     session = ChatSession.objects.get(pk=pk)

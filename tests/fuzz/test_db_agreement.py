@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compaction_app.sessiontool.common import estimate_view, projection_messages
+from pitree.jsjson import INVALID, parse_json
+from pitree.projection import project
+from pitree.session import load_session
+from pitree.tokens import estimate_projected_context_tokens
 from sessions_app import queries, services
-from sessions_app.domain.jsjson import INVALID, parse_json
-from sessions_app.domain.projection import project
-from sessions_app.domain.session import load_session
-from sessions_app.domain.tokens import estimate_projected_context_tokens
 
 from .strategies import SessionFile, session_files
 

@@ -21,7 +21,8 @@ from rest_framework.test import APIClient
 from compaction_app.models import CompactionRun
 from discussion.models import Comment
 from sessions_app import services
-from sessions_app.models import ChatSession, ShareLink, Team, TeamMembership
+from sessions_app.models import ChatSession, ShareLink
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, line, session_file, small_tree
 
 pytestmark = pytest.mark.timeout(600)
@@ -218,7 +219,7 @@ def send(world: World, route: str, method: str, url: str, body: str | None) -> N
 
 def _only_a_refusal_kept(before: dict[str, Any], after: dict[str, Any]) -> bool:
     """Whether the one change is a refused compaction kept in the history: its run and its log row."""
-    runs, log = "compaction_app.CompactionRun", "sessions_app.ActionLog"
+    runs, log = "compaction_app.CompactionRun", "actionlog.ActionLog"
     rest = {k: v for k, v in after.items() if k not in (runs, log)}
     if rest != {k: v for k, v in before.items() if k not in (runs, log)}:
         return False

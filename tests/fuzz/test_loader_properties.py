@@ -10,13 +10,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsjson import INVALID, js_number, js_stringify, parse_json, stringify_walk
-from sessions_app.domain.jsonl import load_text, objects_only, scan_lines
-from sessions_app.domain.projection import project
-from sessions_app.domain.session import load_session
-from sessions_app.domain.tokens import estimate_context_tokens, estimate_projected_context_tokens
-from sessions_app.domain.tree import SessionTree
+from pitree.entries import entry_from_value
+from pitree.jsjson import INVALID, js_number, js_stringify, parse_json, stringify_walk
+from pitree.jsonl import load_text, objects_only, scan_lines
+from pitree.projection import project
+from pitree.session import load_session
+from pitree.tokens import estimate_context_tokens, estimate_projected_context_tokens
+from pitree.tree import SessionTree
 
 from .strategies import SessionFile, garbage_lines, json_values, session_files
 

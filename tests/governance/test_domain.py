@@ -69,7 +69,7 @@ def test_a_secret_split_across_two_strings_is_not_one_finding_and_positions_stay
 
 
 def test_a_stored_redaction_is_recognised_as_the_original_line_and_nothing_else() -> None:
-    from sessions_app.domain.redacted import is_redaction_of
+    from pitree.redacted import is_redaction_of
 
     original = '{"id":"t1","t":"key ' + AWS_KEY + ' and \\"quoted\\" text"}'
     stored = redact_line(original, scan_value(json.loads(original))).raw

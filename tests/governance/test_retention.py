@@ -10,10 +10,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from actionlog.models import ActionLog
 from governance import retention
 from governance.models import LegalHold, TeamPolicy, UserRetention
 from sessions_app import access, services
-from sessions_app.models import ActionLog, ChatSession, Team, TeamMembership
+from sessions_app.models import ChatSession
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 
 pytestmark = pytest.mark.django_db

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from actionlog.models import ActionLog
 from governance.models import TeamPolicy
 from governance.scanning import INLINE_ENTRIES, sweep_pending_scans
 from sessions_app import services
-from sessions_app.models import ActionLog, ChatSession, Team, TeamMembership
+from sessions_app.models import ChatSession
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, assistant_message, line, session_file, user_message
 
 # Transactional: scans follow the commit of each write, as they do in production.

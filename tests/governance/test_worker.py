@@ -16,10 +16,11 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from actionlog.models import ActionLog
 from governance.models import LegalHold, PendingScan, SecretFinding
 from governance.scanning import INLINE_ENTRIES
 from sessions_app import services
-from sessions_app.models import ActionLog, ChatSession
+from sessions_app.models import ChatSession
 from tests.compaction.test_worker_kill import ROOT
 from tests.factories import HEADER, session_file, small_tree, user_message
 from tests.procs import database_url, wait_until

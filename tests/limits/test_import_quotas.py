@@ -11,13 +11,13 @@ from typing import Any
 from django.db import transaction
 from django.test import override_settings
 
+from pitree.entries import entry_from_value
+from pitree.jsonl import EMPTY_VALUE, NOT_AN_OBJECT, NOT_JSON, REPORTED_SKIPPED_LINES
 from sessions_app import services
 from sessions_app.attribution import author_of
-from sessions_app.domain.entries import entry_from_value
-from sessions_app.domain.jsonl import EMPTY_VALUE, NOT_AN_OBJECT, NOT_JSON, REPORTED_SKIPPED_LINES
 from sessions_app.models import ChatSession, Entry
 from sessions_app.services.store import entry_store
-from sessions_app.services.sync import Cursor, sync_lines
+from sync.services import Cursor, sync_lines
 from tests.factories import HEADER, line, session_file, small_tree
 
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from pitree.placement import FIELD_CAPS, MAX_ID_CHARS
 from sessions_app import services
-from sessions_app.domain.placement import FIELD_CAPS, MAX_ID_CHARS
 from sessions_app.models import ChatSession, Entry
 from tests.factories import HEADER, line, session_file, small_tree
 

@@ -10,9 +10,9 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
+from live.routing import websocket_urlpatterns
 from piweb.limits import BodyLimitASGI
 from sessions_app import services
-from sessions_app.routing import websocket_urlpatterns
 from tests.factories import session_file, small_tree
 
 DEEP = b"[" * 100_000 + b"]" * 100_000

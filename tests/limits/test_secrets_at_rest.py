@@ -8,7 +8,7 @@ from cryptography.fernet import Fernet
 from django.db import connection
 from django.test import override_settings
 
-from compaction_app.models import LLMProvider
+from providers.models import LLMProvider
 
 
 def _stored(provider: LLMProvider) -> str:

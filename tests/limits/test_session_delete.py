@@ -13,7 +13,7 @@ from typing import Any
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from piweb.audit.models import OmittedAttempt
+from audit.models import OmittedAttempt
 from piweb.celery import app as celery_app
 from sessions_app import services
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment

@@ -13,7 +13,7 @@ import httpx
 import redis
 from asgiref.sync import async_to_sync
 
-from piweb.agent.models import AgentRun
+from agent.models import AgentRun
 from tests.factories import conversation, store
 
 from .servers import AsgiServer, PrivateRedis, open_socket, running, server_env, token_for

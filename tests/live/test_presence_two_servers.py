@@ -15,7 +15,8 @@ from asgiref.sync import async_to_sync
 from websockets.asyncio.client import ClientConnection
 
 from sessions_app import services
-from sessions_app.models import TeamMembership
+from teams import services as team_services
+from teams.models import TeamMembership
 
 from .servers import AsgiServer, PrivateRedis, cookie_for, open_socket, running, server_env
 
@@ -37,7 +38,7 @@ def test_viewers_on_two_servers_see_each_other_and_a_dead_servers_viewer_drops_o
     owner: Any, stored: Any, user: Callable[..., Any], logs: Path
 ) -> None:
     ada = user("ada")
-    team = services.create_team(actor=owner, name="t")
+    team = team_services.create_team(actor=owner, name="t")
     TeamMembership.objects.create(team=team, user=ada, role=TeamMembership.Role.VIEWER)
     services.share_with_team(session=stored, team=team, access="viewer", actor=owner)
     redis = PrivateRedis(logs)

@@ -34,7 +34,8 @@ from websockets.exceptions import ConnectionClosed
 
 from piweb import config
 from sessions_app import services
-from sessions_app.models import ApiToken, SessionShare, ShareLink, Team, TeamMembership
+from sessions_app.models import ApiToken, SessionShare, ShareLink
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 from tests.faults.stack import ROOT, missing_tools
 

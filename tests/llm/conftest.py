@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from piweb.llm import ProviderConfig
-from piweb.llm.testserver import ProviderServer
+from providers.llm import ProviderConfig
+from providers.llm.testserver import ProviderServer
 
 APIS = ("openai-completions", "anthropic-messages")
 

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from compaction_app.domain import overflow
-from piweb.llm import ProviderConfig, complete, is_transient_error, stream_completion
-from piweb.llm import testserver as ts
+from providers.llm import ProviderConfig, complete, is_transient_error, stream_completion
+from providers.llm import testserver as ts
 from tests.llm.conftest import user
 
 

@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 
-from piweb.llm import ProviderConfig, ToolSpec, anthropic, complete, fit_max_tokens, openai, stream_completion
-from piweb.llm import testserver as ts
-from piweb.llm.compat import validate_compat
+from providers.llm import (
+    ProviderConfig,
+    ToolSpec,
+    anthropic,
+    complete,
+    fit_max_tokens,
+    openai,
+    stream_completion,
+)
+from providers.llm import testserver as ts
+from providers.llm.compat import validate_compat
 from tests.llm.conftest import user
 
 SYSTEM = "You are a context summarization assistant."

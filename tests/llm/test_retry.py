@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from piweb.llm import ProviderConfig, complete, retry_transient
-from piweb.llm import testserver as ts
+from providers.llm import ProviderConfig, complete, retry_transient
+from providers.llm import testserver as ts
 from tests.llm.conftest import user
 
 

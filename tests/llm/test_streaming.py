@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from piweb.llm import (
+from providers.llm import (
     Done,
     ProviderConfig,
     StreamEvent,
@@ -17,7 +17,7 @@ from piweb.llm import (
     complete,
     stream_completion,
 )
-from piweb.llm import testserver as ts
+from providers.llm import testserver as ts
 from tests.llm.conftest import user
 
 

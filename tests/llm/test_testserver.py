@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 
 import piweb
-from piweb.llm import ProviderConfig, complete
-from piweb.llm import testserver as ts
+from providers.llm import ProviderConfig, complete
+from providers.llm import testserver as ts
 from tests.llm.conftest import user
 
 
@@ -21,7 +21,7 @@ def test_standalone_server_plays_a_script_file(tmp_path: Path) -> None:
     script.write_text(json.dumps([ts.reply("from a file"), ts.overflow()]))
     root = Path(piweb.__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
-    command = [sys.executable, "-m", "piweb.llm.testserver", "--port", "0", "--script", str(script)]
+    command = [sys.executable, "-m", "providers.llm.testserver", "--port", "0", "--script", str(script)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stdout is not None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from piweb.llm import ProviderConfig, anthropic, openai
-from piweb.llm.transcript import split_transcript
+from providers.llm import ProviderConfig, anthropic, openai
+from providers.llm.transcript import split_transcript
 
 READ = {"name": "read", "description": "Read a file", "parameters": {"type": "object", "required": ["path"],
         "properties": {"path": {"type": "string"}}}}  # fmt: skip

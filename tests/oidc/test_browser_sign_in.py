@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
-from sessions_app.models import TeamMembership
+from teams.models import TeamMembership
 from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, ensure_chromium
 
 from .conftest import OidcStack

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from websockets.exceptions import ConnectionClosed
 
 from sessions_app import services
-from sessions_app.models import Team, TeamMembership
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 from tests.live.servers import open_socket
 

@@ -8,7 +8,8 @@ import httpx
 import pytest
 from django.contrib.auth import get_user_model
 
-from sessions_app.models import ActionLog, TeamMembership
+from actionlog.models import ActionLog
+from teams.models import TeamMembership
 
 from .conftest import OidcStack, sign_in
 

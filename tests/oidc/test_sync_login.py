@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from sessions_app.models import ChatSession, SessionShare, Team
+from sessions_app.models import ChatSession, SessionShare
+from teams.models import Team
 from tests.conftest import CLIENT_SRC
 from tests.factories import HEADER, small_tree
 from tests.faults.stack import ROOT

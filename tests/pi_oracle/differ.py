@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from compaction_app.sessiontool import dump, resolve
-from sessions_app.domain.session import load_session
-from sessions_app.domain.tree_listing import tree_listing
+from pitree.session import load_session
+from pitree.tree_listing import tree_listing
 from tests.conformance.compare import runner
 
 from .oracle import TIMED_OUT, PiOracle

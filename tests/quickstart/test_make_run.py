@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
 from tests.procs import wait_until
 
 from .makerun import MakeRun, group_members, make_run

@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from sessions_app import search, services
-from sessions_app.models import Team, TeamMembership
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file
 from tests.factories import assistant_message as assistant
 from tests.factories import user_message as user_msg

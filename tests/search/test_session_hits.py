@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from core.actors import SystemActor
 from sessions_app import services
-from sessions_app.actors import SystemActor
 from sessions_app.models import EntrySearch, ShareLink
 from sessions_app.services import purging
 from tests.factories import APPEND_ORDER, HEADER, TREE_ORDER, branched, session_file

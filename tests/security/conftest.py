@@ -93,8 +93,9 @@ class Stack:
             from django.contrib.auth import get_user_model
             from django.contrib.sessions.models import Session
 
-            from compaction_app.models import LLMProvider
-            from sessions_app.models import ChatSession, Team
+            from providers.models import LLMProvider
+            from sessions_app.models import ChatSession
+            from teams.models import Team
 
             ChatSession.objects.all().delete()
             get_user_model().objects.all().delete()

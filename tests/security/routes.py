@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from sessions_app.routing import websocket_urlpatterns
+from live.routing import websocket_urlpatterns
 from tests.authz.conftest import World
 from tests.authz.test_matrix import PUBLIC, ROWS, SOCKET, STAFF_PREFIXES
 from tests.fuzz.test_hostile_requests import TEMPLATES, methods

@@ -15,7 +15,7 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from piweb.proxies import TrustedProxies, parse_trusted_proxies, scope_client
+from core.proxies import TrustedProxies, parse_trusted_proxies, scope_client
 
 from .conftest import SERVERS, SIGNIN_RATE, Stack
 from .routes import http_routes

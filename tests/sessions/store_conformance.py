@@ -16,9 +16,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
-from sessions_app.domain.attribution import Author
-from sessions_app.domain.context_sums import tree_sums
-from sessions_app.domain.entries import entry_from_value
+from pitree.attribution import Author
+from pitree.context_sums import tree_sums
+from pitree.entries import entry_from_value
 from sessions_app.models import ChatSession, Entry, EntrySums, Segment
 from sessions_app.services.rows import create_session_row
 from sessions_app.services.store import EntryStore

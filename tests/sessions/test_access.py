@@ -10,8 +10,10 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
+from actionlog.models import ActionLog
 from sessions_app import access, services
-from sessions_app.models import ActionLog, ChatSession, SessionShare, Team, TeamMembership
+from sessions_app.models import ChatSession, SessionShare
+from teams.models import Team, TeamMembership
 
 pytestmark = pytest.mark.django_db
 

@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
+from accounts_app import tokens
+from actionlog.models import ActionLog
+from agent import services as agent_services
 from compaction_app import services as compaction_services
-from piweb.agent import services as agent_services
+from core.actors import LinkActor, SystemActor
 from sessions_app import access, services
-from sessions_app.actors import LinkActor, SystemActor
-from sessions_app.models import ActionLog, Entry
+from sessions_app.models import Entry
+from sync import services as sync_services
+from teams import services as team_services
 from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db
@@ -31,17 +35,17 @@ WRITES = [
     services.unshare_with_team,
     services.create_share_link,
     services.revoke_share_link,
-    services.create_team,
-    services.invite_member,
-    services.accept_invitation,
-    services.decline_invitation,
-    services.change_role,
-    services.remove_member,
-    services.create_api_token,
-    services.revoke_api_token,
+    team_services.create_team,
+    team_services.invite_member,
+    team_services.accept_invitation,
+    team_services.decline_invitation,
+    team_services.change_role,
+    team_services.remove_member,
+    tokens.create_api_token,
+    tokens.revoke_api_token,
     services.import_jsonl,
     services.import_stream,
-    services.sync_lines,
+    sync_services.sync_lines,
     services.purge_session,
     services.purge_deleted_sessions,
     services.delete_owner,
@@ -106,6 +110,6 @@ def test_sessions_and_teams_belong_to_people_not_to_workers(stored: Any, user: A
     with pytest.raises(access.NotSignedIn):
         services.create_session(actor=SystemActor("maintenance"), cwd="/w")
     with pytest.raises(access.NotSignedIn):
-        services.create_team(actor=SystemActor("maintenance"), name="bots")
+        team_services.create_team(actor=SystemActor("maintenance"), name="bots")
     with pytest.raises(access.Forbidden):  # a user never imports into someone else's account
         services.import_jsonl(actor=stored.owner, owner=user("bob"), data=session_file(small_tree()))

@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from core.actors import command
 from sessions_app import services
-from sessions_app.actors import command
-from sessions_app.models import ApiToken, ChatSession, Entry, TeamMembership
+from sessions_app.models import ApiToken, ChatSession, Entry
+from teams import services as team_services
+from teams.models import TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 from tests.sync.helpers import chain, header
 
@@ -134,7 +136,7 @@ def test_a_fork_and_a_clone_keep_who_wrote_each_copied_entry(
     session = services.create_session(actor=eddie, cwd="/w")
     services.append_entries(session=session, entries=[say("one")], actor=eddie)
     session.refresh_from_db()
-    team = services.create_team(actor=eddie, name="t")
+    team = team_services.create_team(actor=eddie, name="t")
     TeamMembership.objects.create(team=team, user=ada, role=TeamMembership.Role.EDITOR)
     services.share_with_team(session=session, team=team, access="editor", actor=eddie)
     services.append_entries(session=session, entries=[say("two")], actor=ada)

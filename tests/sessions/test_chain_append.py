@@ -15,12 +15,13 @@ from django.db import DataError, connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from psycopg.pq import TransactionStatus
 
-from piweb.audit.models import SessionUsage
+from actionlog.models import ActionLog
+from audit.models import SessionUsage
+from core.actors import SystemActor
+from pitree.jsjson import js_stringify
+from pitree.session import load_session
 from sessions_app import queries, services, signals
-from sessions_app.actors import SystemActor
-from sessions_app.domain.jsjson import js_stringify
-from sessions_app.domain.session import load_session
-from sessions_app.models import ActionLog, ChatSession, Entry, EntrySums
+from sessions_app.models import ChatSession, Entry, EntrySums
 from tests.factories import (
     assert_one_gapless_chain,
     assistant_message,

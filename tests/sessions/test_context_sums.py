@@ -12,9 +12,9 @@ from django.core.cache import caches
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pitree.tokens import set_aside_usage
 from sessions_app import context_reads, queries, services
 from sessions_app.api.serializers import context_page_payload, context_payload, set_aside_json
-from sessions_app.domain.tokens import set_aside_usage
 from sessions_app.models import Entry, EntrySums
 from sessions_app.services.context_sums import backfill_session
 from tests.factories import assistant_message as assistant

@@ -24,27 +24,20 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from compaction_app.models import CompactionRun, LLMProvider
-from piweb.agent.models import AgentRun
+from actionlog.models import ActionLog
+from agent.models import AgentRun
+from audit.models import OmittedAttempt, SessionUsage
+from compaction_app.models import CompactionRun
+from core.actors import SystemActor
+from live.consumers import CLOSE_FORBIDDEN
 from piweb.asgi import application
-from piweb.audit.models import OmittedAttempt, SessionUsage
 from piweb.celery import app as celery_app
+from providers.models import LLMProvider
 from sessions_app import services
-from sessions_app.actors import SystemActor
-from sessions_app.consumers import CLOSE_FORBIDDEN
-from sessions_app.models import (
-    ActionLog,
-    ChatSession,
-    Entry,
-    EntrySearch,
-    Segment,
-    SessionShare,
-    ShareLink,
-    Team,
-    TeamMembership,
-)
+from sessions_app.models import ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.services import purging
 from sessions_app.tasks import purge_deleted_session
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, assistant_message, session_file, small_tree, user_message
 
 RARE = "zeppelin"
@@ -231,7 +224,7 @@ def test_the_audit_pages_drop_it_and_the_action_log_keeps_its_name(deleted: Worl
         assert 'id="result_list"' in everything, listing  # the kept session's rows are listed
     usage = staff.get("/admin/audit/usagerollup/").content.decode()
     assert "p/summary" not in usage and "doomed-model" not in usage and "p/m" in usage
-    log = staff.get("/admin/sessions_app/actionlog/", {"action__exact": "delete"}).content.decode()
+    log = staff.get("/admin/actionlog/actionlog/", {"action__exact": "delete"}).content.decode()
     assert "Doomed plans" in log and f"/sessions/{pk}/" not in log
 
 

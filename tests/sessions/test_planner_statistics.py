@@ -13,7 +13,7 @@ from django.db import OperationalError, connection
 from sessions_app import services
 from sessions_app.models import ChatSession, Entry, EntrySearch
 from sessions_app.services import importing
-from sessions_app.services.sync import Cursor, sync_lines
+from sync.services import Cursor, sync_lines
 from tests.factories import HEADER, conversation, line, session_file
 
 pytestmark = pytest.mark.django_db(transaction=True)

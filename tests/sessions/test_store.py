@@ -12,8 +12,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from pitree.session import load_session
 from sessions_app import queries, services
-from sessions_app.domain.session import load_session
 from sessions_app.models import ChatSession, Entry
 from tests.conformance.compare import conformance_dir
 from tests.factories import assert_one_gapless_chain, run_writers

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from compaction_app.sessiontool.common import estimate_view, llm_view, projection_messages
+from pitree.messages import convert_to_llm
+from pitree.tokens import estimate_context_tokens
 from sessions_app import queries, services
-from sessions_app.domain.messages import convert_to_llm
-from sessions_app.domain.tokens import estimate_context_tokens
 from tests.conformance.compare import ConformanceRun, differences, run_params
 
 pytestmark = pytest.mark.django_db

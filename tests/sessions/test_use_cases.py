@@ -10,11 +10,13 @@ from django.contrib.auth.models import AnonymousUser
 from rest_framework.exceptions import APIException
 from rest_framework.test import APIRequestFactory
 
+from actionlog import services as actions
+from actionlog.models import ActionLog
+from core.api.errors import api_exception_handler
+from live.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, close_code
 from sessions_app import access, services
-from sessions_app.api.errors import api_exception_handler
-from sessions_app.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, close_code
-from sessions_app.models import ActionLog, Entry, SessionShare, Team, TeamMembership
-from sessions_app.services import actions
+from sessions_app.models import Entry, SessionShare
+from teams.models import Team, TeamMembership
 from tests.factories import session_file, small_tree
 
 pytestmark = pytest.mark.django_db

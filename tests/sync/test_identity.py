@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from piweb_sync.config import pi_session_subdir
 
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from actionlog.models import ActionLog
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
 from sessions_app import services
-from sessions_app.models import ActionLog, ApiToken, ChatSession, Entry
+from sessions_app.models import ApiToken, ChatSession, Entry
 from tests.e2e.pi import PiHome, file_lines, pi_installed, prompt_text
 
 pytestmark = [

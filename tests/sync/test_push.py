@@ -173,7 +173,7 @@ def test_synced_sessions_know_their_file_and_their_models_window(setup: Any) -> 
     from django.conf import settings
     from rest_framework.test import APIClient
 
-    from compaction_app.models import LLMProvider
+    from providers.models import LLMProvider
 
     owner, cli, sessions = setup
     file = sessions / "--w--" / "s.jsonl"

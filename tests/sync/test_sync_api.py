@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from sessions_app.models import ActionLog, ChatSession, Entry
+from actionlog.models import ActionLog
+from sessions_app.models import ChatSession, Entry
 
 from .helpers import chain, entry, header
 

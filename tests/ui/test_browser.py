@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from sessions_app import realtime, services
+from core import realtime
+from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import assistant_message as assistant_msg
 from tests.factories import session_file, small_tree

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from agent import services as agent_services
+from agent.models import AgentRun
 from compaction_app.models import CompactionRun
-from piweb.agent import services as agent_services
-from piweb.agent.models import AgentRun
-from piweb.llm import testserver as script
+from providers.llm import testserver as script
 from tests.agent.conftest import _agent_settings, make_provider, server  # noqa: F401
 from tests.factories import seeded_session
 

@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from discussion.models import Comment
 from sessions_app import services
-from sessions_app.models import Team, TeamMembership
+from teams.models import Team, TeamMembership
 from tests.discussion.smtp import Inbox, smtp_server
 from tests.factories import session_file, small_tree
 from tests.procs import free_port, wait_for_port

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from sessions_app import services
 from sessions_app.models import SessionShare
+from teams import services as team_services
 from tests.factories import assistant_message, session_file, user_message
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,7 +49,7 @@ def test_the_usage_page_charts_cost_per_day_and_model_from_local_files(
 ) -> None:
     owner = account("uma")
     session = _costly_session(owner)
-    team = services.create_team(actor=owner, name="crew")
+    team = team_services.create_team(actor=owner, name="crew")
     _costly_session(owner, pi_id="private")  # not shared: never in the team's usage
     SessionShare.objects.create(session=session, team=team)
     _costly_session(account("other"))  # another user's: never in uma's usage

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compaction_app.models import LLMProvider
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
+from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import session_file, small_tree

@@ -244,7 +244,7 @@ def test_usage_tables_fit_at_1400_pixels_and_group_their_digits(
     page = sign_in(open_browser(width=1400, height=850), "root")
     for path in (
         "/admin/audit/usagerollup/",
-        "/admin/sessions_app/actionlog/",
+        "/admin/actionlog/actionlog/",
         "/admin/audit/omittedattempt/",
     ):
         page.goto(f"{server_url}{path}")

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from governance.models import SecretFinding
 from sessions_app import services
-from sessions_app.models import Team, TeamMembership
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file
 from tests.governance.test_secrets import AWS_KEY, GITHUB_TOKEN, leaky_entries
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compaction_app.models import LLMProvider
 from discussion.services import post_comment
+from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app.link_tokens import PREFIX_CHARS
 from sessions_app.models import ChatSession, ShareLink
@@ -479,7 +479,7 @@ def test_every_page_passes_axe(
 def test_my_activity_page_lists_a_teammates_rename_filters_and_pages_back(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
 ) -> None:
-    from sessions_app.models import Team, TeamMembership
+    from teams.models import Team, TeamMembership
 
     owner, mate = account("olive"), account("mateo")
     session = store(owner, small_tree(), name="Shared work")

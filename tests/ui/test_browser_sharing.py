@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from sessions_app import realtime, services
-from sessions_app.models import ChatSession, Team, TeamMembership
+from core import realtime
+from sessions_app import services
+from sessions_app.models import ChatSession
+from teams.models import Team, TeamMembership
 from tests.factories import session_file, small_tree
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -18,10 +18,10 @@ from django.conf import settings
 from django.db import connection
 from playwright.sync_api import expect
 
-from compaction_app.models import LLMProvider
-from piweb.agent.models import AgentRun
-from piweb.llm import testserver as script
-from piweb.llm.testserver import ProviderServer
+from agent.models import AgentRun
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
+from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import assistant_message, entries, session_file, user_message

@@ -9,7 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from sessions_app import services
-from sessions_app.models import Team, TeamInvitation, TeamMembership
+from teams import services as team_services
+from teams.models import Team, TeamInvitation, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,7 +25,7 @@ def test_an_invitation_names_its_team_and_the_owner_can_withdraw_it(
     screenshot: Any,
 ) -> None:
     owner, _ = account("olga"), account("bob")
-    team = services.create_team(actor=owner, name="Platform")
+    team = team_services.create_team(actor=owner, name="Platform")
 
     owner_page = sign_in(open_browser(), "olga")
     owner_page.goto(f"{server_url}/teams/")

@@ -13,9 +13,10 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
 
+from core import realtime
+from core.actors import SystemActor
 from piweb.asgi import application
-from sessions_app import realtime, services
-from sessions_app.actors import SystemActor
+from sessions_app import services
 from tests.factories import session_file, small_tree
 from tests.factories import user_message as user_msg
 

@@ -14,7 +14,8 @@ from channels.testing import WebsocketCommunicator
 
 from piweb.asgi import application
 from sessions_app import services
-from sessions_app.models import TeamMembership
+from teams import services as team_services
+from teams.models import TeamMembership
 from tests.ui.test_consumers import ORIGIN, communicator, cookie_for, redis_layer_required, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,7 +46,7 @@ def shared(user: Callable[..., Any]) -> tuple[Any, Any, Any]:
         ],
         actor=eddie,
     )
-    team = services.create_team(actor=eddie, name="t")
+    team = team_services.create_team(actor=eddie, name="t")
     TeamMembership.objects.create(team=team, user=ada, role=TeamMembership.Role.EDITOR)
     services.share_with_team(session=session, team=team, access="editor", actor=eddie)
     return session, eddie, ada

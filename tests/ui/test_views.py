@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 
 from sessions_app import services
-from sessions_app.models import SessionShare, Team, TeamMembership
+from sessions_app.models import SessionShare
+from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 from tests.factories import user_message as user_msg
 

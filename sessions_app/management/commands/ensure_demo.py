@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandParser
 
-from sessions_app.actors import command
+from core.actors import command
 from sessions_app.models import ChatSession
 from sessions_app.services import import_jsonl
 

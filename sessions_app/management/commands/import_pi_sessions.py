@@ -9,8 +9,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.actors import command
 from sessions_app import services
-from sessions_app.actors import command
 
 
 class Command(BaseCommand):

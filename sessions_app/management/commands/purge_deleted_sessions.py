@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from sessions_app.actors import command
+from core.actors import command
 from sessions_app.services import purge_deleted_sessions
 
 

@@ -1,0 +1,114 @@
+"""The action log: who did what to which session or team, written by every app's use cases.
+
+The table kept the name it had when the log lived in ``sessions_app``, so no data moved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+class ActionLog(models.Model):
+    """Append-only record of who did what to which session."""
+
+    class Action(models.TextChoices):
+        IMPORT = "import"
+        EXPORT = "export"
+        NAVIGATE = "navigate"
+        FORK = "fork"
+        CLONE = "clone"
+        COMPACT = "compact"
+        SHARE = "share"
+        REVOKE = "revoke"
+        LABEL = "label"
+        APPEND = "append"
+        RENAME = "rename"
+        DELETE = "delete"
+        RUN = "run"
+        SETTINGS = "settings"
+        CREATE = "create"
+        SYNC = "sync"
+        PURGE = "purge"
+        TEAM_CREATE = "team_create"
+        TEAM_INVITE = "team_invite"
+        TEAM_ACCEPT = "team_accept"
+        TEAM_DECLINE = "team_decline"
+        TEAM_ROLE = "team_role"
+        TEAM_LEAVE = "team_leave"
+        TEAM_REMOVE = "team_remove"
+        TEAM_WITHDRAW = "team_withdraw"
+        TEAM_SETTINGS = "team_settings"
+        # A membership added, changed or removed on the identity provider's word at sign-in.
+        TEAM_SYNC = "team_sync"
+        TOKEN_CREATE = "token_create"
+        TOKEN_REVOKE = "token_revoke"
+        # A compaction is logged when requested (COMPACT), refused before any work, and when it ends.
+        COMPACT_REFUSED = "compact_refused"
+        COMPACTED = "compacted"
+        COMPACT_FAILED = "compact_failed"
+        BRANCH_SUMMARY = "branch_summary"
+        CANCEL = "cancel"
+        ABORT = "abort"
+        # Governance: a secret redacted from stored lines; a legal hold placed or lifted; a rule set.
+        REDACT = "redact"
+        HOLD = "hold"
+        UNHOLD = "unhold"
+        POLICY = "policy"  # a team's or a user's retention or sharing rule set
+        COMMENT_CREATE = "comment_create"
+        COMMENT_EDIT = "comment_edit"
+        COMMENT_DELETE = "comment_delete"
+        COMMENT_RESOLVE = "comment_resolve"
+        COMMENT_REOPEN = "comment_reopen"
+
+    class ActorKind(models.TextChoices):
+        USER = "user"
+        LINK = "link"
+        SYSTEM = "system"
+        ANONYMOUS = "anonymous"
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_kind = models.CharField(max_length=10, choices=ActorKind.choices, default=ActorKind.USER)
+    actor_name = models.CharField(
+        max_length=150,
+        blank=True,
+        default="",
+        help_text="The username, link or system actor; kept when the user is deleted",
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    session = models.ForeignKey(
+        "sessions_app.ChatSession", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    session_label = models.TextField(blank=True, default="", help_text="Kept when the session is deleted")
+    session_number = models.BigIntegerField(
+        null=True, blank=True, db_index=True, help_text="The session's id, kept when it is purged"
+    )
+    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    team_label = models.TextField(blank=True, default="", help_text="Kept when the team is deleted")
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        db_table = "sessions_app_actionlog"
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["session", "-created_at"], name="actionlog_session_idx"),
+            models.Index(fields=["actor", "-created_at"], name="actionlog_actor_idx"),
+            models.Index(fields=["team", "-created_at"], name="actionlog_team_idx"),
+            models.Index(fields=["action", "-created_at"], name="actionlog_action_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name or self.actor} {self.action} {self.session_label or self.team_label}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise ValueError("the action log is append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("the action log is append-only")

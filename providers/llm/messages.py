@@ -1,0 +1,62 @@
+"""Tidy Pi LLM-form messages before they are put on the wire."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from providers.llm.types import Message
+
+_MISSING_RESULT = "No result provided"
+
+
+def prepare_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """Drop failed turns and pair every tool call with exactly one result.
+
+    Failed or aborted assistant turns are partial and providers reject replaying them. Both wire formats
+    require each tool call to be answered before the next turn, so unanswered calls get an error result
+    and results whose call is gone are dropped.
+    """
+    out: list[Message] = []
+    pending: dict[str, str] = {}  # open tool call id -> tool name
+
+    def close_pending() -> None:
+        for call_id, name in pending.items():
+            out.append(
+                {
+                    "role": "toolResult",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "content": [{"type": "text", "text": _MISSING_RESULT}],
+                    "isError": True,
+                    "timestamp": 0,
+                }
+            )
+        pending.clear()
+
+    for message in messages:
+        role = message.get("role")
+        if role == "toolResult":
+            if pending.pop(str(message.get("toolCallId")), None) is not None:
+                out.append(dict(message))
+            continue
+        close_pending()
+        if role == "assistant":
+            if message.get("stopReason") in ("error", "aborted") or not message.get("content"):
+                continue
+            pending = {b["id"]: b["name"] for b in message["content"] if b.get("type") == "toolCall"}
+        out.append(dict(message))
+    close_pending()
+    return out
+
+
+def text_of(content: str | Iterable[Mapping[str, Any]]) -> str:
+    """Join the text blocks of a content field."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in content if b.get("type") == "text")
+
+
+def images_of(content: str | Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Return the image blocks of a content field."""
+    return [] if isinstance(content, str) else [b for b in content if b.get("type") == "image"]

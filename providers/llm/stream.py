@@ -1,0 +1,276 @@
+"""Shared streaming machinery: assemble the assistant message and run one SSE request."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import httpx
+
+from providers.llm.errors import format_http_error
+from providers.llm.sse import SseEvent, iter_sse
+from providers.llm.types import (
+    Done,
+    EventSink,
+    Message,
+    ProviderConfig,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+)
+
+_BLOCK_KEY = {"text": "text", "thinking": "thinking"}
+
+
+def zero_usage() -> dict[str, Any]:
+    """Return Pi's usage record with every counter and cost at zero."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+class StreamError(Exception):
+    """The provider reported an error inside the stream, or sent data we cannot read."""
+
+
+class AssistantBuilder:
+    """Grow a Pi assistant message block by block and report each change to the sink."""
+
+    def __init__(
+        self, config: ProviderConfig, on_event: EventSink | None, *, thinking_level: str | None = None
+    ) -> None:
+        self._on_event = on_event or (lambda _event: None)
+        self._arguments: dict[int, str] = {}
+        self._cost = config.cost
+        self._thinking_level = thinking_level
+        self._started = time.monotonic()  # durationMs counts from the request, as Pi's does
+        self.message: Message = {
+            "role": "assistant",
+            "content": [],
+            "api": config.api,
+            "provider": config.provider,
+            "model": config.model_id,
+            "usage": zero_usage(),
+            "stopReason": "stop",
+            "timestamp": int(time.time() * 1000),
+        }
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        return self.message["usage"]
+
+    def set_usage(self, usage: dict[str, Any]) -> None:
+        self.message["usage"] = usage
+        self.price()
+
+    def price(self) -> None:
+        """Total the counters and price them at the model's rates (dollars per million tokens).
+
+        Only usage the provider reported is priced: an answer that reported none keeps the zero record
+        without ``totalFromProvider``, as Pi's does.
+        """
+        usage, rates = self.usage, self._cost
+        usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+        long_write = usage.get("cacheWrite1h") or 0
+        cost = usage["cost"]
+        cost["input"] = (rates.get("input", 0) / 1000000) * usage["input"]
+        cost["output"] = (rates.get("output", 0) / 1000000) * usage["output"]
+        cost["cacheRead"] = (rates.get("cacheRead", 0) / 1000000) * usage["cacheRead"]
+        short_write = usage["cacheWrite"] - long_write
+        # A one-hour cache write costs twice the input rate.
+        cost["cacheWrite"] = (
+            rates.get("cacheWrite", 0) * short_write + rates.get("input", 0) * 2 * long_write
+        ) / 1000000
+        cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+        cost["totalFromProvider"] = False
+
+    def open_block(self, block: dict[str, Any]) -> int:
+        """Append a block and return its index."""
+        content = self.message["content"]
+        content.append(block)
+        if block["type"] == "toolCall":
+            self._arguments[len(content) - 1] = ""
+        return len(content) - 1
+
+    def trailing(self, kind: str) -> int:
+        """Return the last block if it is of ``kind`` (text or thinking), else open a new one."""
+        content = self.message["content"]
+        if content and content[-1]["type"] == kind:
+            return len(content) - 1
+        return self.open_block({"type": kind, _BLOCK_KEY[kind]: ""})
+
+    def add_text(self, index: int, delta: str) -> None:
+        self.message["content"][index]["text"] += delta
+        self._on_event(TextDelta(index, delta))
+
+    def add_thinking(self, index: int, delta: str) -> None:
+        self.message["content"][index]["thinking"] += delta
+        self._on_event(ThinkingDelta(index, delta))
+
+    def add_signature(self, index: int, signature: str) -> None:
+        block = self.message["content"][index]
+        block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
+
+    def add_arguments(self, index: int, delta: str) -> None:
+        block = self.message["content"][index]
+        self._arguments[index] += delta
+        self._on_event(ToolCallDelta(index, block["id"], block["name"], delta))
+
+    def end_tool_call(self, index: int) -> None:
+        """Parse the collected argument JSON; a broken payload is recorded, not raised."""
+        text = self._arguments.pop(index, None)
+        if text is None:
+            return
+        block = self.message["content"][index]
+        try:
+            arguments = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            arguments, block["argumentsError"] = {}, f"Invalid tool call arguments JSON: {exc}"
+        if not isinstance(arguments, dict):
+            arguments, block["argumentsError"] = {}, "Tool call arguments are not a JSON object"
+        block["arguments"] = arguments
+        self._on_event(ToolCallEnd(index, dict(block)))
+
+    def finish(self, stop_reason: StopReason, error: str | None = None) -> Message:
+        """Close open tool calls, total the usage and emit Done."""
+        for index in list(self._arguments):
+            self.end_tool_call(index)
+        usage = self.usage
+        usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+        self.message["stopReason"] = stop_reason
+        if error is not None:
+            self.message["errorMessage"] = error
+        self.message["durationMs"] = max(0, round((time.monotonic() - self._started) * 1000))
+        if self._thinking_level is not None:
+            self.message["thinkingLevel"] = self._thinking_level
+        self._on_event(Done(self.message))
+        return self.message
+
+
+class Decoder(Protocol):
+    """Turns one provider's SSE events into builder calls."""
+
+    stop_reason: StopReason | None  # set once the provider said how the turn ended
+    finished: bool  # the provider's end-of-stream marker arrived
+    error: str | None  # the provider's text when stop_reason is "error"
+
+    def feed(self, event: SseEvent) -> None: ...
+
+
+class _AbortWatch:
+    """Shut the connection's socket when ``abort`` fires so a blocked read returns at once."""
+
+    def __init__(self, abort: threading.Event | None) -> None:
+        self._abort = abort
+        self._sock: socket.socket | None = None
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def trace(self, name: str, info: Mapping[str, Any]) -> None:
+        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            self._sock = stream.get_extra_info("socket") if stream is not None else None
+
+    def __enter__(self) -> _AbortWatch:
+        if self._abort is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        assert self._abort is not None
+        # threading.Event has no callbacks, so poll; 50 ms is well under a user's reaction time.
+        while not self._done.is_set():
+            if self._abort.wait(0.05):
+                if self._sock is not None:
+                    with contextlib.suppress(OSError):
+                        self._sock.shutdown(socket.SHUT_RDWR)
+                return
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """Return the TLS settings every provider request shares. Building them loads the CA bundle, which
+    took a third of a runs worker's time when each request built its own (20 runs at once)."""
+    return httpx.create_ssl_context()
+
+
+def run_stream(
+    *,
+    label: str,
+    url: str,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    decoder: Decoder,
+    builder: AssistantBuilder,
+    timeout: float,
+    abort: threading.Event | None,
+) -> Message:
+    """POST ``body`` and decode the SSE reply. Provider and transport failures become error messages."""
+
+    def aborted() -> bool:
+        return abort is not None and abort.is_set()
+
+    if aborted():
+        return builder.finish("aborted", "Request was aborted")
+    skipped: list[str] = []
+    seen_events, status = False, 0
+    try:
+        with (
+            _AbortWatch(abort) as watch,
+            httpx.Client(timeout=timeout, verify=tls_context()) as client,
+            client.stream(
+                "POST", url, headers=dict(headers), json=body, extensions={"trace": watch.trace}
+            ) as resp,
+        ):
+            status = resp.status_code
+            if status >= 400:
+                resp.read()
+                return builder.finish("error", format_http_error(label, status, resp.text))
+            for event in iter_sse(resp.iter_lines(), skipped=skipped):
+                if aborted():
+                    break
+                seen_events = True
+                decoder.feed(event)
+                if decoder.finished:
+                    break
+    except httpx.TimeoutException:
+        if not aborted():
+            return builder.finish("error", f"{label} request timed out after {timeout:g}s")
+    except StreamError as exc:
+        if not aborted():
+            return builder.finish("error", f"{label} stream error: {exc}")
+    except (httpx.HTTPError, OSError) as exc:
+        if not aborted():
+            return builder.finish("error", f"{label} connection error: {type(exc).__name__}: {exc}")
+    if aborted():
+        return builder.finish("aborted", "Request was aborted")
+    if not seen_events:
+        sample = " ".join(skipped)[:200] or "(empty body)"
+        return builder.finish(
+            "error", f"{label} sent a response that is not an event stream (HTTP {status}): {sample}"
+        )
+    if decoder.stop_reason is None:
+        return builder.finish("error", f"{label} stream ended unexpectedly before the response completed")
+    if decoder.stop_reason == "error":
+        return builder.finish("error", decoder.error or f"{label} reported an error")
+    return builder.finish(decoder.stop_reason)
