@@ -16,10 +16,11 @@ from agent import services
 from agent.models import AgentRun
 from core.api.errors import api_exception_handler, error_response
 from core.api.fields import Text
+from documents import rendering
 from pitree.images import IMAGE_TYPES
 from providers.models import LLMProvider
 from providers.throttles import LLMThrottle
-from sessions_app import access, rendering
+from sessions_app import access
 
 
 class ImageSerializer(serializers.Serializer[Any]):

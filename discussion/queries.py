@@ -15,7 +15,8 @@ from django.db.models import Count, Q, QuerySet
 
 from discussion.domain.text import snippet
 from discussion.models import Comment, Notification
-from sessions_app import link_scope, rendering
+from documents import rendering
+from sessions_app import link_scope
 from sessions_app.access import Access
 from sessions_app.models import ChatSession
 

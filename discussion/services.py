@@ -21,8 +21,9 @@ from discussion import live, rules
 from discussion.domain.text import InvalidComment, check_body, mentioned_names
 from discussion.models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
 from discussion.queries import unread_count
+from documents import rendering
 from pitree.storable import MAX_ID_CHARS
-from sessions_app import access, rendering
+from sessions_app import access
 from sessions_app.models import ChatSession
 from sessions_app.queries import EntryNotFound
 

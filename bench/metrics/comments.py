@@ -37,8 +37,8 @@ def _add_comments(pk: int) -> None:
     from django.db import connection
 
     from discussion.models import Comment
+    from documents.rendering import render_markdown
     from sessions_app.models import Entry
-    from sessions_app.rendering import render_markdown
 
     session = load_session(pk)
     owner = bench_user()

@@ -16,10 +16,10 @@ from django.db import transaction
 
 from actionlog.services import Action, record_action
 from core.actors import Actor
+from documents.export import DocumentInfo, html_document, markdown_document, tree_order
 from pitree.jsjson import js_stringify, parse_json
 from pitree.leaf_marker import deterministic_id, leaf_marker
 from sessions_app import access, link_scope, queries
-from sessions_app.documents import DocumentInfo, html_document, markdown_document, tree_order
 from sessions_app.models import ChatSession, Entry
 from sessions_app.services.errors import InvalidEntries
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessions_app.documents import DocumentInfo, html_document, markdown_document, tree_order
+from documents.export import DocumentInfo, html_document, markdown_document, tree_order
 
 INFO = DocumentInfo(title="T", session_id="s1", cwd="/w", scope="tree", leaf_id=None)
 

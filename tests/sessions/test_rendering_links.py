@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.rendering import render_markdown
+from documents.rendering import render_markdown
 
 
 @pytest.mark.parametrize("name", ["images.py", "feeds.py", "sitemaps.py", "README.md", "src/app/views.py"])

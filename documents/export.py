@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from documents.rendering import render_entry
 from pitree.images import IMAGE_TYPES
-from sessions_app.rendering import render_entry
 
 __all__ = ["DocumentInfo", "html_document", "markdown_document", "tree_order"]
 

@@ -1,0 +1,4 @@
+"""Sessions as readers see them: messages rendered to safe HTML, whole sessions as HTML or Markdown documents.
+
+Pure Python with no framework: the same rendering serves the pages, the API, exports and discussions.
+"""
