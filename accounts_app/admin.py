@@ -11,9 +11,7 @@ from django.db.models import Sum
 from django.http import HttpRequest
 
 from accounts_app import tokens
-from sessions_app import services
-from sessions_app.admin import DeletesThroughUseCase
-from sessions_app.models import ApiToken, ChatSession
+from sessions_app.facade import ApiToken, ChatSession, DeletesThroughUseCase, services
 
 User = get_user_model()
 

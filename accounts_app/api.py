@@ -19,7 +19,7 @@ from accounts_app.signin_throttle import PASSWORD_LOGIN_OFF, SigninThrottle
 from core.api.errors import api_exception_handler, error_response
 from core.api.fields import Text, parse
 from core.api.parsers import LimitedJSONParser
-from sessions_app.models import ApiToken
+from sessions_app.facade import ApiToken
 
 __all__ = ["TokenDetailView", "TokenListView", "TokenObtainView"]
 

@@ -15,7 +15,7 @@ from django.dispatch import receiver
 
 from accounts_app.authentication import forget_all_tokens
 from core import realtime
-from sessions_app.models import ApiToken
+from sessions_app.facade import ApiToken
 
 
 def _announce_to_user(user_id: int | None, ended: str | None = None) -> None:

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.dispatch import receiver
 
 from core.actors import IDENTITY_PROVIDER
-from teams import services as team_services
+from teams.facade import services as team_services
 
 
 def groups_of(sociallogin: Any, claim: str) -> list[str]:

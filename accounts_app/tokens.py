@@ -6,10 +6,9 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core.actors import Actor, SystemActor, user_of
-from sessions_app import access
-from sessions_app.models import ApiToken
+from sessions_app.facade import ApiToken, access
 
 __all__ = ["create_api_token", "revoke_api_token"]
 

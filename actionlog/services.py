@@ -11,8 +11,8 @@ from actionlog.models import ActionLog
 from core.actors import Actor, actor_kind, actor_name, user_of
 
 if TYPE_CHECKING:  # every app writes the log; the log imports none of them
-    from sessions_app.models import ChatSession
-    from teams.models import Team
+    from sessions_app.facade import ChatSession
+    from teams.facade import Team
 
 __all__ = ["Action", "PendingAction", "record_action"]
 

@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from agent.models import AgentRun
-from sessions_app.admin import LiveSessionRowsAdmin
+from sessions_app.facade import LiveSessionRowsAdmin
 
 
 @admin.register(AgentRun)

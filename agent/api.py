@@ -18,9 +18,8 @@ from core.api.errors import api_exception_handler, error_response
 from core.api.fields import Text
 from documents import rendering
 from pitree.images import IMAGE_TYPES
-from providers.models import LLMProvider
-from providers.throttles import LLMThrottle
-from sessions_app import access
+from providers.facade import LLMProvider, LLMThrottle
+from sessions_app.facade import access
 
 
 class ImageSerializer(serializers.Serializer[Any]):

@@ -7,9 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
 
-from compaction_app.domain.settings import CompactionSettings
-from compaction_app.services import compact_session, compaction_settings
-from compaction_app.summarizers import LLMSummarizer, Summarizer
+from compaction_app.facade import (
+    CompactionSettings,
+    LLMSummarizer,
+    Summarizer,
+    compact_session,
+    compaction_settings,
+)
 from core.actors import RUN_WORKER
 
 if TYPE_CHECKING:

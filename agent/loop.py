@@ -22,29 +22,33 @@ from agent import compaction, policy, signals
 from agent.abort_watch import AbortWatch
 from agent.models import AgentRun
 from agent.policy import Action, Decision, ModelSpec, RetrySettings
-from compaction_app.domain.settings import CompactionSettings
+from compaction_app.facade import CompactionSettings
 from core import metrics, realtime
 from core.actors import RUN_WORKER
 from pitree.messages import convert_to_llm
-from providers import requests as model_request
-from providers.llm import (
+from providers.facade import (
     ProviderConfig,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
+    Transcript,
+    estimate_request_tokens,
     fit_max_tokens,
+    fit_thinking,
+    resolve_compat,
     stream_completion,
+    zero_usage,
 )
-from providers.llm.client import fit_thinking
-from providers.llm.compat import resolve_compat
-from providers.llm.estimate import estimate_request_tokens
-from providers.llm.stream import zero_usage
-from providers.llm.transcript import Transcript
-from sessions_app.attribution import run_author
-from sessions_app.models import Entry
-from sessions_app.queries import ContextView, context_for_leaf
-from sessions_app.services import QuotaExceeded, append_entries
+from providers.facade import requests as model_request
+from sessions_app.facade import (
+    ContextView,
+    Entry,
+    QuotaExceeded,
+    append_entries,
+    context_for_leaf,
+    run_author,
+)
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from compaction_app.domain.overflow import is_context_overflow, is_recoverable_length, is_transient_error
-from compaction_app.domain.settings import CompactionSettings, should_compact
+from compaction_app.facade import (
+    CompactionSettings,
+    is_context_overflow,
+    is_recoverable_length,
+    is_transient_error,
+    should_compact,
+)
 from pitree.entries import Entry
 from pitree.projection import Projection
 from pitree.timestamps import js_date_ms

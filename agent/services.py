@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from agent import compaction
 from agent.loop import RunLoop, interrupted_message
 from agent.models import AgentRun
@@ -21,13 +21,16 @@ from core.actors import RUN_WORKER, Actor, user_of
 from pitree.images import InvalidImage, image_blocks
 from pitree.messages import content_text
 from pitree.storable import check_text
-from providers.models import LLMProvider
-from sessions_app import access
-from sessions_app.attribution import run_author
-from sessions_app.models import ChatSession, Entry
-from sessions_app.queries import context_for_leaf
-from sessions_app.services import append_entries
-from sessions_app.services.store import check_quotas
+from providers.facade import LLMProvider
+from sessions_app.facade import (
+    ChatSession,
+    Entry,
+    access,
+    append_entries,
+    check_quotas,
+    context_for_leaf,
+    run_author,
+)
 
 log = logging.getLogger(__name__)
 

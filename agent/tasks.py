@@ -6,7 +6,7 @@ from celery import shared_task
 
 from agent import services
 from agent.models import AgentRun
-from sessions_app.access import still_writable
+from sessions_app.facade import still_writable
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 

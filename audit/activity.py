@@ -13,9 +13,9 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from actionlog.models import ActionLog
+from actionlog.facade import ActionLog
 from audit.domain.activity import public_detail
-from sessions_app.models import ChatSession
+from sessions_app.facade import ChatSession
 
 __all__ = ["ACTIONS", "DEFAULT_PAGE", "MAX_PAGE", "ActivityPage", "activity_of", "page_of"]
 

@@ -13,8 +13,7 @@ from rest_framework.views import APIView
 
 from audit import activity
 from core.api.fields import parse
-from sessions_app.api.serializers import ErrorSerializer
-from sessions_app.models import ChatSession
+from sessions_app.facade import ChatSession, ErrorSerializer
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 

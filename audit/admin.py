@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 
 from audit.models import OmittedAttempt, UsageRollup
 from audit.usage import compute_rollup
-from compaction_app.models import CompactionRun
+from compaction_app.facade import CompactionRun
 
 ERROR_CHARS = 160
 

@@ -9,9 +9,9 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         # The audit listens to sessions_app and the agent; neither imports the audit.
-        from agent import signals as agent_signals
+        from agent.facade import signals as agent_signals
         from audit import omissions, usage_rollup
-        from sessions_app.signals import connect_entries_stored
+        from sessions_app.facade import connect_entries_stored
 
         connect_entries_stored(
             omissions.record_stored, dispatch_uid="piweb-audit-omissions", acts_on=omissions.ACTS_ON

@@ -20,10 +20,10 @@ from django.db import transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
-from agent.models import AgentRun
+from agent.facade import AgentRun
 from audit.models import OmittedAttempt
 from pitree.jsjson import parse_json
-from sessions_app.models import ChatSession, Entry
+from sessions_app.facade import ChatSession, Entry
 
 __all__ = ["ACTS_ON", "attribute", "backfill_omitted_attempts", "close_open", "record_stored"]
 

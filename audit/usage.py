@@ -19,9 +19,9 @@ from django.db import connection
 from django.db.models import F, Sum
 
 from audit.models import SessionUsage
-from compaction_app.models import CompactionRun
+from compaction_app.facade import CompactionRun
 from pitree.jsjson import parse_json
-from sessions_app.models import ChatSession, Entry, SessionShare
+from sessions_app.facade import ChatSession, Entry, SessionShare
 
 TOKEN_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
 NO_MODEL = "(unknown)"

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import connection
 
 from audit.models import SessionUsage
-from sessions_app.models import ChatSession, Entry
+from sessions_app.facade import ChatSession, Entry
 
 __all__ = ["ACTS_ON", "record", "rollup_sql"]
 

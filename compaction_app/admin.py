@@ -12,9 +12,7 @@ from django.utils.safestring import SafeString
 
 from compaction_app.models import CompactionRun
 from pitree.messages import content_text
-from sessions_app.admin import LiveSessionRowsAdmin
-from sessions_app.models import Entry
-from sessions_app.queries import path_rows
+from sessions_app.facade import Entry, LiveSessionRowsAdmin, path_rows
 
 # Enough to check a summary against its source; the full range stays available through the API.
 REPLACED_ROWS_SHOWN = 200

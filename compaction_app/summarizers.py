@@ -32,8 +32,13 @@ from compaction_app.domain.summary import (
 )
 from pitree.jsjson import utf16_len
 from pitree.messages import BRANCH_SUMMARY_PREFIX, COMPACTION_SUMMARY_PREFIX
-from providers.llm import ProviderConfig, complete, fit_max_tokens, retry_transient
-from providers.llm.estimate import estimate_request_tokens
+from providers.facade import (
+    ProviderConfig,
+    complete,
+    estimate_request_tokens,
+    fit_max_tokens,
+    retry_transient,
+)
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",

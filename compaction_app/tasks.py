@@ -12,7 +12,7 @@ from celery import shared_task
 from compaction_app.models import CompactionRun
 from compaction_app.services import compact_session, fail_run, summarize_and_navigate
 from core.actors import COMPACTION_WORKER
-from sessions_app.access import still_writable
+from sessions_app.facade import still_writable
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 

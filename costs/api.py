@@ -15,9 +15,7 @@ from rest_framework.views import APIView
 from core.api.fields import Text, parse
 from costs import queries
 from costs.queries import Report, Totals
-from sessions_app import access, link_scope
-from sessions_app.api.views import LinkReadableView
-from sessions_app.models import ChatSession, Entry
+from sessions_app.facade import ChatSession, Entry, LinkReadableView, access, link_scope
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 ERRORS = {400: ERROR, 403: ERROR, 404: ERROR}

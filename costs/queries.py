@@ -10,10 +10,10 @@ from typing import Any
 
 from django.db.models import Count, F, QuerySet, Sum
 
-from compaction_app.models import CompactionRun
+from compaction_app.facade import CompactionRun
 from costs.domain import charge_message
 from costs.models import MessageCost, UsageDay
-from sessions_app.models import ChatSession, Entry, Segment, SessionShare
+from sessions_app.facade import ChatSession, Entry, Segment, SessionShare
 
 __all__ = [
     "Totals",

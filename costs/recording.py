@@ -19,8 +19,8 @@ from django.utils import timezone
 from costs.domain import Charge, Price, Source, charge_message, day_of
 from costs.models import MessageCost, UsageDay
 from pitree.jsjson import parse_json
-from providers.models import LLMProvider
-from sessions_app.models import ChatSession, Entry, Segment
+from providers.facade import LLMProvider
+from sessions_app.facade import ChatSession, Entry, Segment
 
 __all__ = ["ACTS_ON", "current_prices", "record", "recount_session"]
 

@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from teams.models import TeamMembership
+from teams.facade import TeamMembership
 
 
 @login_required

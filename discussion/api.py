@@ -18,9 +18,7 @@ from discussion import queries, rules, services
 from discussion.domain.text import InvalidComment
 from discussion.models import EmailChoice, Notification, NotificationPreference
 from pitree.storable import MAX_ID_CHARS
-from sessions_app import access
-from sessions_app.api.serializers import ErrorSerializer
-from sessions_app.api.views import LinkReadableView, SessionAPIView
+from sessions_app.facade import ErrorSerializer, LinkReadableView, SessionAPIView, access
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 MAX_COUNT_IDS = 2000  # entry ids per counts request: more than any page draws at once

@@ -10,6 +10,6 @@ class DiscussionConfig(AppConfig):
     def ready(self) -> None:
         # The session search lists comment hits through a hook: sessions_app never imports this app.
         from discussion.queries import comment_hits
-        from sessions_app.search import register_extra_hits
+        from sessions_app.facade import register_extra_hits
 
         register_extra_hits("comments", comment_hits)

@@ -16,9 +16,7 @@ from django.db.models import Count, Q, QuerySet
 from discussion.domain.text import snippet
 from discussion.models import Comment, Notification
 from documents import rendering
-from sessions_app import link_scope
-from sessions_app.access import Access
-from sessions_app.models import ChatSession
+from sessions_app.facade import Access, ChatSession, link_scope
 
 __all__ = [
     "MAX_SEARCH_HITS",

@@ -14,8 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
 from core.actors import Actor, LinkActor, SystemActor
-from sessions_app import access
-from sessions_app.models import ChatSession, SessionShare
+from sessions_app.facade import ChatSession, SessionShare, access
 
 __all__ = ["COMMENT_REFUSED", "LINKS_REFUSED", "readers", "require_commenter", "require_reader"]
 

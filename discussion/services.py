@@ -14,8 +14,7 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.models import ActionLog
-from actionlog.services import record_action
+from actionlog.facade import ActionLog, record_action
 from core.actors import Actor, actor_name, user_of
 from discussion import live, rules
 from discussion.domain.text import InvalidComment, check_body, mentioned_names
@@ -23,9 +22,7 @@ from discussion.models import Comment, EmailChoice, Notification, NotificationPr
 from discussion.queries import unread_count
 from documents import rendering
 from pitree.storable import MAX_ID_CHARS
-from sessions_app import access
-from sessions_app.models import ChatSession
-from sessions_app.queries import EntryNotFound
+from sessions_app.facade import ChatSession, EntryNotFound, access
 
 __all__ = [
     "CommentNotFound",

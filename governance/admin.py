@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from governance import redaction, retention
 from governance.models import LegalHold, LinkView, SecretFinding, TeamPolicy, UserRetention
-from sessions_app.models import ChatSession
+from sessions_app.facade import ChatSession
 
 
 class ReadOnly(admin.ModelAdmin):

@@ -15,8 +15,7 @@ from core.api.parsers import LimitedJSONParser
 from governance import link_views, redaction, scanning
 from governance.domain.redaction import marker
 from governance.models import LinkView, SecretFinding
-from sessions_app import access
-from sessions_app.models import ChatSession
+from sessions_app.facade import ChatSession, access
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 MAX_IDS = 10_000

@@ -18,8 +18,7 @@ from django.utils import timezone
 
 from core.actors import Actor
 from governance.models import LinkView
-from sessions_app import access
-from sessions_app.models import ShareLink
+from sessions_app.facade import ShareLink, access
 
 __all__ = ["API_SESSION", "link_views", "record_link_open"]
 

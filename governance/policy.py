@@ -8,9 +8,8 @@ from django.db.models import Q
 
 from governance.models import SecretFinding, TeamPolicy
 from governance.scanning import scan_session_now
-from sessions_app.models import ChatSession
-from sessions_app.services.errors import SharingRefused
-from teams.models import Team
+from sessions_app.facade import ChatSession, SharingRefused
+from teams.facade import Team
 
 __all__ = ["check_sharing"]
 

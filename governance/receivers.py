@@ -5,7 +5,7 @@ from __future__ import annotations
 from governance.link_views import record_link_open
 from governance.policy import check_sharing
 from governance.scanning import scan_after_commit
-from sessions_app import signals
+from sessions_app.facade import signals
 
 signals.entries_committed.connect(scan_after_commit, dispatch_uid="governance-scan")
 signals.sharing_requested.connect(check_sharing, dispatch_uid="governance-sharing-policy")

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor, user_of
 from governance.domain.redaction import redact_line
@@ -24,9 +24,7 @@ from governance.domain.scanning import Finding
 from governance.models import SecretFinding
 from governance.scanning import authorize_findings
 from pitree.search import search_text
-from sessions_app import access
-from sessions_app.models import ChatSession, Entry, EntrySearch
-from sessions_app.services.store import line_bytes
+from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes
 
 __all__ = ["redact_findings"]
 

@@ -17,13 +17,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core.actors import Actor, SystemActor, user_of
 from governance.models import LegalHold, TeamPolicy, UserRetention
-from sessions_app import access
-from sessions_app.models import ChatSession, SessionShare
-from sessions_app.services import delete_session
-from teams.models import Team
+from sessions_app.facade import ChatSession, SessionShare, access, delete_session
+from teams.facade import Team
 
 __all__ = [
     "RETENTION_WORKER",

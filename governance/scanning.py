@@ -23,8 +23,7 @@ from core.actors import Actor, user_of
 from governance.domain.scanning import scan_value
 from governance.models import PendingScan, SecretFinding
 from pitree.jsjson import parse_json
-from sessions_app import access
-from sessions_app.models import ChatSession, Entry
+from sessions_app.facade import ChatSession, Entry, access
 
 __all__ = [
     "INLINE_ENTRIES",

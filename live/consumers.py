@@ -35,8 +35,7 @@ from django.utils.module_loading import import_string
 
 from core import realtime
 from live.presence_socket import PresenceMixin
-from sessions_app import access, link_scope
-from sessions_app.models import ApiToken
+from sessions_app.facade import ApiToken, access, link_scope
 
 # Close codes in the application range: the page shows "no access" instead of retrying forever.
 CLOSE_UNAUTHENTICATED = 4401

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from live.presence import board, heartbeat_seconds, ttl_seconds
 from live.presence_rules import MAX_NODE_CHARS, Viewer, roster
-from sessions_app import link_scope
+from sessions_app.facade import link_scope
 
 __all__ = ["PresenceMixin"]
 

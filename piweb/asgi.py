@@ -16,7 +16,7 @@ get_resolver().url_patterns  # noqa: B018
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from live.routing import websocket_urlpatterns  # noqa: E402
+from live.facade import websocket_urlpatterns  # noqa: E402
 from piweb.edge import EdgeASGI  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
 from piweb.servers import adapt_servers  # noqa: E402

@@ -18,7 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from agent.models import AgentRun
+from agent.facade import AgentRun
 from piweb import workers
 
 log = logging.getLogger(__name__)

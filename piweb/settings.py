@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from accounts_app.oidc_config import ConfigError, read_config
+from accounts_app.oidc_config import ConfigError, read_config  # settings load before any app: no facade here
 from core.proxies import parse_trusted_proxies
 from piweb import config, workers
 

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from accounts_app.signin_throttle import ThrottledLoginView
+from accounts_app.facade import ThrottledLoginView
 from piweb.health import healthz, readyz
 from piweb.metrics_view import metrics_view
 

@@ -16,7 +16,7 @@ from sessions_app import signals
 from sessions_app.link_tokens import hash_token
 from sessions_app.models import ChatSession, Entry, ShareLink
 from sessions_app.queries import EntryNotFound, find_entry, path_ranges
-from teams.access import team_of, team_role
+from teams.facade import team_of, team_role
 
 LINK_HEADER = "X-Share-Token"
 LINK_PARAM = "link"

@@ -30,7 +30,7 @@ from django.dispatch import Signal, receiver
 
 from core import realtime
 from sessions_app.models import ChatSession, SessionShare, ShareLink
-from teams.models import TeamMembership
+from teams.facade import TeamMembership
 
 __all__ = [
     "announce_committed",

@@ -16,10 +16,10 @@ from django.utils.http import urlencode
 
 from pitree.operations import FORK_MODES
 from pitree.search import marked, query_terms
-from providers.windows import available_models
+from providers.facade import available_models
 from sessions_app import access, link_scope, search, signals
 from sessions_app.models import ChatSession, ShareLink
-from teams.models import Team
+from teams.facade import Team
 
 PAGE_SIZE = 50
 SNIPPETS_PER_SESSION = 3  # newest hits shown under each session of a search; the rest are stepped through

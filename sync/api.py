@@ -13,8 +13,7 @@ from rest_framework.views import APIView
 from core.api.errors import error_response
 from core.api.fields import Flag, Text
 from core.api.parsers import LimitedJSONParser, NdjsonParser, parse_json_body
-from sessions_app.api.serializers import skipped_payload
-from sessions_app.services import InvalidSessionFile
+from sessions_app.facade import InvalidSessionFile, skipped_payload
 from sync.services import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor, user_of
 from pitree.entries import entry_from_value
@@ -30,14 +30,20 @@ from pitree.jsjson import parse_json
 from pitree.jsonl import SkipReport, skip_reason
 from pitree.search import search_text
 from pitree.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
-from sessions_app.access import NotSignedIn
-from sessions_app.attribution import Author, author_of
-from sessions_app.models import ChatSession, Entry
-from sessions_app.services.errors import InvalidSessionFile
-from sessions_app.services.importing import import_jsonl, refresh_statistics
-from sessions_app.services.rows import create_session_row
-from sessions_app.services.sharing import share_by_team_defaults
-from sessions_app.services.store import entry_store, line_bytes
+from sessions_app.facade import (
+    Author,
+    ChatSession,
+    Entry,
+    InvalidSessionFile,
+    NotSignedIn,
+    author_of,
+    create_session_row,
+    entry_store,
+    import_jsonl,
+    line_bytes,
+    refresh_statistics,
+    share_by_team_defaults,
+)
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.db import transaction
 from django.http import HttpRequest
 
-from actionlog import services as actions
+from actionlog.facade import services as actions
 from teams.models import Team, TeamMembership
 
 

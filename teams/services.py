@@ -16,7 +16,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor, SystemActor, user_of
 from core.errors import InvalidSharing, NotSignedIn, NotVisible, TeamConflict

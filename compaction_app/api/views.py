@@ -16,15 +16,15 @@ from compaction_app.api.serializers import CompactionOperationSerializer, Compac
 from compaction_app.models import CompactionRun
 from core.api.errors import api_exception_handler, error_response
 from core.api.parsers import LimitedJSONParser
-from providers.throttles import LLMThrottle
-from sessions_app import access
-from sessions_app import services as session_services
-from sessions_app.api.serializers import (
+from providers.facade import LLMThrottle
+from sessions_app.facade import (
     ErrorSerializer,
     NavigateResultSerializer,
     NavigateSerializer,
     OperationSerializer,
+    access,
 )
+from sessions_app.facade import services as session_services
 
 ERRORS = {code: ErrorSerializer for code in (400, 403, 404, 409)}
 

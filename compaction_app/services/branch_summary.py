@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from compaction_app.domain.branch_summary import (
     NO_CONTENT_SUMMARY,
     branch_file_lists,
@@ -58,10 +58,15 @@ from pitree.messages import convert_to_llm
 from pitree.operations import NavigationPlan, apply_navigation, plan_navigation
 from pitree.storable import MAX_NAME_CHARS, check_text, check_texts
 from pitree.tree import SessionTree
-from sessions_app import access
-from sessions_app.models import ChatSession
-from sessions_app.queries import find_entry, path_rows
-from sessions_app.services import AppendConflict, append_entries, set_leaf
+from sessions_app.facade import (
+    AppendConflict,
+    ChatSession,
+    access,
+    append_entries,
+    find_entry,
+    path_rows,
+    set_leaf,
+)
 
 __all__ = [
     "BUSY_NAVIGATING",

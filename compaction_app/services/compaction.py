@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from compaction_app.domain.preparation import (
     CompactionPreparation,
     manual_compaction_error,
@@ -46,10 +46,7 @@ from core.actors import Actor
 from pitree.entries import Entry as DomainEntry
 from pitree.storable import MAX_NAME_CHARS, check_text
 from pitree.tokens import current_system_message, estimate_tokens
-from sessions_app import access
-from sessions_app.models import ChatSession
-from sessions_app.queries import context_for_leaf
-from sessions_app.services import AppendConflict, append_entries
+from sessions_app.facade import AppendConflict, ChatSession, access, append_entries, context_for_leaf
 
 __all__ = [
     "BUSY_COMPACTING",

@@ -20,16 +20,15 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from compaction_app.domain.summary import Summarizer, SummaryRequest, SummaryResponse
 from compaction_app.models import CompactionRun
 from compaction_app.summarizers import LLMSummarizer, OfflineSummarizer
 from core import realtime
 from core.actors import COMPACTION_WORKER, Actor, actor_name, user_of
 from pitree.operations import TreeOperationError
-from providers.models import LLMProvider
-from sessions_app import access
-from sessions_app.models import ChatSession
+from providers.facade import LLMProvider
+from sessions_app.facade import ChatSession, access
 
 __all__ = [
     "OperationFinished",

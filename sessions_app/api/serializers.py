@@ -17,7 +17,7 @@ from pitree.messages import convert_to_llm
 from pitree.operations import FORK_MODES
 from pitree.storable import MAX_ID_CHARS
 from pitree.tokens import SetAsideUsage, estimate_tokens, set_aside_usage
-from providers.requests import context_breakdown, context_breakdown_from_sums
+from providers.facade import context_breakdown, context_breakdown_from_sums
 from sessions_app.attribution import as_json
 from sessions_app.context_reads import ContextPage
 from sessions_app.models import ChatSession, Entry, EntryAuthor

@@ -28,7 +28,7 @@ from core.api.pagination import SessionPagination
 from core.api.parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_import_bytes
 from documents import rendering
 from pitree.tokens import set_aside_usage
-from providers.windows import context_window_for
+from providers.facade import context_window_for
 from sessions_app import access, context_reads, link_scope, queries, services, summary_facts
 from sessions_app.api.serializers import (
     AppendSerializer,

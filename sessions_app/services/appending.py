@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from actionlog.services import Action, PendingAction
+from actionlog.facade import Action, PendingAction
 from core.actors import Actor
 from sessions_app import access
 from sessions_app.attribution import Author, author_of

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core.actors import Actor, user_of
 from pitree.entries import entry_from_value
 from pitree.jsjson import js_stringify

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core.actors import Actor
 from documents.export import DocumentInfo, html_document, markdown_document, tree_order
 from pitree.jsjson import js_stringify, parse_json

@@ -12,7 +12,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor, SystemActor, user_of
 from pitree.entries import Entry as DomainEntry

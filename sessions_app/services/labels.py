@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actionlog.services import Action
+from actionlog.facade import Action
 from core.actors import Actor
 from pitree.operations import label_entry
 from pitree.storable import MAX_NAME_CHARS, check_text

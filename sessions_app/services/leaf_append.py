@@ -28,7 +28,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from actionlog.services import PendingAction
+from actionlog.facade import PendingAction
 from core import realtime
 from pitree import placement
 from pitree.attribution import Author

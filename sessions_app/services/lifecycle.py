@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor, user_of
 from pitree.jsonl import CURRENT_VERSION

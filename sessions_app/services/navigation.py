@@ -7,7 +7,7 @@ from functools import partial
 
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor
 from pitree.operations import plan_navigation

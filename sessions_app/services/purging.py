@@ -20,7 +20,7 @@ from datetime import timedelta
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core.actors import Actor
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
 

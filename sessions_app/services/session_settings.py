@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core.actors import Actor
 from sessions_app import access
 from sessions_app.models import ChatSession

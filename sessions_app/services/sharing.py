@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.services import Action, record_action
+from actionlog.facade import Action, record_action
 from core import realtime
 from core.actors import Actor, user_of
 from core.errors import InvalidSharing
@@ -20,7 +20,7 @@ from pitree.storable import MAX_NAME_CHARS, check_text
 from sessions_app import access, link_tokens, signals
 from sessions_app.models import ChatSession, Entry, SessionShare, ShareLink
 from sessions_app.queries import EntryNotFound
-from teams.models import Team
+from teams.facade import Team
 
 __all__ = [
     "InvalidSharing",

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Sum
 
-from actionlog.services import PendingAction
+from actionlog.facade import PendingAction
 from core import realtime
 from pitree import placement
 from pitree.attribution import Author

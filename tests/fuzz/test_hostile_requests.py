@@ -185,7 +185,7 @@ def fill(route: str, ids: dict[str, str], hostile: tuple[str, str] | None = None
 def snapshot() -> dict[str, Any]:
     """Row counts of every project table, and the fields a write would change on the sessions."""
     counts: dict[str, Any] = {}
-    for label in ("sessions_app", "compaction_app", "agent", "audit"):
+    for label in ("providers", "actionlog", "teams", "sessions_app", "compaction_app", "agent", "audit"):
         for model in apps.get_app_config(label).get_models():
             counts[model._meta.label] = model.objects.count()
     counts["sessions"] = sorted(ChatSession.objects.values_list("pk", "name", "leaf_entry_id", "next_seq"))

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from costs.recording import recount_session
-from sessions_app.models import ChatSession
+from sessions_app.facade import ChatSession
 
 
 class Command(BaseCommand):

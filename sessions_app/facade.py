@@ -1,0 +1,86 @@
+"""What other apps may use of ``sessions_app``: they import from here and nowhere else in it.
+
+Re-exports only; the names live in the modules named below. ``make lint`` keeps other apps to this module.
+"""
+
+from __future__ import annotations
+
+from sessions_app import access, link_scope, services, signals
+from sessions_app.access import Access, NotSignedIn, still_writable
+from sessions_app.admin import DeletesThroughUseCase, LiveSessionRowsAdmin
+from sessions_app.api.serializers import (
+    ErrorSerializer,
+    NavigateResultSerializer,
+    NavigateSerializer,
+    OperationSerializer,
+    skipped_payload,
+)
+from sessions_app.api.views import LinkReadableView, SessionAPIView
+from sessions_app.attribution import Author, author_of, run_author
+from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
+from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
+from sessions_app.search import register_extra_hits
+from sessions_app.services import (
+    AppendConflict,
+    InvalidSessionFile,
+    QuotaExceeded,
+    append_entries,
+    delete_session,
+    set_leaf,
+)
+from sessions_app.services.errors import SharingRefused
+from sessions_app.services.importing import import_jsonl, refresh_statistics
+from sessions_app.services.rows import create_session_row
+from sessions_app.services.sharing import share_by_team_defaults
+from sessions_app.services.store import check_quotas, entry_store, line_bytes
+from sessions_app.signals import connect_entries_stored
+
+__all__ = [
+    "Access",
+    "ApiToken",
+    "AppendConflict",
+    "Author",
+    "ChatSession",
+    "ContextView",
+    "DeletesThroughUseCase",
+    "Entry",
+    "EntryNotFound",
+    "EntrySearch",
+    "ErrorSerializer",
+    "InvalidSessionFile",
+    "LinkReadableView",
+    "LiveSessionRowsAdmin",
+    "NavigateResultSerializer",
+    "NavigateSerializer",
+    "NotSignedIn",
+    "OperationSerializer",
+    "QuotaExceeded",
+    "Segment",
+    "SessionAPIView",
+    "SessionShare",
+    "ShareLink",
+    "SharingRefused",
+    "access",
+    "append_entries",
+    "author_of",
+    "check_quotas",
+    "connect_entries_stored",
+    "context_for_leaf",
+    "create_session_row",
+    "delete_session",
+    "entry_store",
+    "find_entry",
+    "import_jsonl",
+    "line_bytes",
+    "link_scope",
+    "path_rows",
+    "refresh_statistics",
+    "register_extra_hits",
+    "run_author",
+    "services",
+    "set_leaf",
+    "share_by_team_defaults",
+    "signals",
+    "skipped_payload",
+    "still_writable",
+]
