@@ -5,12 +5,24 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+MODELS = ["actionlog"]
+
+
+def _relabel(apps, source, target):
+    content_type = apps.get_model("contenttypes", "ContentType")
+    for model in MODELS:
+        # Where both exist (post_migrate already ran for the other side), the other side's row stays.
+        if not content_type.objects.filter(app_label=target, model=model).exists():
+            content_type.objects.filter(app_label=source, model=model).update(app_label=target)
+
+
 def claim_content_types(apps, schema_editor):
     """Keep permissions and admin history: the content types follow the models to their new app."""
-    content_type = apps.get_model("contenttypes", "ContentType")
-    content_type.objects.filter(app_label="sessions_app", model__in=["actionlog"]).update(
-        app_label="actionlog"
-    )
+    _relabel(apps, "sessions_app", "actionlog")
+
+
+def return_content_types(apps, schema_editor):
+    _relabel(apps, "actionlog", "sessions_app")
 
 
 class Migration(migrations.Migration):
@@ -173,6 +185,6 @@ class Migration(migrations.Migration):
                     },
                 ),
             ],
-            database_operations=[migrations.RunPython(claim_content_types, migrations.RunPython.noop)],
+            database_operations=[migrations.RunPython(claim_content_types, return_content_types)],
         ),
     ]

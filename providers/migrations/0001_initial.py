@@ -6,12 +6,24 @@ import core.secret_box
 import providers.models
 
 
+MODELS = ["llmprovider"]
+
+
+def _relabel(apps, source, target):
+    content_type = apps.get_model("contenttypes", "ContentType")
+    for model in MODELS:
+        # Where both exist (post_migrate already ran for the other side), the other side's row stays.
+        if not content_type.objects.filter(app_label=target, model=model).exists():
+            content_type.objects.filter(app_label=source, model=model).update(app_label=target)
+
+
 def claim_content_types(apps, schema_editor):
     """Keep permissions and admin history: the content types follow the models to their new app."""
-    content_type = apps.get_model("contenttypes", "ContentType")
-    content_type.objects.filter(app_label="compaction_app", model__in=["llmprovider"]).update(
-        app_label="providers"
-    )
+    _relabel(apps, "compaction_app", "providers")
+
+
+def return_content_types(apps, schema_editor):
+    _relabel(apps, "providers", "compaction_app")
 
 
 class Migration(migrations.Migration):
@@ -111,6 +123,6 @@ class Migration(migrations.Migration):
                     },
                 ),
             ],
-            database_operations=[migrations.RunPython(claim_content_types, migrations.RunPython.noop)],
+            database_operations=[migrations.RunPython(claim_content_types, return_content_types)],
         ),
     ]
