@@ -5,7 +5,6 @@ from django.db import migrations, models
 import core.secret_box
 import providers.models
 
-
 MODELS = ["llmprovider"]
 
 
