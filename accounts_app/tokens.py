@@ -6,7 +6,8 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from accounts_app.verbs import Action
+from actionlog.facade import record_action
 from core.actors import Actor, SystemActor, user_of
 from sessions_app.facade import ApiToken, access
 

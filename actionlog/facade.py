@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from actionlog import services
 from actionlog.models import ActionLog
-from actionlog.services import Action, PendingAction, record_action
+from actionlog.services import PendingAction, record_action
+from actionlog.verbs import declared_verbs, verbs, verbs_by_name
 
 __all__ = [
-    "Action",
     "ActionLog",
     "PendingAction",
+    "declared_verbs",
     "record_action",
     "services",
+    "verbs",
+    "verbs_by_name",
 ]

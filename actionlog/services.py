@@ -8,15 +8,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from actionlog.models import ActionLog
+from actionlog.verbs import require_declared
 from core.actors import Actor, actor_kind, actor_name, user_of
 
 if TYPE_CHECKING:  # every app writes the log; the log imports none of them
     from sessions_app.facade import ChatSession
     from teams.facade import Team
 
-__all__ = ["Action", "PendingAction", "record_action"]
-
-Action = ActionLog.Action
+__all__ = ["PendingAction", "record_action"]
 
 
 def record_action(
@@ -29,6 +28,7 @@ def record_action(
     """
     if actor is None:
         raise TypeError("record_action() needs an actor")
+    action = require_declared(action)
     return ActionLog.objects.create(
         actor=user_of(actor),
         actor_kind=actor_kind(actor),
@@ -54,6 +54,9 @@ class PendingAction:
     actor: Actor
     action: str
     detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action", require_declared(self.action))
 
     def write(self, session: ChatSession) -> ActionLog:
         return record_action(actor=self.actor, action=self.action, session=session, **self.detail)

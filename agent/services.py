@@ -11,11 +11,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from agent import compaction
 from agent.loop import RunLoop, interrupted_message
 from agent.models import AgentRun
 from agent.policy import RetrySettings
+from agent.verbs import Action
 from core import realtime
 from core.actors import RUN_WORKER, Actor, user_of
 from pitree.images import InvalidImage, image_blocks

@@ -17,11 +17,10 @@ from actionlog.facade import ActionLog
 from audit.domain.activity import public_detail
 from sessions_app.facade import ChatSession
 
-__all__ = ["ACTIONS", "DEFAULT_PAGE", "MAX_PAGE", "ActivityPage", "activity_of", "page_of"]
+__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "ActivityPage", "activity_of", "page_of"]
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
-ACTIONS = [value for value, _ in ActionLog.Action.choices]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from actionlog.facade import declared_verbs
 from audit import activity
 from core.api.fields import parse
 from sessions_app.facade import ChatSession, ErrorSerializer
@@ -19,7 +20,8 @@ ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
 
 
 class ActivityQuerySerializer(serializers.Serializer[Any]):
-    action = serializers.ChoiceField(choices=activity.ACTIONS, required=False, help_text="Only this action")
+    # Any app's declared verb: the list is read per request, since apps declare theirs at start.
+    action = serializers.CharField(required=False, help_text="Only this action")
     session = serializers.IntegerField(min_value=1, required=False, help_text="Only rows about this session")
     before = serializers.IntegerField(
         min_value=1, required=False, help_text="A row id from the previous page: rows older than it"
@@ -27,6 +29,11 @@ class ActivityQuerySerializer(serializers.Serializer[Any]):
     limit = serializers.IntegerField(
         min_value=1, max_value=activity.MAX_PAGE, required=False, help_text="Rows per page (default 50)"
     )
+
+    def validate_action(self, value: str) -> str:
+        if value not in declared_verbs():
+            raise serializers.ValidationError(f'"{value}" is not a valid choice.')
+        return value
 
 
 class ActivityItemSerializer(serializers.Serializer[Any]):

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from rest_framework.exceptions import APIException, ValidationError
 
-from audit import activity
+from actionlog.facade import declared_verbs
 from audit.activity_api import read_page
 
 
@@ -34,7 +34,7 @@ def activity_page(request: HttpRequest) -> HttpResponse:
         "items": page.items if page else [],
         "older": older,
         "error": error,
-        "actions": activity.ACTIONS,
+        "actions": declared_verbs(),
         "chosen_action": request.GET.get("action", ""),
         "chosen_session": request.GET.get("session", ""),
     }

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
+from django.contrib import admin
+from django.http import HttpRequest
+
+from discussion import services
 from discussion.models import Comment, Notification, NotificationPreference, TeamDiscussion
 
 
@@ -28,7 +32,21 @@ class CommentAdmin(admin.ModelAdmin):
 
 @admin.register(TeamDiscussion)
 class TeamDiscussionAdmin(admin.ModelAdmin):
+    """The team owners' setting, changed by staff through the same use case (logged ``by_staff``)."""
+
     list_display = ("team", "viewers_may_comment")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["team"] if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: TeamDiscussion, form: Any, change: bool) -> None:
+        services.set_viewers_may_comment(
+            actor=request.user, team_id=obj.team_id, allowed=obj.viewers_may_comment, as_staff=True
+        )
+        obj.pk = TeamDiscussion.objects.get(team_id=obj.team_id).pk
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # no row means the default (viewers may comment); set it instead
 
 
 admin.site.register(Notification)

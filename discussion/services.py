@@ -14,15 +14,19 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.facade import ActionLog, record_action
+from actionlog.facade import record_action
 from core.actors import Actor, actor_name, user_of
+from core.staff import authorize_staff
 from discussion import live, rules
 from discussion.domain.text import InvalidComment, check_body, mentioned_names
 from discussion.models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
 from discussion.queries import unread_count
+from discussion.verbs import Action
 from documents import rendering
 from pitree.storable import MAX_ID_CHARS
 from sessions_app.facade import ChatSession, EntryNotFound, access
+from sessions_app.facade import verbs as session_verbs
+from teams.facade import Team
 
 __all__ = [
     "CommentNotFound",
@@ -38,7 +42,6 @@ __all__ = [
     "viewers_may_comment",
 ]
 
-Action = ActionLog.Action
 log = logging.getLogger(__name__)
 
 
@@ -336,16 +339,31 @@ def export_comments(*, actor: Actor, grant: access.Access) -> list[dict[str, obj
 
     threads = export_threads(grant)
     with transaction.atomic():
-        record_action(actor=actor, action=Action.EXPORT, session=grant.session, comments=True)
+        record_action(actor=actor, action=session_verbs.Action.EXPORT, session=grant.session, comments=True)
     return threads
 
 
-def set_viewers_may_comment(*, actor: Actor, team_id: int, allowed: bool) -> bool:
-    """Let a team's viewers comment on the sessions shared with it, or not; only its owners may."""
-    team = access.team_of(user_of(actor), team_id, owner=True)
+def set_viewers_may_comment(*, actor: Actor, team_id: int, allowed: bool, as_staff: bool = False) -> bool:
+    """Let a team's viewers comment on the sessions shared with it, or not; only its owners may.
+
+    ``as_staff``: a staff member sets it from the admin, for any team; the row says ``by_staff``.
+    """
+    if as_staff:
+        authorize_staff(actor, "discussion.change_teamdiscussion")
+        team = Team.objects.get(pk=team_id)
+    else:
+        team = access.team_of(user_of(actor), team_id, owner=True)
+    staff = {"by_staff": True} if as_staff else {}
     with transaction.atomic():
         TeamDiscussion.objects.update_or_create(team=team, defaults={"viewers_may_comment": allowed})
-        record_action(actor=actor, action=Action.SETTINGS, session=None, team=team, viewersMayComment=allowed)
+        record_action(
+            actor=actor,
+            action=session_verbs.Action.SETTINGS,
+            session=None,
+            team=team,
+            viewersMayComment=allowed,
+            **staff,
+        )
     return allowed
 
 

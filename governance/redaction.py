@@ -16,13 +16,14 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
 from governance.domain.redaction import redact_line
 from governance.domain.scanning import Finding
 from governance.models import SecretFinding
 from governance.scanning import authorize_findings
+from governance.verbs import Action
 from pitree.search import search_text
 from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes
 

@@ -17,9 +17,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core.actors import Actor, SystemActor, user_of
 from governance.models import LegalHold, TeamPolicy, UserRetention
+from governance.verbs import Action
 from sessions_app.facade import ChatSession, SessionShare, access, delete_session
 from teams.facade import Team
 

@@ -1,4 +1,4 @@
-"""Providers in the admin: keys are write-only, compat settings shown as they apply."""
+"""Providers in the admin: keys are write-only, compat settings shown as they apply, changes logged."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from providers import services
 from providers.models import LLMProvider
 
 
@@ -50,6 +53,17 @@ class LLMProviderAdmin(admin.ModelAdmin):
     list_filter = ["api", "is_summarizer_default"]
     search_fields = ["name", "provider", "model_id"]
     readonly_fields = ["key", "compat_in_force"]
+
+    # Saves and deletes are the providers' use cases, logged; a changed key is named, never shown.
+    def save_model(self, request: HttpRequest, obj: LLMProvider, form: Any, change: bool) -> None:
+        services.save_provider(actor=request.user, provider=obj)
+
+    def delete_model(self, request: HttpRequest, obj: LLMProvider) -> None:
+        services.delete_provider(actor=request.user, provider=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[LLMProvider]) -> None:
+        for provider in queryset:
+            services.delete_provider(actor=request.user, provider=provider)
 
     @admin.display(description="API key")
     def key(self, obj: LLMProvider) -> str:

@@ -1,10 +1,10 @@
-"""Admin pages for sessions, entries, teams and shares, and the read-only action log."""
+"""Admin pages for sessions, entries, shares and share links: every change goes through its use case."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -128,13 +128,30 @@ class EntryAdmin(LiveSessionRowsAdmin):
 
 
 @admin.register(SessionShare)
-class SessionShareAdmin(LiveSessionRowsAdmin):
+class SessionShareAdmin(DeletesThroughUseCase, LiveSessionRowsAdmin):
+    """Shares made or changed here are the owner's share use case run by staff: the team's sharing policy
+    applies, live views re-check access, and the action log says ``by_staff``."""
+
     list_display = ["session", "team", "access", "created_by", "created_at"]
     list_filter = ["access", "team"]
     search_fields = ["session__name", "session__pi_id", "team__name"]
     list_select_related = ["session", "team", "created_by"]
-    raw_id_fields = ["session", "created_by"]
-    readonly_fields = ["created_at"]
+    raw_id_fields = ["session"]
+    fields = ["session", "team", "access", "created_by", "created_at"]
+    readonly_fields = ["created_by", "created_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # A share is one session with one team: changing either is a new share, not an edit.
+        return [*self.readonly_fields, *(["session", "team"] if obj is not None else [])]
+
+    def save_model(self, request: HttpRequest, obj: SessionShare, form: Any, change: bool) -> None:
+        saved = services.share_with_team(
+            session=obj.session, team=obj.team, access=obj.access, actor=request.user, as_staff=True
+        )
+        obj.pk, obj.created_by = saved.pk, saved.created_by
+
+    def delete_one(self, request: HttpRequest, obj: SessionShare) -> None:
+        services.unshare_with_team(session=obj.session, team=obj.team, actor=request.user, as_staff=True)
 
 
 @admin.register(ShareLink)
@@ -163,18 +180,27 @@ class ShareLinkAdmin(LiveSessionRowsAdmin):
         "created_by",
         "created_at",
     ]
-    readonly_fields = [
-        "short_token",
-        "session",
-        "scope",
-        "entry_id",
-        "frozen_seq",
-        "created_by",
-        "created_at",
-    ]
+
+    actions = ["revoke_links"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # links are minted by their owners so the token is shown once, to them
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # "Revoke" (the owner's use case, logged) is the one change staff make
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("sessions_app.change_sharelink")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a revoked link stays, so the log and the page can still say what it was
+
+    @admin.action(description="Revoke the selected links", permissions=["revoke"])
+    def revoke_links(self, request: HttpRequest, queryset: QuerySet[ShareLink]) -> None:
+        links = list(queryset.select_related("session").filter(revoked_at__isnull=True))
+        for link in links:
+            services.revoke_share_link(link=link, actor=request.user, as_staff=True)
+        self.message_user(request, f"{len(links)} link(s) revoked.", messages.SUCCESS)
 
     @admin.display(description="token")
     def short_token(self, link: ShareLink) -> str:

@@ -5,7 +5,7 @@ Re-exports only; the names live in the modules named below. ``make lint`` keeps 
 
 from __future__ import annotations
 
-from sessions_app import access, link_scope, services, signals
+from sessions_app import access, link_scope, services, signals, verbs
 from sessions_app.access import Access, NotSignedIn, still_writable
 from sessions_app.admin import DeletesThroughUseCase, LiveSessionRowsAdmin
 from sessions_app.api.serializers import (
@@ -83,4 +83,5 @@ __all__ = [
     "signals",
     "skipped_payload",
     "still_writable",
+    "verbs",
 ]

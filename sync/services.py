@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
 from pitree.entries import entry_from_value
@@ -44,6 +44,7 @@ from sessions_app.facade import (
     refresh_statistics,
     share_by_team_defaults,
 )
+from sync.verbs import Action
 
 __all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
 

@@ -16,13 +16,15 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, SystemActor, user_of
 from core.errors import InvalidSharing, NotSignedIn, NotVisible, TeamConflict
+from core.staff import authorize_staff
 from pitree.storable import MAX_NAME_CHARS, check_text
 from teams.access import team_of
 from teams.models import Team, TeamInvitation, TeamMembership
+from teams.verbs import Action
 
 __all__ = [
     "accept_invitation",
@@ -34,6 +36,9 @@ __all__ = [
     "remove_member",
     "sent_invitations",
     "set_team_default_share",
+    "staff_remove_member",
+    "staff_save_team",
+    "staff_set_member",
     "sync_team_memberships",
     "withdraw_invitation",
 ]
@@ -316,3 +321,93 @@ def _recheck_sessions_of(team: Team) -> None:
     """Tell live views of every session shared with the team to re-check access, after commit."""
     for session_id in team.shares.values_list("session_id", flat=True):
         transaction.on_commit(partial(realtime.broadcast, session_id, "access_changed"))
+
+
+# -- staff, from the admin site -------------------------------------------------------------------------
+# Staff run a team without belonging to it: they may add a member directly (nobody else skips the
+# invitation), and every change is logged with ``by_staff``. A team with members keeps an owner.
+
+
+def staff_save_team(*, actor: Actor, team: Team, changed: Iterable[str] = ()) -> Team:
+    """Create ``team`` (unsaved) or save the fields named in ``changed``; staff with the admin's right."""
+    creating = team.pk is None
+    authorize_staff(actor, "teams.add_team" if creating else "teams.change_team")
+    check_text(team.name, "the team name", max_chars=MAX_NAME_CHARS)
+    if team.default_share not in Team.DefaultShare.values:
+        raise InvalidSharing("defaultShare", "defaultShare must be viewer, editor or null (not shared)")
+    fields = sorted(set(changed) & {"name", "default_share"})
+    try:
+        with transaction.atomic():
+            if creating:
+                team.save()
+                record_action(actor=actor, action=Action.TEAM_CREATE, session=None, team=team, by_staff=True)
+            elif fields:
+                team.save(update_fields=fields)
+                record_action(
+                    actor=actor,
+                    action=Action.TEAM_SETTINGS,
+                    session=None,
+                    team=team,
+                    name=team.name,
+                    defaultShare=team.default_share or None,
+                    by_staff=True,
+                )
+    except IntegrityError:
+        raise InvalidSharing("name", "A team with this name already exists.") from None
+    return team
+
+
+def staff_set_member(*, actor: Actor, team: Team, user: Any, role: str) -> TeamMembership:
+    """Add ``user`` to the team with ``role``, or change their role; staff with the admin's right."""
+    authorize_staff(actor, "teams.change_team")
+    _check_role(role)
+    with transaction.atomic():
+        membership = (
+            TeamMembership.objects.select_for_update(of=("self",)).filter(team=team, user=user).first()
+        )
+        if membership is None:
+            membership = TeamMembership.objects.create(team=team, user=user, role=role)
+            # The invitation the member would have sent is void once they are in.
+            TeamInvitation.objects.filter(team=team, user=user).delete()
+            action, was = Action.TEAM_ACCEPT, None
+        else:
+            if membership.role == role:
+                return membership
+            if membership.role == ROLES.OWNER:
+                _keep_an_owner(team, "demote")
+            action, was = Action.TEAM_ROLE, membership.role
+            membership.role = role
+            membership.save(update_fields=["role"])
+        record_action(
+            actor=actor,
+            action=action,
+            session=None,
+            team=team,
+            username=user.get_username(),
+            role=role,
+            was=was,
+            by_staff=True,
+        )
+        _recheck_sessions_of(team)
+    return membership
+
+
+def staff_remove_member(*, actor: Actor, team: Team, user: Any) -> None:
+    """Remove ``user`` from the team; staff with the admin's right. The last owner of members stays."""
+    authorize_staff(actor, "teams.change_team")
+    with transaction.atomic():
+        membership = _membership(team, user.get_username())
+        others = TeamMembership.objects.filter(team=team).exclude(pk=membership.pk)
+        if membership.role == ROLES.OWNER and others.exists():
+            _keep_an_owner(team, "remove")
+        membership.delete()
+        record_action(
+            actor=actor,
+            action=Action.TEAM_REMOVE,
+            session=None,
+            team=team,
+            username=user.get_username(),
+            role=membership.role,
+            by_staff=True,
+        )
+        _recheck_sessions_of(team)

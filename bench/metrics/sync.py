@@ -142,7 +142,7 @@ def sync_push(ctx: Context) -> list[Result]:
                 twin = ChatSession.objects.get(owner=bench_user(), pi_id=ids["import"])
                 stored.append(Entry.objects.filter(session=pushed).count())
                 expected = Entry.objects.filter(session=twin).count()
-                requests = ActionLog.objects.filter(session=pushed, action=ActionLog.Action.SYNC).count()
+                requests = ActionLog.objects.filter(session=pushed, action="sync").count()
                 ChatSession.objects.filter(owner=bench_user(), pi_id__in=ids.values()).delete()
     finally:
         stop(proc)

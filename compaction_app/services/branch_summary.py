@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from compaction_app.domain.branch_summary import (
     NO_CONTENT_SUMMARY,
     branch_file_lists,
@@ -67,6 +67,7 @@ from sessions_app.facade import (
     path_rows,
     set_leaf,
 )
+from sessions_app.facade import verbs as session_verbs
 
 __all__ = [
     "BUSY_NAVIGATING",
@@ -138,7 +139,11 @@ def start_branch_summary(
             label=label or None,
         )
         record_action(
-            actor=requested_by, action=Action.NAVIGATE, session=locked, target=target_id, summarize=True
+            actor=requested_by,
+            action=session_verbs.Action.NAVIGATE,
+            session=locked,
+            target=target_id,
+            summarize=True,
         )
         transaction.on_commit(partial(enqueue, "run_branch_summary", run.pk))
     return str(run.operation_id)

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from compaction_app.domain.preparation import (
     CompactionPreparation,
     manual_compaction_error,
@@ -41,6 +41,7 @@ from compaction_app.services.operations import (
     scoped_key,
     summarizer_for,
 )
+from compaction_app.verbs import Action
 from core import metrics
 from core.actors import Actor
 from pitree.entries import Entry as DomainEntry

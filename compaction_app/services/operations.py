@@ -20,10 +20,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from compaction_app.domain.summary import Summarizer, SummaryRequest, SummaryResponse
 from compaction_app.models import CompactionRun
 from compaction_app.summarizers import LLMSummarizer, OfflineSummarizer
+from compaction_app.verbs import Action
 from core import realtime
 from core.actors import COMPACTION_WORKER, Actor, actor_name, user_of
 from pitree.operations import TreeOperationError

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from actionlog.facade import Action, PendingAction
+from actionlog.facade import PendingAction
 from core.actors import Actor
 from sessions_app import access
 from sessions_app.attribution import Author, author_of
 from sessions_app.models import ChatSession, Entry
 from sessions_app.services.errors import InvalidEntries
 from sessions_app.services.store import entry_store
+from sessions_app.verbs import Action
 
 __all__ = ["append_entries", "under_leaf"]
 

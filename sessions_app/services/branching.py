@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core.actors import Actor, user_of
 from pitree.entries import entry_from_value
 from pitree.jsjson import js_stringify
@@ -21,6 +21,7 @@ from sessions_app.services.errors import InvalidEntries
 from sessions_app.services.exporting import pi_session_path
 from sessions_app.services.rows import create_session_row
 from sessions_app.services.store import entry_store, line_bytes
+from sessions_app.verbs import Action
 
 __all__ = ["PATH_ONLY", "ForkOutcome", "clone_session", "fork_session"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core.actors import Actor
 from documents.export import DocumentInfo, html_document, markdown_document, tree_order
 from pitree.jsjson import js_stringify, parse_json
@@ -22,6 +22,7 @@ from pitree.leaf_marker import deterministic_id, leaf_marker
 from sessions_app import access, link_scope, queries
 from sessions_app.models import ChatSession, Entry
 from sessions_app.services.errors import InvalidEntries
+from sessions_app.verbs import Action
 
 __all__ = [
     "DOCUMENT_FORMATS",

@@ -12,7 +12,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, SystemActor, user_of
 from pitree.entries import Entry as DomainEntry
@@ -37,6 +37,7 @@ from sessions_app.services.errors import InvalidSessionFile, QuotaExceeded
 from sessions_app.services.rows import check_storable, create_session_row
 from sessions_app.services.sharing import share_by_team_defaults
 from sessions_app.services.store import entry_store
+from sessions_app.verbs import Action
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream", "refresh_statistics"]
 

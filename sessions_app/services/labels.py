@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from actionlog.facade import Action
 from core.actors import Actor
 from pitree.operations import label_entry
 from pitree.storable import MAX_NAME_CHARS, check_text
@@ -11,6 +10,7 @@ from sessions_app import access
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import find_entry
 from sessions_app.services.appending import append_entries, under_leaf
+from sessions_app.verbs import Action
 
 __all__ = ["set_label"]
 

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
 from pitree.jsonl import CURRENT_VERSION
@@ -22,6 +22,7 @@ from sessions_app.models import ChatSession
 from sessions_app.services.appending import append_entries, under_leaf
 from sessions_app.services.purging import purge_session, queue_purge
 from sessions_app.services.rows import create_session_row
+from sessions_app.verbs import Action
 
 __all__ = ["create_session", "delete_owner", "delete_session", "rename_session"]
 

@@ -7,7 +7,7 @@ from functools import partial
 
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor
 from pitree.operations import plan_navigation
@@ -17,6 +17,7 @@ from sessions_app import access
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import find_entry
 from sessions_app.services.errors import InvalidEntries
+from sessions_app.verbs import Action
 
 __all__ = ["NavigationOutcome", "navigate_without_summary", "set_leaf"]
 

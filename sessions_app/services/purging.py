@@ -20,9 +20,10 @@ from datetime import timedelta
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core.actors import Actor
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
+from sessions_app.verbs import Action
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
 

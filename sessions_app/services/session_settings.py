@@ -7,11 +7,12 @@ from typing import Any
 
 from django.db import transaction
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core.actors import Actor
 from sessions_app import access
 from sessions_app.models import ChatSession
 from sessions_app.services.errors import InvalidEntries
+from sessions_app.verbs import Action
 
 __all__ = ["COMPACTION_KEYS", "set_compaction_settings"]
 

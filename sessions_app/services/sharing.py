@@ -12,14 +12,16 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from actionlog.facade import Action, record_action
+from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
 from core.errors import InvalidSharing
+from core.staff import authorize_staff
 from pitree.storable import MAX_NAME_CHARS, check_text
 from sessions_app import access, link_tokens, signals
 from sessions_app.models import ChatSession, Entry, SessionShare, ShareLink
 from sessions_app.queries import EntryNotFound
+from sessions_app.verbs import Action
 from teams.facade import Team
 
 __all__ = [
@@ -35,10 +37,20 @@ __all__ = [
 # -- team shares ----------------------------------------------------------------------------------------
 
 
-def share_with_team(*, session: ChatSession, team: Team | int, access: str, actor: Actor) -> SessionShare:
-    """Share a session with one of the owner's teams, as viewer or editor (the owner only)."""
-    _authorize_owner(actor, session)
-    found = _team(actor, team)
+def share_with_team(
+    *, session: ChatSession, team: Team | int, access: str, actor: Actor, as_staff: bool = False
+) -> SessionShare:
+    """Share a session with one of the owner's teams, as viewer or editor (the owner only).
+
+    ``as_staff``: a staff member shares from the admin, with any team; the team's sharing policy still
+    applies, and the row says ``by_staff``.
+    """
+    if as_staff:
+        authorize_staff(actor, "sessions_app.change_sessionshare")
+        found = _any_team(team)
+    else:
+        _authorize_owner(actor, session)
+        found = _team(actor, team)
     if access not in SessionShare.Access.values:
         raise InvalidSharing("access", f"access must be one of {', '.join(SessionShare.Access.values)}")
     signals.sharing_requested.send(ChatSession, session=session, team=found, actor=actor)
@@ -46,22 +58,29 @@ def share_with_team(*, session: ChatSession, team: Team | int, access: str, acto
         share, _ = SessionShare.objects.update_or_create(
             session=session, team=found, defaults={"access": access, "created_by": user_of(actor)}
         )
-        record_action(actor=actor, action=Action.SHARE, session=session, team=found, access=access)
+        record_action(
+            actor=actor, action=Action.SHARE, session=session, team=found, access=access, **_staff(as_staff)
+        )
         # A share turned from editor to viewer takes write access away from open pages at once.
         transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
     return share
 
 
-def unshare_with_team(*, session: ChatSession, team: Team | int, actor: Actor) -> None:
-    """Stop sharing with a team (the owner only); open live views of its members are closed."""
-    _authorize_owner(actor, session)
+def unshare_with_team(
+    *, session: ChatSession, team: Team | int, actor: Actor, as_staff: bool = False
+) -> None:
+    """Stop sharing with a team (the owner, or staff from the admin); its members' live views close."""
+    if as_staff:
+        authorize_staff(actor, "sessions_app.delete_sessionshare")
+    else:
+        _authorize_owner(actor, session)
     team_id = team.pk if isinstance(team, Team) else team
     share = SessionShare.objects.select_related("team").filter(session=session, team_id=team_id).first()
     if share is None:
         raise access.NotVisible(f"The session is not shared with team {team_id}")
     with transaction.atomic():
         share.delete()
-        record_action(actor=actor, action=Action.REVOKE, session=session, team=share.team)
+        record_action(actor=actor, action=Action.REVOKE, session=session, team=share.team, **_staff(as_staff))
         transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
 
 
@@ -70,8 +89,22 @@ def _team(actor: Actor, team: Team | int) -> Team:
     return access.team_of(actor, team.pk if isinstance(team, Team) else team, owner=False)
 
 
+def _any_team(team: Team | int) -> Team:
+    if isinstance(team, Team):
+        return team
+    found = Team.objects.filter(pk=team).first()
+    if found is None:
+        raise InvalidSharing("team", f"No team {team}")
+    return found
+
+
 def _authorize_owner(actor: Actor, session: ChatSession) -> None:
     access.authorize(actor, session, access.OWNER)
+
+
+def _staff(as_staff: bool) -> dict[str, bool]:
+    """The log row's mark of a change made from the admin."""
+    return {"by_staff": True} if as_staff else {}
 
 
 # -- share links ----------------------------------------------------------------------------------------
@@ -129,8 +162,8 @@ def create_share_link(
     return link
 
 
-def revoke_share_link(*, link: ShareLink | int, actor: Actor) -> ShareLink:
-    """Revoke a link at once (the session's owner only); live views opened through it are closed."""
+def revoke_share_link(*, link: ShareLink | int, actor: Actor, as_staff: bool = False) -> ShareLink:
+    """Revoke a link at once (the session's owner, or staff from the admin); its live views close."""
     if not isinstance(link, ShareLink):
         found = (
             ShareLink.objects.select_related("session")
@@ -140,13 +173,18 @@ def revoke_share_link(*, link: ShareLink | int, actor: Actor) -> ShareLink:
         if found is None:
             raise access.NotVisible(f"Link not found: {link}")
         link = found
-    _authorize_owner(actor, link.session)
+    if as_staff:
+        authorize_staff(actor, "sessions_app.change_sharelink")
+    else:
+        _authorize_owner(actor, link.session)
     if link.revoked_at is not None:
         return link
     with transaction.atomic():
         link.revoked_at = timezone.now()
         link.save(update_fields=["revoked_at"])
-        record_action(actor=actor, action=Action.REVOKE, session=link.session, link=link.pk)
+        record_action(
+            actor=actor, action=Action.REVOKE, session=link.session, link=link.pk, **_staff(as_staff)
+        )
         transaction.on_commit(partial(realtime.broadcast, link.session_id, "link_revoked", link=link.pk))
     return link
 

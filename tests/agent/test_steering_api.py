@@ -53,7 +53,7 @@ def test_an_edited_prompt_goes_in_beside_the_original_as_a_new_branch(
     sent = server.requests[1].body["messages"]
     assert "Name a colour" not in str(sent) and "Name a number" in str(sent)
     # One log row for the use case, naming the run.
-    rows = ActionLog.objects.filter(session=session, action=ActionLog.Action.RUN).order_by("pk")
+    rows = ActionLog.objects.filter(session=session, action="run").order_by("pk")
     assert rows.count() == 2 and rows.last().detail["run"] == detail["runId"]
 
 

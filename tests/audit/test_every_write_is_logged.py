@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from rest_framework.test import APIClient
 
 from accounts_app import tokens
 from actionlog.models import ActionLog
+from actionlog.verbs import verbs_by_name
 from agent import services as agent_services
 from compaction_app import tasks as compaction_tasks
 from compaction_app.models import CompactionRun
@@ -40,7 +42,8 @@ from tests.factories import HEADER, conversation, line, session_file, store, use
 
 pytestmark = pytest.mark.django_db
 
-A = ActionLog.Action
+# Every app's verbs by name (A.TEAM_CREATE == "team_create"), as the apps declare them.
+A = SimpleNamespace(**verbs_by_name())
 
 
 @dataclass
@@ -378,6 +381,99 @@ def admin_team_create(w: World) -> None:
     assert response.status_code == 302, response.content[:300]
 
 
+def admin_share(w: World) -> None:
+    body = {"session": str(w.session.pk), "team": str(w.team.pk), "access": "viewer"}
+    _redirected(_staff(w).post("/admin/sessions_app/sessionshare/add/", body))
+
+
+def admin_unshare(w: World) -> Callable[[], None]:
+    share = services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    url = f"/admin/sessions_app/sessionshare/{share.pk}/delete/"
+    return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
+
+
+def admin_link_revoke(w: World) -> Callable[[], None]:
+    link = _link(w)
+    body = {"action": "revoke_links", "_selected_action": [str(link.pk)]}
+    return lambda: _redirected(_staff(w).post("/admin/sessions_app/sharelink/", body))
+
+
+def _team_form(w: World, members: list[tuple[Any, str]]) -> dict[str, str]:
+    """The team's change page as staff send it: its fields, then one inline row per member."""
+    rows = {m.user_id: m for m in TeamMembership.objects.filter(team=w.team)}
+    body = {
+        "name": w.team.name,
+        "default_share": w.team.default_share,
+        "memberships-TOTAL_FORMS": str(len(members)),
+        "memberships-INITIAL_FORMS": str(len(rows)),
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+    }
+    for i, (user, role) in enumerate(members):
+        kept = rows.get(user.pk)
+        body |= {f"memberships-{i}-user": str(user.pk), f"memberships-{i}-role": role.removesuffix("!")}
+        body |= {f"memberships-{i}-team": str(w.team.pk), f"memberships-{i}-id": str(kept.pk) if kept else ""}
+        if role.endswith("!"):
+            body[f"memberships-{i}-DELETE"] = "on"
+    return body
+
+
+def admin_team_add_member(w: World) -> None:
+    body = _team_form(w, [(w.owner, "owner"), (w.other, "viewer")])
+    _redirected(_staff(w).post(f"/admin/teams/team/{w.team.pk}/change/", body))
+
+
+def admin_team_role(w: World) -> Callable[[], None]:
+    _member(w)
+    body = _team_form(w, [(w.owner, "owner"), (w.other, "editor")])
+    return lambda: _redirected(_staff(w).post(f"/admin/teams/team/{w.team.pk}/change/", body))
+
+
+def admin_team_remove(w: World) -> Callable[[], None]:
+    _member(w)
+    body = _team_form(w, [(w.owner, "owner"), (w.other, "viewer!")])
+    return lambda: _redirected(_staff(w).post(f"/admin/teams/team/{w.team.pk}/change/", body))
+
+
+def admin_team_rename(w: World) -> None:
+    body = {**_team_form(w, [(w.owner, "owner")]), "name": "renamed by staff"}
+    _redirected(_staff(w).post(f"/admin/teams/team/{w.team.pk}/change/", body))
+
+
+def _provider_form(**fields: str) -> dict[str, str]:
+    return {
+        "name": "staff-made",
+        "api": "openai-completions",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model_id": "m",
+        "provider": "p",
+        "context_window": "128000",
+        "max_output_tokens": "4096",
+        **fields,
+    }
+
+
+def admin_provider_create(w: World) -> None:
+    _redirected(_staff(w).post("/admin/providers/llmprovider/add/", _provider_form(api_key="sk-new")))
+
+
+def admin_provider_change(w: World) -> Callable[[], None]:
+    provider = _provider()
+    body = _provider_form(name=provider.name, model_id="m2")
+    url = f"/admin/providers/llmprovider/{provider.pk}/change/"
+    return lambda: _redirected(_staff(w).post(url, body))
+
+
+def admin_provider_delete(w: World) -> Callable[[], None]:
+    url = f"/admin/providers/llmprovider/{_provider().pk}/delete/"
+    return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
+
+
+def admin_viewers_may_comment(w: World) -> None:
+    body = {"team": str(w.team.pk), "viewers_may_comment": ""}
+    _redirected(_staff(w).post("/admin/discussion/teamdiscussion/add/", body))
+
+
 def _redirected(response: Any) -> None:
     assert response.status_code == 302, response.content[:300]
 
@@ -485,6 +581,17 @@ USER = "owner"
 OTHER = "other"
 STAFF = "staff"
 
+# Verbs only staff perform: their rows need no by_staff mark.
+STAFF_OWN_VERBS = {
+    A.REDACT,
+    A.HOLD,
+    A.UNHOLD,
+    A.POLICY,
+    A.PROVIDER_CREATE,
+    A.PROVIDER_CHANGE,
+    A.PROVIDER_DELETE,
+}
+
 CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_create, A.CREATE, USER),
     ("rest", rest_import, A.IMPORT, USER),
@@ -541,6 +648,17 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("command", command_token, A.TOKEN_CREATE, "manage.py create_api_token"),
     ("admin", admin_delete_session, A.DELETE, STAFF),
     ("admin", admin_team_create, A.TEAM_CREATE, STAFF),
+    ("admin", admin_team_add_member, A.TEAM_ACCEPT, STAFF),
+    ("admin", admin_team_role, A.TEAM_ROLE, STAFF),
+    ("admin", admin_team_remove, A.TEAM_REMOVE, STAFF),
+    ("admin", admin_team_rename, A.TEAM_SETTINGS, STAFF),
+    ("admin", admin_share, A.SHARE, STAFF),
+    ("admin", admin_unshare, A.REVOKE, STAFF),
+    ("admin", admin_link_revoke, A.REVOKE, STAFF),
+    ("admin", admin_provider_create, A.PROVIDER_CREATE, STAFF),
+    ("admin", admin_provider_change, A.PROVIDER_CHANGE, STAFF),
+    ("admin", admin_provider_delete, A.PROVIDER_DELETE, STAFF),
+    ("admin", admin_viewers_may_comment, A.SETTINGS, STAFF),
     ("rest", rest_redact, A.REDACT, USER),
     ("admin", admin_redact, A.REDACT, STAFF),
     ("admin", admin_hold, A.HOLD, STAFF),
@@ -569,6 +687,8 @@ def test_the_write_leaves_exactly_one_row_naming_its_action_and_actor(
         [(r.action, r.actor_name, r.detail) for r in rows], default=str
     )
     row = rows[0]
+    # Staff act from the admin through the owners' use cases, and the row says so.
+    assert row.detail.get("by_staff", False) is (actor == STAFF and action not in STAFF_OWN_VERBS)
     system = not actor.isidentifier() or "-" in actor
     assert row.actor_kind == ("system" if system else "user")
     assert (row.actor is None) == system

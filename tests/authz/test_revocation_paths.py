@@ -76,14 +76,8 @@ def test_revoking_in_the_admin_closes_the_socket(user: Callable[..., Any], owner
     staff.force_login(user("admin", is_staff=True, is_superuser=True))
 
     def revoke_in_admin() -> None:
-        now = timezone.localtime()
-        form = {
-            "expires_at_0": "",
-            "expires_at_1": "",
-            "revoked_at_0": now.strftime("%Y-%m-%d"),
-            "revoked_at_1": now.strftime("%H:%M:%S"),
-        }
-        response = staff.post(f"/admin/sessions_app/sharelink/{link.pk}/change/", form)
+        body = {"action": "revoke_links", "_selected_action": [str(link.pk)]}
+        response = staff.post("/admin/sessions_app/sharelink/", body)
         assert response.status_code == 302, response.content[:2000]
 
     code, took = seconds_until_closed(link_headers(link), stored.pk, revoke_in_admin)

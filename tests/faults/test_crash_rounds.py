@@ -121,7 +121,7 @@ def test_acknowledged_appends_survive_random_kills(stack: Stack) -> None:
     # Every run streams a long reply slowly, so a worker kill lands in the middle of one.
     provider.enqueue(*[reply("Once upon a time " * 40, delay=0.02) for _ in range(200)])
     created = stack.python(
-        "from compaction_app.models import LLMProvider;"
+        "from providers.models import LLMProvider;"
         f"LLMProvider.objects.create(name='loopback', api='anthropic-messages', base_url='{provider.url}',"
         "model_id='claude-test', provider='anthropic', api_key='sk-test', is_summarizer_default=True);"
         "print('ok')"

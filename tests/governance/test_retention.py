@@ -72,15 +72,15 @@ def test_a_legal_hold_exempts_a_session_and_is_logged(user: Callable[..., Any], 
     assert [d.session_id for d in deleted] == [gone.pk]
     assert ChatSession.objects.filter(pk=held.pk).exists()
     assert not ChatSession.objects.filter(pk=gone.pk).exists()  # hidden at once, purged by the worker
-    row = ActionLog.objects.get(action=ActionLog.Action.DELETE, session_number=gone.pk)
+    row = ActionLog.objects.get(action="delete", session_number=gone.pk)
     assert (row.actor_kind, row.actor_name) == ("system", "retention-worker")
-    hold_row = ActionLog.objects.get(action=ActionLog.Action.HOLD)
+    hold_row = ActionLog.objects.get(action="hold")
     assert (hold_row.actor_name, hold_row.detail["reason"]) == ("auditor", "litigation 2026-17")
     with pytest.raises(access.Forbidden):
         retention.set_user_retention(actor=owner, user=owner, retention_days=1000)
     retention.lift_hold(actor=staff, session=held)
     assert not LegalHold.objects.exists()
-    assert ActionLog.objects.filter(action=ActionLog.Action.UNHOLD, actor_name="auditor").count() == 1
+    assert ActionLog.objects.filter(action="unhold", actor_name="auditor").count() == 1
     assert [d.session_id for d in retention.due_sessions()] == [held.pk]
 
 

@@ -204,7 +204,7 @@ def test_redaction_removes_every_secret_from_every_read_path(world: World) -> No
         "AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key]\nregion=eu-west-1"
     )
     assert findings(world)["open"] == 0
-    row = ActionLog.objects.get(action=ActionLog.Action.REDACT)
+    row = ActionLog.objects.get(action="redact")
     assert (row.actor_name, row.session_id, row.detail["findings"]) == ("owner", world.session.pk, 3)
 
 
@@ -218,7 +218,7 @@ def test_one_finding_is_redacted_alone_and_asking_again_changes_nothing(world: W
     export = b"".join(client.get(f"/api/sessions/{world.session.pk}/export/").streaming_content).decode()
     assert AWS_KEY not in export and GITHUB_TOKEN in export
     assert findings(world)["open"] == 2
-    assert ActionLog.objects.filter(action=ActionLog.Action.REDACT).count() == 1
+    assert ActionLog.objects.filter(action="redact").count() == 1
 
 
 @pytest.mark.parametrize(

@@ -102,8 +102,8 @@ def test_beat_runs_retention_in_a_real_worker_and_a_bulk_import_is_scanned_there
     wait_until(lambda: not ChatSession.with_deleted.filter(pk=old.pk).exists(), 90, "the old session's purge")
     assert process.poll() is None
     assert ChatSession.objects.filter(pk__in=[held.pk, fresh.pk, bulk.pk]).count() == 3
-    deleted = ActionLog.objects.get(action=ActionLog.Action.DELETE, session_number=old.pk)
+    deleted = ActionLog.objects.get(action="delete", session_number=old.pk)
     assert (deleted.actor_kind, deleted.actor_name) == ("system", "retention-worker")
-    purged = ActionLog.objects.get(action=ActionLog.Action.PURGE, session_number=old.pk)
+    purged = ActionLog.objects.get(action="purge", session_number=old.pk)
     assert purged.actor_name == "purge-worker"
     assert time.monotonic() - started < 120

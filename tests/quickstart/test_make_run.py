@@ -45,7 +45,7 @@ def app(tmp_path: Path, provider: ProviderServer) -> Iterator[MakeRun]:
             "shell",
             "--no-imports",
             "-c",
-            "from compaction_app.models import LLMProvider; LLMProvider.objects.create("
+            "from providers.models import LLMProvider; LLMProvider.objects.create("
             f"name='loopback', api='anthropic-messages', base_url='{provider.url}', model_id='claude-test',"
             " provider='anthropic', api_key='sk-ant-test')",
         )

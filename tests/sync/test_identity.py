@@ -250,5 +250,5 @@ def test_leaf_markers_are_never_stored_and_pis_next_lines_hang_under_the_node(
     session.refresh_from_db()
     assert session.leaf_entry_id == new[-1]["id"]
     assert _ok(a.sync("status")).startswith("synced")
-    rows = ActionLog.objects.filter(session=session, action=ActionLog.Action.SYNC)
+    rows = ActionLog.objects.filter(session=session, action="sync")
     assert rows.count() >= 3 and rows.order_by("-pk").first().detail["lines"] == len(new)  # type: ignore[union-attr]

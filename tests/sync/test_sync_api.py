@@ -37,13 +37,13 @@ def test_a_streamed_push_stores_the_lines_and_logs_one_row(api_client: APIClient
     session = ChatSession.objects.get(pi_id="sync-demo")
     stored = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
     assert list(stored) == chain(4)
-    [row] = ActionLog.objects.filter(session=session, action=ActionLog.Action.SYNC)
+    [row] = ActionLog.objects.filter(session=session, action="sync")
     assert row.detail["lines"] == 4 and row.detail["conflicts"] == []
 
     # Resent from another machine's point of view: known by id, nothing stored twice, still one row each.
     again = _stream(api_client, _control(5), [*chain(4), entry(4, "e3")])
     assert again.json()["appended"] == 1 and again.json()["known"] == 4
-    assert ActionLog.objects.filter(session=session, action=ActionLog.Action.SYNC).count() == 2
+    assert ActionLog.objects.filter(session=session, action="sync").count() == 2
 
 
 def test_a_conflict_names_its_ids_stores_nothing_and_is_logged(api_client: APIClient) -> None:
@@ -54,7 +54,7 @@ def test_a_conflict_names_its_ids_stores_nothing_and_is_logged(api_client: APICl
     assert answer.json()["entryIds"] == ["e0"] and "entry e0" in answer.json()["error"]
     session = ChatSession.objects.get(pi_id="sync-demo")
     assert Entry.objects.filter(session=session).count() == 2  # e2 waits with its file
-    row = ActionLog.objects.filter(session=session, action=ActionLog.Action.SYNC).latest("pk")
+    row = ActionLog.objects.filter(session=session, action="sync").latest("pk")
     assert row.detail == {"lines": 0, "conflicts": ["e0"]}
     dry = api_client.post(
         "/api/sync/", {**_control(3), "lines": edited, "dryRun": True, "reset": True}, format="json"
