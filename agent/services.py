@@ -19,6 +19,7 @@ from agent.policy import RetrySettings
 from agent.verbs import Action
 from core import realtime
 from core.actors import RUN_WORKER, Actor, user_of
+from core.tasks import enqueue
 from pitree.images import InvalidImage, image_blocks
 from pitree.messages import content_text
 from pitree.storable import check_text
@@ -220,10 +221,8 @@ def resend_edited(
 
 
 def _enqueue(run_pk: int) -> None:
-    from agent.tasks import run_agent
-
     try:
-        run_agent.delay(run_pk)
+        enqueue("agent.run_agent", run_pk)
     except Exception:
         log.exception("could not queue agent run %s", run_pk)
         AgentRun.objects.filter(pk=run_pk, status=AgentRun.Status.QUEUED).update(

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from agent import services
 from agent.models import AgentRun
+from core.tasks import task
 from sessions_app.facade import still_writable
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
 
 
-@shared_task(name="agent.run_agent", acks_late=True, reject_on_worker_lost=True)
+@task("agent.run_agent")
 def run_agent(run_pk: int) -> str | None:
     """Execute one agent run. Redelivery is safe: a finished run is skipped, an interrupted one closed."""
     queued = (

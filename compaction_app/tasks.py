@@ -7,11 +7,10 @@ written, and its status changes in the same transaction as the entry it records.
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from compaction_app.models import CompactionRun
 from compaction_app.services import compact_session, fail_run, summarize_and_navigate
 from core.actors import COMPACTION_WORKER
+from core.tasks import task
 from sessions_app.facade import still_writable
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
@@ -22,7 +21,7 @@ def _still_allowed(run: CompactionRun) -> bool:
     return run.requested_by_id is None or still_writable(run.requested_by, run.session_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@task("compaction_app.tasks.run_compaction")
 def run_compaction(run_id: int) -> str:
     """Run a queued compaction; return its final status."""
     run = (
@@ -48,7 +47,7 @@ def run_compaction(run_id: int) -> str:
     return outcome.status
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@task("compaction_app.tasks.run_branch_summary")
 def run_branch_summary(run_id: int) -> str:
     """Run a queued navigation with branch summary; return its final status."""
     run = (

@@ -17,6 +17,7 @@ from django.utils import timezone
 from actionlog.facade import record_action
 from core.actors import Actor, actor_name, user_of
 from core.staff import authorize_staff
+from core.tasks import enqueue
 from discussion import live, rules
 from discussion.domain.text import InvalidComment, check_body, mentioned_names
 from discussion.models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
@@ -323,10 +324,8 @@ def _announce(comment: Comment, change: str, inbox: list[int], emailed: list[int
     if inbox:
         live.announce_inbox(inbox)
     if emailed:
-        from discussion.tasks import send_notification_emails
-
         try:
-            send_notification_emails.delay(emailed)
+            enqueue("discussion.send_notification_emails", emailed)
         except Exception:
             # The comment is stored and the inbox has it: a broker outage (or, with tasks run inline, an
             # unreachable mail server) costs only the email.

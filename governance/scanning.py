@@ -20,6 +20,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from core.actors import Actor, user_of
+from core.tasks import enqueue
 from governance.domain.scanning import scan_value
 from governance.models import PendingScan, SecretFinding
 from pitree.jsjson import parse_json
@@ -73,10 +74,8 @@ def scan_after_commit(
 
 
 def _queue(pending_id: int) -> None:
-    from governance.tasks import scan_pending_task
-
     try:
-        scan_pending_task.delay(pending_id)
+        enqueue("governance.scan_pending", pending_id)
     except Exception:
         log.exception("could not queue secret scan %s; the sweep will run it", pending_id)
 

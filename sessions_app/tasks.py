@@ -8,24 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
 from celery.signals import worker_ready
 
 from core.actors import PURGE_WORKER
+from core.tasks import task
 from sessions_app.services import purging
 
 
-@shared_task(
-    name="sessions.purge_deleted_session", acks_late=True, reject_on_worker_lost=True, ignore_result=True
-)
+@task("sessions.purge_deleted_session")
 def purge_deleted_session(session_id: int, batch: int = purging.ENTRY_BATCH) -> bool:
     """Delete the rows of a session its owner deleted; False when there was nothing left to purge."""
     return purging.purge_session(session_id, actor=PURGE_WORKER, batch=batch)
 
 
-@shared_task(
-    name="sessions.sweep_deleted_sessions", acks_late=True, reject_on_worker_lost=True, ignore_result=True
-)
+@task("sessions.sweep_deleted_sessions")
 def sweep_deleted_sessions() -> int:
     """Finish every purge left unfinished (a worker killed mid-purge, a purge that could not be queued)."""
     return purging.purge_deleted_sessions(actor=PURGE_WORKER)

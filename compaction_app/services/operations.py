@@ -26,6 +26,7 @@ from compaction_app.models import CompactionRun
 from compaction_app.summarizers import LLMSummarizer, OfflineSummarizer
 from compaction_app.verbs import Action
 from core import realtime
+from core import tasks as background
 from core.actors import COMPACTION_WORKER, Actor, actor_name, user_of
 from pitree.operations import TreeOperationError
 from providers.facade import LLMProvider
@@ -233,12 +234,10 @@ def announce_end(run: CompactionRun) -> None:
 
 def enqueue(task_name: str, run_pk: int) -> None:
     """Send the run's task to the broker; a broker failure fails the run instead of leaving it queued."""
-    from compaction_app import tasks
-
-    task = getattr(tasks, task_name)
-    queue = settings.PIWEB_COMPACTION_QUEUE
     try:
-        task.apply_async(args=(run_pk,), **({"queue": queue} if queue else {}))
+        background.enqueue(
+            f"compaction_app.tasks.{task_name}", run_pk, queue=settings.PIWEB_COMPACTION_QUEUE or None
+        )
     except Exception:
         log.exception("could not queue %s for run %s", task_name, run_pk)
         fail_run(

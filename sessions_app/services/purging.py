@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from actionlog.facade import record_action
 from core.actors import Actor
+from core.tasks import enqueue
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
 from sessions_app.verbs import Action
 
@@ -87,9 +88,7 @@ def purge_deleted_sessions(*, actor: Actor, older_than: timedelta | None = None)
 
 def queue_purge(session_id: int) -> None:
     """Queue the purge of a session just hidden; if the broker is down, the next sweep purges it."""
-    from sessions_app.tasks import purge_deleted_session
-
     try:
-        purge_deleted_session.delay(session_id)
+        enqueue("sessions.purge_deleted_session", session_id)
     except Exception:
         log.exception("could not queue the purge of deleted session %s", session_id)

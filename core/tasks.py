@@ -1,0 +1,64 @@
+"""One way to declare a background task, and one way to queue it by name.
+
+Every task is acknowledged late and given back to the queue when its worker dies, so a killed worker loses
+nothing; a task is therefore written to be safe to run twice. No task stores a result. Each run is timed
+into ``piweb_task_duration_seconds`` by task and outcome. Queues come from ``CELERY_TASK_ROUTES`` by name.
+
+Use cases queue tasks with ``enqueue("<name>", ...)``: a service never imports its app's tasks module,
+which imports the service, so there is no cycle and no lazy import.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+from celery import current_app, shared_task
+from django.utils.module_loading import autodiscover_modules
+from prometheus_client import Histogram
+
+__all__ = ["enqueue", "task"]
+
+DURATION = Histogram(
+    "piweb_task_duration_seconds",
+    "Time a background task ran, by task name and outcome (done, failed)",
+    ["task", "outcome"],
+    buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800),
+)
+
+
+def task(
+    name: str, *, retry_on: tuple[type[BaseException], ...] = (), max_retries: int = 5
+) -> Callable[[Callable[..., Any]], Any]:
+    """Declare a Celery task named ``name``; ``retry_on``: exceptions retried with backoff."""
+
+    def declare(function: Callable[..., Any]) -> Any:
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started, outcome = time.monotonic(), "failed"
+            try:
+                result = function(*args, **kwargs)
+                outcome = "done"
+                return result
+            finally:
+                DURATION.labels(task=name, outcome=outcome).observe(time.monotonic() - started)
+
+        options: dict[str, Any] = {"acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
+        if retry_on:
+            options |= {"autoretry_for": retry_on, "retry_backoff": True, "max_retries": max_retries}
+        return shared_task(name=name, **options)(timed)
+
+    return declare
+
+
+def enqueue(name: str, *args: Any, queue: str | None = None, **kwargs: Any) -> None:
+    """Queue the task named ``name`` (its route decides the queue unless ``queue`` is given).
+
+    Raises what the broker raises: the caller decides what a task that could not be queued means.
+    """
+    registry = current_app.tasks
+    if name not in registry:
+        autodiscover_modules("tasks")  # a process that has not imported the tasks modules yet
+    registry[name].apply_async(args=args, kwargs=kwargs, **({"queue": queue} if queue else {}))
