@@ -18,9 +18,9 @@ from compaction_app.services import compaction_settings
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_every_piweb_setting_is_in_the_readme_table() -> None:
+def test_every_piweb_setting_is_in_the_configuration_table() -> None:
     names = {name for name in dir(django_settings) if name.startswith("PIWEB_")}
-    table = (REPO / "README.md").read_text()
+    table = (REPO / "docs" / "configuration.md").read_text()
     assert names and [n for n in sorted(names) if f"| `{n}`" not in table] == []
 
 
