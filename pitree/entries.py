@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from pitree.schema import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+)
 
 __all__ = ["ANCHORS", "Entry", "anchor_of", "entry_from_value"]
 
@@ -37,6 +48,35 @@ class Entry:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.payload.get(key, default) if isinstance(self.payload, dict) else default
+
+    # Typed views: the line as its type's shape (``pitree.schema``) when its ``type`` says so, else None.
+    # The fields are still as stored: a view says what they hold when present, readers check the rest.
+    def _view(self, kind: str) -> Any:
+        return self.payload if self.type == kind and isinstance(self.payload, dict) else None
+
+    def as_message(self) -> MessageEntry | None:
+        return cast("MessageEntry | None", self._view("message"))
+
+    def as_compaction(self) -> CompactionEntry | None:
+        return cast("CompactionEntry | None", self._view("compaction"))
+
+    def as_context_edit(self) -> ContextEditEntry | None:
+        return cast("ContextEditEntry | None", self._view("context_edit"))
+
+    def as_branch_summary(self) -> BranchSummaryEntry | None:
+        return cast("BranchSummaryEntry | None", self._view("branch_summary"))
+
+    def as_custom_message(self) -> CustomMessageEntry | None:
+        return cast("CustomMessageEntry | None", self._view("custom_message"))
+
+    def as_label(self) -> LabelEntry | None:
+        return cast("LabelEntry | None", self._view("label"))
+
+    def as_model_change(self) -> ModelChangeEntry | None:
+        return cast("ModelChangeEntry | None", self._view("model_change"))
+
+    def as_thinking_level_change(self) -> ThinkingLevelChangeEntry | None:
+        return cast("ThinkingLevelChangeEntry | None", self._view("thinking_level_change"))
 
 
 def entry_from_value(seq: int, value: Any) -> Entry:

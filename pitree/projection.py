@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pitree.entries import Entry
 from pitree.jsjson import UNDEFINED
@@ -67,10 +67,10 @@ def session_settings(path: Sequence[Entry]) -> SessionSettings:
     thinking: Any = "off"
     model: dict[str, Any] | None = None
     for entry in path:
-        if entry.type == "thinking_level_change":
-            thinking = entry.get("thinkingLevel")
-        elif entry.type == "model_change":
-            model = _model(entry.get("provider", _ABSENT), entry.get("modelId", _ABSENT))
+        if (level := entry.as_thinking_level_change()) is not None:
+            thinking = level.get("thinkingLevel")
+        elif (change := entry.as_model_change()) is not None:
+            model = _model(change.get("provider", _ABSENT), change.get("modelId", _ABSENT))
         elif entry.type == "message" and entry.role == "assistant":
             message = entry.message
             model = _model(message.get("provider", _ABSENT), message.get("model", _ABSENT))
@@ -105,7 +105,8 @@ def build_context_entries(path: Sequence[Entry]) -> list[Entry]:
     if last < 0:
         return list(path)
     compaction = path[last]
-    first_kept = compaction.get("firstKeptEntryId")
+    view = compaction.as_compaction()
+    first_kept = view.get("firstKeptEntryId") if view is not None else None
     out = [compaction]
     keeping = False
     for entry in path[:last]:
@@ -119,9 +120,8 @@ def build_context_entries(path: Sequence[Entry]) -> list[Entry]:
 
 def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
     """Return the messages one entry contributes before edits."""
-    kind = entry.type
-    if kind == "message":
-        message = entry.message
+    if entry.type == "message":
+        message: Any = entry.message  # as stored: a line may hold a message that is not an object
         if not isinstance(message, dict):
             return [message] if message is not None else []
         role = message.get("role")
@@ -131,33 +131,34 @@ def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
             if role in ("user", "assistant", "toolResult"):
                 return [{**message, "content": []}]
         return [message]
-    if kind == "custom_message":
-        payload = entry.payload
-        content = payload.get("content")
-        missing = [k for k, src in (("display", "display"), ("details", "details")) if src not in payload]
+    if (custom := entry.as_custom_message()) is not None:
+        content = custom.get("content")
+        missing = [k for k in ("display", "details") if k not in custom]
         return [
             custom_message(
-                payload.get("customType"),
+                custom.get("customType"),
                 [] if content is None else content,
-                payload.get("display"),
-                payload.get("details"),
-                payload.get("timestamp", UNDEFINED),
+                custom.get("display"),
+                custom.get("details"),
+                custom.get("timestamp", UNDEFINED),
                 missing=missing,
             )
         ]
-    if kind == "branch_summary":
-        summary = entry.get("summary")
+    if (branch := entry.as_branch_summary()) is not None:
+        summary = branch.get("summary")
         if not summary:
             return []
-        return [branch_summary_message(summary, entry.get("fromId"), entry.get("timestamp", UNDEFINED))]
-    if kind == "compaction":
+        return [branch_summary_message(summary, branch.get("fromId"), branch.get("timestamp", UNDEFINED))]
+    if (compaction := entry.as_compaction()) is not None:
         out: list[dict[str, Any]] = []
-        system = entry.get("systemMessage")
+        system = compaction.get("systemMessage")
         if system is not None:
-            out.append(system)
+            out.append(cast(Any, system))  # as stored, even when not an object
         out.append(
             compaction_summary_message(
-                entry.get("summary"), entry.get("tokensBefore"), entry.get("timestamp", UNDEFINED)
+                compaction.get("summary"),
+                compaction.get("tokensBefore"),
+                compaction.get("timestamp", UNDEFINED),
             )
         )
         return out
@@ -167,9 +168,10 @@ def entry_to_messages(entry: Entry) -> list[dict[str, Any]]:
 def project_entry(entry: Entry, edit: Entry | None) -> list[dict[str, Any]]:
     """Return an entry's messages with its last context edit applied."""
     messages = entry_to_messages(entry)
+    view = edit.as_context_edit() if edit is not None else None
     if edit is None:
         return messages
-    replacement = edit.get("replacement")
+    replacement: Any = view.get("replacement") if view is not None else edit.get("replacement")
     if replacement is None:
         return []
     content = replacement.get("content") if isinstance(replacement, Mapping) else None
@@ -191,8 +193,8 @@ def project(path: Sequence[Entry], *, settings: SessionSettings | None = None) -
     context = build_context_entries(path)
     edits: dict[str, Entry] = {}
     for entry in context:
-        if entry.type == "context_edit":
-            target = entry.get("targetId")
+        if (edit := entry.as_context_edit()) is not None:
+            target = edit.get("targetId")
             if isinstance(target, str):
                 edits[target] = entry
     projected: list[ProjectedEntry] = []

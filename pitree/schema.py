@@ -1,0 +1,337 @@
+"""The shapes of Pi 1.6.0's session lines (JSONL v3), as types.
+
+A stored line is kept verbatim whatever it holds, and loading is tolerant (a field may be missing or of
+another type on a hand-edited or older file), so every field but ``type`` is optional here: the types say
+what a field holds when it is there, and readers still check. ``Entry.as_*`` (``pitree.entries``) give a
+line as one of these when its ``type`` says so; unknown types stay plain mappings and round-trip.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Required, TypedDict
+
+__all__ = [
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryEntry",
+    "BranchSummaryMessage",
+    "CompactionEntry",
+    "CompactionSummaryMessage",
+    "ContentBlock",
+    "ContextEditEntry",
+    "Cost",
+    "CustomEntry",
+    "CustomMessage",
+    "CustomMessageEntry",
+    "ImageContent",
+    "LabelEntry",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "PiEntry",
+    "PiMessage",
+    "SessionHeader",
+    "SessionInfoEntry",
+    "SystemMessage",
+    "TextContent",
+    "ThinkingContent",
+    "ThinkingLevelChangeEntry",
+    "ToolCall",
+    "ToolResultMessage",
+    "Usage",
+    "UsageEntry",
+    "UserMessage",
+]
+
+
+# -- content blocks ------------------------------------------------------------------------------------
+
+
+class TextContent(TypedDict, total=False):
+    type: Required[Literal["text"]]
+    text: str
+    textSignature: str  # provider metadata, opaque
+
+
+class ImageContent(TypedDict, total=False):
+    type: Required[Literal["image"]]
+    data: str  # base64
+    mimeType: str
+
+
+class ThinkingContent(TypedDict, total=False):
+    type: Required[Literal["thinking"]]
+    thinking: str
+    thinkingSignature: str
+    redacted: bool
+
+
+class ToolCall(TypedDict, total=False):
+    type: Required[Literal["toolCall"]]
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    thoughtSignature: str
+    namespace: str
+
+
+ContentBlock = TextContent | ImageContent | ThinkingContent | ToolCall
+
+
+# -- usage ---------------------------------------------------------------------------------------------
+
+
+class Cost(TypedDict, total=False):
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+    total: float
+
+
+class Usage(TypedDict, total=False):
+    input: int
+    output: int  # includes reasoning
+    cacheRead: int
+    cacheWrite: int
+    cacheWrite1h: int  # the part of cacheWrite kept for an hour
+    reasoning: int
+    totalTokens: int
+    cost: Cost
+
+
+# -- messages (an entry's ``message``) -----------------------------------------------------------------
+
+
+class UserMessage(TypedDict, total=False):
+    role: Required[Literal["user"]]
+    content: str | list[TextContent | ImageContent]
+    timestamp: int  # milliseconds
+
+
+class AssistantMessage(TypedDict, total=False):
+    role: Required[Literal["assistant"]]
+    content: list[TextContent | ThinkingContent | ToolCall]
+    api: str
+    provider: str
+    model: str
+    responseModel: str
+    responseId: str
+    providerThinkingLevel: str
+    thinkingLevel: str
+    diagnostics: list[Any]
+    usage: Usage
+    stopReason: str  # "stop", "length", "toolUse", "error", "aborted", "deferred"
+    deferred: dict[str, Any]
+    errorMessage: str
+    rawStopReason: str
+    endTurn: bool
+    timestamp: int
+
+
+class ToolResultMessage(TypedDict, total=False):
+    role: Required[Literal["toolResult"]]
+    toolCallId: str
+    toolName: str
+    content: list[TextContent | ImageContent]
+    details: Any
+    usage: Usage  # nested model work of the tool
+    nestedCalls: dict[str, Any]
+    isError: bool
+    timestamp: int
+
+
+class SystemMessage(TypedDict, total=False):
+    role: Required[Literal["system"]]
+    content: str | list[TextContent]
+    sections: dict[str, str | None]  # a section set to None is removed by the replay
+    toolsAdded: list[dict[str, Any]]
+    toolsRemoved: list[dict[str, Any]]
+    timestamp: int
+
+
+class BashExecutionMessage(TypedDict, total=False):
+    """A shell command the user ran directly; not a tool result."""
+
+    role: Required[Literal["bashExecution"]]
+    command: str
+    output: str
+    exitCode: int | None
+    cancelled: bool
+    truncated: bool
+    fullOutputPath: str
+    excludeFromContext: bool
+    timestamp: int
+
+
+class CustomMessage(TypedDict, total=False):
+    role: Required[Literal["custom"]]
+    customType: str
+    content: str | list[TextContent | ImageContent]
+    display: bool
+    details: Any
+    timestamp: int
+
+
+class BranchSummaryMessage(TypedDict, total=False):
+    role: Required[Literal["branchSummary"]]
+    summary: str
+    fromId: str | None
+    timestamp: int
+
+
+class CompactionSummaryMessage(TypedDict, total=False):
+    role: Required[Literal["compactionSummary"]]
+    summary: str
+    tokensBefore: int
+    timestamp: int
+
+
+PiMessage = (
+    SystemMessage
+    | UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+)
+
+
+# -- lines ---------------------------------------------------------------------------------------------
+
+
+class SessionHeader(TypedDict, total=False):
+    type: Required[Literal["session"]]
+    version: int
+    id: str
+    timestamp: str
+    cwd: str
+    parentSession: str
+
+
+class MessageEntry(TypedDict, total=False):
+    type: Required[Literal["message"]]
+    id: str
+    parentId: str | None
+    timestamp: str  # ISO 8601
+    message: PiMessage
+
+
+class ModelChangeEntry(TypedDict, total=False):
+    type: Required[Literal["model_change"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    provider: str
+    modelId: str
+
+
+class ThinkingLevelChangeEntry(TypedDict, total=False):
+    type: Required[Literal["thinking_level_change"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    thinkingLevel: str
+
+
+class UsageEntry(TypedDict, total=False):
+    type: Required[Literal["usage"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    kind: str
+    provider: str
+    model: str
+    usage: Usage
+
+
+class CompactionEntry(TypedDict, total=False):
+    type: Required[Literal["compaction"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    systemMessage: SystemMessage
+    usage: Usage
+    details: Any
+    fromHook: bool
+
+
+class ContextEditReplacement(TypedDict, total=False):
+    content: str | list[ContentBlock]
+
+
+class ContextEditEntry(TypedDict, total=False):
+    type: Required[Literal["context_edit"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    targetId: str
+    replacement: ContextEditReplacement | None  # None omits the target from the context
+
+
+class BranchSummaryEntry(TypedDict, total=False):
+    type: Required[Literal["branch_summary"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    fromId: str
+    summary: str
+    usage: Usage
+    details: Any
+    fromHook: bool
+
+
+class CustomEntry(TypedDict, total=False):
+    type: Required[Literal["custom"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    customType: str
+    data: Any
+
+
+class CustomMessageEntry(TypedDict, total=False):
+    type: Required[Literal["custom_message"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    customType: str
+    content: str | list[TextContent | ImageContent]
+    display: bool
+    details: Any
+
+
+class LabelEntry(TypedDict, total=False):
+    type: Required[Literal["label"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    targetId: str
+    label: str  # absent clears the target's label
+
+
+class SessionInfoEntry(TypedDict, total=False):
+    type: Required[Literal["session_info"]]
+    id: str
+    parentId: str | None
+    timestamp: str
+    name: str
+
+
+PiEntry = (
+    MessageEntry
+    | ModelChangeEntry
+    | ThinkingLevelChangeEntry
+    | UsageEntry
+    | CompactionEntry
+    | ContextEditEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+)
