@@ -10,7 +10,7 @@ from django.contrib.auth.admin import UserAdmin
 from django.db.models import Sum
 from django.http import HttpRequest
 
-from accounts_app import tokens
+from accounts_app import api_tokens
 from sessions_app.facade import ApiToken, ChatSession, DeletesThroughUseCase, services
 
 User = get_user_model()
@@ -67,7 +67,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
         # Through the use case, so the revocation is in the action log under the staff member.
-        tokens.revoke_api_token(actor=request.user, user=obj.user, token_key=obj.token_key, as_staff=True)
+        api_tokens.revoke_api_token(actor=request.user, user=obj.user, token_key=obj.token_key, as_staff=True)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for token in queryset.select_related("user"):

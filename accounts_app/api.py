@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts_app import tokens
+from accounts_app import api_tokens
 from accounts_app.signin_throttle import PASSWORD_LOGIN_OFF, SigninThrottle
 from core.api.errors import api_exception_handler, error_response
 from core.api.fields import Text, parse
@@ -92,7 +92,7 @@ class TokenObtainView(TokenAPIView):
         if user is None:
             throttle.failed()
             return error_response("Unable to sign in with these credentials.", status.HTTP_400_BAD_REQUEST)
-        token, text = tokens.create_api_token(actor=user, user=user, name=data["name"])
+        token, text = api_tokens.create_api_token(actor=user, user=user, name=data["name"])
         return Response({"token": text, **token_payload(token)})
 
 
@@ -122,7 +122,7 @@ class TokenListView(TokenAPIView):
         The answer holds the token's text; only its hash is kept, so it cannot be shown again.
         """
         data = parse(TokenCreateSerializer, request.data)
-        token, text = tokens.create_api_token(actor=request.user, user=request.user, name=data["name"])
+        token, text = api_tokens.create_api_token(actor=request.user, user=request.user, name=data["name"])
         return Response({"token": text, **token_payload(token)}, status=status.HTTP_201_CREATED)
 
 
@@ -130,5 +130,5 @@ class TokenDetailView(TokenAPIView):
     @extend_schema(responses={204: None, 404: OpenApiResponse(description='{"error": <message>}')})
     def delete(self, request: Request, token_id: str) -> Response:
         """Revoke one of my tokens at once."""
-        tokens.revoke_api_token(actor=request.user, user=request.user, token_key=token_id)
+        api_tokens.revoke_api_token(actor=request.user, user=request.user, token_key=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

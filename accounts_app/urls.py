@@ -1,16 +1,15 @@
-"""Sign-in with the identity provider: allauth's openid_connect routes, with piweb's verifying views."""
+"""API token routes, included under ``api/``."""
 
 from __future__ import annotations
 
 from django.urls import path
 
-from accounts_app import oidc
+from accounts_app import api
+
+app_name = "tokens_api"
 
 urlpatterns = [
-    path("accounts/oidc/<str:provider_id>/login/", oidc.SignInView.as_view(), name="openid_connect_login"),
-    path(
-        "accounts/oidc/<str:provider_id>/login/callback/",
-        oidc.CallbackView.as_view(),
-        name="openid_connect_callback",
-    ),
+    path("token/", api.TokenObtainView.as_view(), name="token"),
+    path("tokens/", api.TokenListView.as_view(), name="token-list"),
+    path("tokens/<str:token_id>/", api.TokenDetailView.as_view(), name="token-detail"),
 ]

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from core.api.fields import Flag, parse
 from core.api.parsers import LimitedJSONParser
-from governance import link_views, redaction, scanning
+from governance import link_open_log, redaction, scanning
 from governance.domain.redaction import marker
 from governance.models import LinkView, SecretFinding
 from sessions_app.facade import ChatSession, access
@@ -164,7 +164,7 @@ class LinkViewsView(APIView):
     @extend_schema(responses={200: LinkViewListSerializer, 401: ERROR, 403: ERROR, 404: ERROR})
     def get(self, request: Request, link_id: int) -> Response:
         """List when a share link was opened, by whom (a user, or anonymous) and how often (its owner)."""
-        link, rows = link_views.link_views(actor=request.user, link=link_id)
+        link, rows = link_open_log.link_views(actor=request.user, link=link_id)
         return Response(
             {"link": link.pk, "opens": sum(r.count for r in rows), "views": [view_body(r) for r in rows]},
             status=status.HTTP_200_OK,

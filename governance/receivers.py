@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from governance.link_views import record_link_open
+from governance.link_open_log import record_link_open
 from governance.policy import check_sharing
 from governance.scanning import scan_after_commit
 from sessions_app.facade import signals

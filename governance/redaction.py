@@ -24,7 +24,7 @@ from governance.domain.scanning import Finding
 from governance.models import SecretFinding
 from governance.scanning import authorize_findings
 from governance.verbs import Action
-from pitree.search import search_text
+from pitree.searchable import search_text
 from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes
 
 __all__ = ["redact_findings"]

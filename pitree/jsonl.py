@@ -22,7 +22,7 @@ from pitree.context_sums import OwnSums
 from pitree.context_sums import own_sums as _own_sums
 from pitree.entries import Entry, entry_from_value
 from pitree.jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
-from pitree.search import search_text
+from pitree.searchable import search_text
 from pitree.storable import check_fields
 
 CURRENT_VERSION = 3

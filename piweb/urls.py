@@ -17,25 +17,25 @@ urlpatterns = [
     # Before Django's own auth URLs, so failed sign-ins are throttled.
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("", include("accounts_app.urls")),
+    path("", include("accounts_app.page_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
 ]
 
 urlpatterns += [
-    path("api/", include("compaction_app.api.urls")),
+    path("api/", include("compaction_app.urls")),
     path("api/", include("agent.urls")),
     path("api/", include("governance.urls")),
     path("api/", include("costs.urls")),
-    path("api/", include("accounts_app.api_urls")),
+    path("api/", include("accounts_app.urls")),
     path("api/", include("sync.urls")),
     path("api/", include("teams.urls")),
-    path("api/", include("sessions_app.api.urls")),
+    path("api/", include("sessions_app.urls")),
     path("", include("costs.page_urls")),
     path("api/", include("discussion.urls")),
     path("", include("discussion.page_urls")),
-    path("api/", include("audit.activity_urls")),
-    path("", include("audit.activity_page_urls")),
-    path("", include("sessions_app.urls")),
+    path("api/", include("audit.urls")),
+    path("", include("audit.page_urls")),
+    path("", include("sessions_app.page_urls")),
 ]

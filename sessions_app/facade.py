@@ -19,7 +19,6 @@ from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
-from sessions_app.search import register_extra_hits
 from sessions_app.services import (
     AppendConflict,
     InvalidSessionFile,
@@ -34,6 +33,7 @@ from sessions_app.services.rows import create_session_row
 from sessions_app.services.sharing import share_by_team_defaults
 from sessions_app.services.store import check_quotas, entry_store, line_bytes
 from sessions_app.signals import connect_entries_stored
+from sessions_app.text_search import register_extra_hits
 
 __all__ = [
     "Access",

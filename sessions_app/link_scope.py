@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
 from pitree.tree import SessionTree, js_trim
-from sessions_app import search
+from sessions_app import text_search
 from sessions_app.access import Access
 from sessions_app.models import ChatSession, Entry, Segment, ShareLink
 from sessions_app.queries import path_seqs
@@ -143,13 +143,13 @@ def _path_of_link(access: Access) -> list[int] | None:
     return path_seqs(access.session, leaf) if leaf is not None else []
 
 
-def scoped_hits(access: Access, text: str) -> search.HitList:
+def scoped_hits(access: Access, text: str) -> text_search.HitList:
     """Return the session's search hits this viewer may see, in the order of the tree it is shown.
 
     The same scope as ``scoped_entries``: nothing after a frozen link's seq, nothing off a path link's
     path. Restricted grants see the append-ordered listing of ``scoped_tree``, so their hits follow it.
     """
-    found = search.session_hits(access.session, text, by_time=not access.restricted)
+    found = text_search.session_hits(access.session, text, by_time=not access.restricted)
     seqs = found.seqs
     limit = access.max_seq()
     if limit is not None:
@@ -158,7 +158,7 @@ def scoped_hits(access: Access, text: str) -> search.HitList:
     if path is not None:
         on_path = set(path)
         seqs = [seq for seq in seqs if seq in on_path]
-    return search.HitList(seqs, found.incomplete)
+    return text_search.HitList(seqs, found.incomplete)
 
 
 def scoped_entries_since(access: Access, since: str | None, *, limit: int) -> list[Entry]:

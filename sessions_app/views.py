@@ -15,9 +15,9 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from pitree.operations import FORK_MODES
-from pitree.search import marked, query_terms
+from pitree.searchable import marked, query_terms
 from providers.facade import available_models
-from sessions_app import access, link_scope, search, signals
+from sessions_app import access, link_scope, signals, text_search
 from sessions_app.models import ChatSession, ShareLink
 from teams.facade import Team
 
@@ -43,7 +43,7 @@ def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[
     if text:
         # Message text through the search index (full-text on PostgreSQL), among the readable sessions.
         readable = list(query.values_list("pk", flat=True))
-        matched = search.matching_sessions(readable, text)
+        matched = text_search.matching_sessions(readable, text)
         query = query.filter(Q(name__icontains=text) | Q(cwd__icontains=text) | Q(pk__in=matched))
     return query.order_by(*SORTS.get(sort, SORTS["recent"]))
 
@@ -70,7 +70,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 def _attach_hits(sessions: list[ChatSession], text: str) -> None:
     """Give each listed session its newest hits (``search_hits``: snippet pieces and where each opens)
     and what is left to step through in the session itself (``more_hits``: a label, or "")."""
-    found = search.search_entries([s.pk for s in sessions], text, per_session=SNIPPETS_PER_SESSION)
+    found = text_search.search_entries([s.pk for s in sessions], text, per_session=SNIPPETS_PER_SESSION)
     terms = query_terms(text)
     for session in sessions:
         hits = found.hits.get(session.pk, [])

@@ -28,7 +28,7 @@ from core.actors import Actor, user_of
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
 from pitree.jsonl import SkipReport, skip_reason
-from pitree.search import search_text
+from pitree.searchable import search_text
 from pitree.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
 from sessions_app.facade import (
     Author,

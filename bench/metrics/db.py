@@ -521,7 +521,7 @@ def _bare_worker(pk: int, count: int, start: Any, out: Any) -> None:
 
     from pitree.jsjson import js_stringify
     from pitree.jsonl import generate_entry_id
-    from pitree.search import search_text
+    from pitree.searchable import search_text
     from pitree.timestamps import now_iso
 
     samples: list[float] = []

@@ -100,16 +100,16 @@ def team_search(ctx: Context) -> list[Result]:
     then list every hit of one session in tree order, as stepping through a session's hits does."""
     from django.db import connection
 
-    from sessions_app import search
+    from sessions_app import text_search
     from sessions_app.models import ChatSession
 
     pks = team_sessions(ctx)
     owner = team_user()
     total = sum(ChatSession.objects.filter(pk__in=pks).values_list("entry_count", flat=True))
 
-    def run(q: str) -> search.SearchResult:
+    def run(q: str) -> text_search.SearchResult:
         ids = list(ChatSession.objects.visible_to(owner).order_by("-updated_at").values_list("pk", flat=True))
-        return search.search_entries(ids, q)
+        return text_search.search_entries(ids, q)
 
     parts: list[str] = []
     worst = 0.0
@@ -169,24 +169,24 @@ def _session_hit_list(ctx: Context, pks: list[int]) -> Result:
     first Enter in the search box) and cached (each later page)."""
     from django.core.cache import caches
 
-    from sessions_app import search
+    from sessions_app import text_search
     from sessions_app.models import ChatSession
 
     parts: list[str] = []
     worst = 0.0
     for label, q in QUERIES:
-        counts = search.search_entries(pks, q).counts
+        counts = text_search.search_entries(pks, q).counts
         pk = max(pks, key=lambda p: (counts.get(p, 0), -p))
         session = ChatSession.objects.get(pk=pk)
 
-        def listed(session: Any = session, q: str = q) -> list[search.SessionHit]:
-            caches["shared"].delete(search.hit_list_key(session, q))
-            return search.hit_page(session, search.session_hits(session, q).seqs, 0, 200)
+        def listed(session: Any = session, q: str = q) -> list[text_search.SessionHit]:
+            caches["shared"].delete(text_search.hit_list_key(session, q))
+            return text_search.hit_page(session, text_search.session_hits(session, q).seqs, 0, 200)
 
         best, median = _time(listed, repeat=3 if ctx.quick else 7)
-        total = len(search.session_hits(session, q).seqs)
+        total = len(text_search.session_hits(session, q).seqs)
         _, cached = _time(
-            lambda s=session, q=q: search.hit_page(s, search.session_hits(s, q).seqs, 200, 200), 5
+            lambda s=session, q=q: text_search.hit_page(s, text_search.session_hits(s, q).seqs, 200, 200), 5
         )
         parts.append(
             f"{label}: {total} hits, {median:.0f} ms (best {best:.0f}), next page cached {cached:.1f} ms"

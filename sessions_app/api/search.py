@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from sessions_app import link_scope, search
+from sessions_app import link_scope, text_search
 from sessions_app.api.views import ERRORS, LinkReadableView, SessionAPIView
 from sessions_app.models import ChatSession
 
@@ -44,10 +44,10 @@ class SearchSessionSerializer(serializers.Serializer[Any]):
     moreHits = serializers.BooleanField(help_text="More entries match than are listed")
     hitCount = serializers.IntegerField(
         allow_null=True,
-        help_text=f"Entries that match in this session, counted up to {search.COUNT_CAP}; "
+        help_text=f"Entries that match in this session, counted up to {text_search.COUNT_CAP}; "
         "null when counting took too long (moreHits still says whether there are more)",
     )
-    hitCountCapped = serializers.BooleanField(help_text=f"More than {search.COUNT_CAP} entries match")
+    hitCountCapped = serializers.BooleanField(help_text=f"More than {text_search.COUNT_CAP} entries match")
 
 
 class SearchResultSerializer(serializers.Serializer[Any]):
@@ -74,9 +74,9 @@ class SearchView(SessionAPIView):
         probe, stopped = None, False
         if len(readable) > MAX_SESSIONS:
             # One past the page says whether there are more.
-            probe, stopped = search.first_matching(readable, text, enough=MAX_SESSIONS + 1)
+            probe, stopped = text_search.first_matching(readable, text, enough=MAX_SESSIONS + 1)
         listed = readable if probe is None else probe[:MAX_SESSIONS]
-        found = search.search_entries(listed, text)
+        found = text_search.search_entries(listed, text)
         sessions = {
             s.pk: s for s in query.filter(pk__in=found.session_ids).only("pk", "name", "cwd", "updated_at")
         }
@@ -90,7 +90,7 @@ class SearchView(SessionAPIView):
         )
 
 
-def _session(session: ChatSession, found: search.SearchResult, pk: int) -> dict[str, Any]:
+def _session(session: ChatSession, found: text_search.SearchResult, pk: int) -> dict[str, Any]:
     return {
         "id": session.pk,
         "name": session.name,
@@ -150,7 +150,7 @@ class SessionSearchView(LinkReadableView):
         offset = params["offset"]
         hits = [
             {"index": h.index, "entryId": h.entry_id, "seq": h.seq, "type": h.type, "role": h.role}
-            for h in search.hit_page(grant.session, found.seqs, offset, params["limit"])
+            for h in text_search.hit_page(grant.session, found.seqs, offset, params["limit"])
         ]
         body = {
             "query": text,
@@ -160,5 +160,5 @@ class SessionSearchView(LinkReadableView):
             "incomplete": found.incomplete,
         }
         if offset == 0:
-            body.update(search.extra_hits(grant, text))
+            body.update(text_search.extra_hits(grant, text))
         return Response(body)

@@ -14,7 +14,7 @@ INDEX_SQL = "CREATE INDEX entry_search_idx ON sessions_app_entry USING gin (sear
 def fill_search_text(apps: Any, schema_editor: Any) -> None:
     """Fill the search text of entries stored before this migration, in batches."""
     from pitree.jsjson import parse_json
-    from pitree.search import search_text
+    from pitree.searchable import search_text
 
     Entry = apps.get_model("sessions_app", "Entry")
     types = ("message", "custom_message", "compaction", "branch_summary")

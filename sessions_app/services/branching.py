@@ -12,7 +12,7 @@ from core.actors import Actor, user_of
 from pitree.entries import entry_from_value
 from pitree.jsjson import js_stringify
 from pitree.operations import ForkMode, copy_for_fork, fork_plan
-from pitree.search import search_text
+from pitree.searchable import search_text
 from sessions_app import access, link_scope
 from sessions_app.attribution import author_of
 from sessions_app.models import ChatSession, Entry

@@ -28,7 +28,7 @@ from pitree.jsonl import (
     scan_lines,
 )
 from pitree.redacted import is_redaction_of
-from pitree.search import search_text
+from pitree.searchable import search_text
 from pitree.storable import Unstorable
 from sessions_app import access
 from sessions_app.attribution import Author, author_of

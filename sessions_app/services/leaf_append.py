@@ -34,7 +34,7 @@ from pitree import placement
 from pitree.attribution import Author
 from pitree.entries import ANCHORS, entry_from_value
 from pitree.jsjson import js_stringify
-from pitree.search import search_text
+from pitree.searchable import search_text
 from pitree.tree import js_trim
 from sessions_app import signals
 from sessions_app.models import ChatSession, Entry

@@ -31,7 +31,7 @@ from pitree.context_sums import OwnSums
 from pitree.entries import Entry as DomainEntry
 from pitree.entries import entry_from_value
 from pitree.jsjson import js_stringify
-from pitree.search import search_text
+from pitree.searchable import search_text
 from pitree.storable import Unstorable
 from pitree.tree import SessionTree
 from sessions_app import signals

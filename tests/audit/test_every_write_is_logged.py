@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from accounts_app import tokens
+from accounts_app import api_tokens
 from actionlog.models import ActionLog
 from actionlog.verbs import verbs_by_name
 from agent import services as agent_services
@@ -293,7 +293,7 @@ def sign_in_team_sync(w: World) -> None:
 
 
 def rest_token_revoke(w: World) -> Callable[[], None]:
-    token, _ = tokens.create_api_token(actor=w.owner, user=w.owner, name="old")
+    token, _ = api_tokens.create_api_token(actor=w.owner, user=w.owner, name="old")
     return lambda: _ok(w.client.delete(f"/api/tokens/{token.token_key}/"))
 
 

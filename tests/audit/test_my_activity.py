@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from accounts_app import tokens
+from accounts_app import api_tokens
 from actionlog.services import record_action
 from core.actors import COMPACTION_WORKER
 from sessions_app import services
@@ -92,7 +92,7 @@ def test_my_own_rows_about_a_session_i_can_no_longer_read_are_gone(crew: dict[st
 
 
 def test_token_rows_never_show_the_token(crew: dict[str, Any]) -> None:
-    _token, text = tokens.create_api_token(actor=crew["olga"], user=crew["olga"], name="laptop")
+    _token, text = api_tokens.create_api_token(actor=crew["olga"], user=crew["olga"], name="laptop")
     [row] = activity(crew["olga"], action="token_create")["items"]
     assert row["detail"] == {"name": "laptop"}
     assert text[:8] not in str(row)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pitree.search import (
+from pitree.searchable import (
     MAX_SEARCH_CHARS,
     marked,
     parse_query,

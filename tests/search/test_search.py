@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from sessions_app import search, services
+from sessions_app import services, text_search
 from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file
 from tests.factories import assistant_message as assistant
@@ -113,7 +113,7 @@ def test_each_session_gives_its_newest_hits_and_says_when_there_are_more(api_cli
     chain += [user_msg(f"u{i}", f"u{i - 1}", f"common word {i}") for i in range(1, 12)]
     busy = stored(api_client.user, "busy", chain)
     quiet = stored(api_client.user, "quiet", [user_msg("q1", None, "a common thing")])
-    result = search.search_entries([quiet.pk, busy.pk], "common")
+    result = text_search.search_entries([quiet.pk, busy.pk], "common")
     assert result.session_ids == [quiet.pk, busy.pk]  # the caller's order
     assert [h.entry_id for h in result.hits[busy.pk]] == ["u11", "u10", "u9", "u8", "u7"]
     assert result.more == {busy.pk}
@@ -135,9 +135,9 @@ def test_with_many_sessions_the_newest_matching_ones_are_listed_however_rare_the
     from sessions_app.api import search as search_api
 
     # Small numbers stand for thousands of sessions: a probe of 3 sessions per statement, a page of 4.
-    monkeypatch.setattr(search, "FIRST_PROBE", 3)
-    monkeypatch.setattr(search, "PROBE_CHUNK", 2)
-    monkeypatch.setattr(search, "RARE_ROWS", 5)
+    monkeypatch.setattr(text_search, "FIRST_PROBE", 3)
+    monkeypatch.setattr(text_search, "PROBE_CHUNK", 2)
+    monkeypatch.setattr(text_search, "RARE_ROWS", 5)
     monkeypatch.setattr(search_api, "MAX_SESSIONS", 4)
     made = []
     for n in range(10):
@@ -145,10 +145,10 @@ def test_with_many_sessions_the_newest_matching_ones_are_listed_however_rare_the
         made.append(stored(api_client.user, f"many{n}", [user_msg(f"m{n}", None, text)]).pk)
     newest_first = made[::-1]
     rare = [pk for pk in newest_first if made.index(pk) in (1, 6, 8)]
-    assert search.first_matching(newest_first, "kumquat") == (rare, False)
-    assert search.first_matching(newest_first, "routine", enough=5) == (newest_first[:5], False)
-    assert search.matching_sessions(newest_first, '"deploy notes"') == newest_first
-    assert search.matching_sessions(newest_first, "nowhere") == []
+    assert text_search.first_matching(newest_first, "kumquat") == (rare, False)
+    assert text_search.first_matching(newest_first, "routine", enough=5) == (newest_first[:5], False)
+    assert text_search.matching_sessions(newest_first, '"deploy notes"') == newest_first
+    assert text_search.matching_sessions(newest_first, "nowhere") == []
     common = api_client.get("/api/search/", {"q": "routine"}).json()
     assert [s["id"] for s in common["sessions"]] == newest_first[:4] and common["moreSessions"] is True
     scarce = api_client.get("/api/search/", {"q": "kumquat"}).json()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from accounts_app import tokens
+from accounts_app import api_tokens
 from actionlog.models import ActionLog
 from agent import services as agent_services
 from compaction_app import services as compaction_services
@@ -41,8 +41,8 @@ WRITES = [
     team_services.decline_invitation,
     team_services.change_role,
     team_services.remove_member,
-    tokens.create_api_token,
-    tokens.revoke_api_token,
+    api_tokens.create_api_token,
+    api_tokens.revoke_api_token,
     services.import_jsonl,
     services.import_stream,
     sync_services.sync_lines,

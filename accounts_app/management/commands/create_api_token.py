@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from accounts_app.tokens import create_api_token
+from accounts_app.api_tokens import create_api_token
 from core.actors import command
 
 

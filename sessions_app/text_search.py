@@ -26,7 +26,7 @@ from typing import Any
 
 from django.db import OperationalError, connection, transaction
 
-from pitree.search import parse_query, query_terms, snippet
+from pitree.searchable import parse_query, query_terms, snippet
 from sessions_app.models import ChatSession, Entry, EntrySearch
 from sessions_app.state_cache import cached, state_key
 from sessions_app.tree_overview import tree_order
