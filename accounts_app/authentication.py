@@ -128,7 +128,7 @@ class _HeldRedis:
     @staticmethod
     def _where(cache: RedisCache) -> tuple[Any, ...]:
         # Django hands each thread a cache object of its own: the servers and this process say which.
-        return (os.getpid(), *cache._servers)
+        return (os.getpid(), *cache._servers)  # type: ignore[attr-defined]  # Django keeps the list private
 
     def _take(self, cache: RedisCache) -> Any:
         where = self._where(cache)
@@ -139,7 +139,7 @@ class _HeldRedis:
             if self.idle:
                 return self.idle.pop()
         # The primary, also for reads: a lagging replica would hand out an epoch already replaced.
-        pool = cache._cache._get_connection_pool(write=True)
+        pool = cache._cache._get_connection_pool(write=True)  # type: ignore[attr-defined]  # private, as above
         return pool.connection_class(**pool.connection_kwargs)
 
     def _give_back(self, cache: RedisCache, connection: Any) -> None:

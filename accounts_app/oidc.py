@@ -20,9 +20,12 @@ from allauth.socialaccount.providers.oauth2.views import OAuth2CallbackView, OAu
 from allauth.socialaccount.providers.openid_connect.provider import OpenIDConnectProvider
 from allauth.socialaccount.providers.openid_connect.views import OpenIDConnectOAuth2Adapter
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views import View
+
+from accounts_app.oidc_config import OidcConfig
 
 __all__ = ["CallbackView", "SignInProvider", "SignInView"]
 
@@ -39,7 +42,7 @@ class VerifyingAdapter(OpenIDConnectOAuth2Adapter):
         return verify_id_token(
             id_token,
             keys_url=self.openid_config["jwks_uri"],
-            issuer=settings.OIDC_SIGN_IN.issuer,
+            issuer=_config().issuer,
             discovered_issuer=str(self.openid_config.get("issuer", "")),
             audience=app.client_id,
         )
@@ -135,3 +138,10 @@ class CallbackView(View):
             return OAuth2CallbackView.adapter_view(_adapter(request, provider_id))(request)
         except SocialApp.DoesNotExist:
             raise Http404("No identity provider is configured.") from None
+
+
+def _config() -> OidcConfig:
+    config = settings.OIDC_SIGN_IN
+    if config is None:  # the sign-in routes are mounted only when it is configured
+        raise ImproperlyConfigured("OIDC sign-in is not configured")
+    return config

@@ -12,7 +12,7 @@ from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -132,7 +132,7 @@ class ActionLogAdmin(admin.ModelAdmin):
         "team_label",
         "detail",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, which the base type allows
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -147,7 +147,7 @@ class ActionLogAdmin(admin.ModelAdmin):
         csv_view = self.admin_site.admin_view(self.csv_view)
         return [path("csv/", csv_view, name="actionlog_actionlog_csv"), *super().get_urls()]
 
-    def csv_view(self, request: HttpRequest) -> HttpResponse:
+    def csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
         """Download the rows the changelist shows with the same filters and search, as CSV, streamed."""
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -170,10 +170,10 @@ class ActionLogAdmin(admin.ModelAdmin):
 
     @admin.display(description="session", ordering="session_label")
     def session_link(self, row: ActionLog) -> SafeString | str:
-        if row.session_id is None or row.session.deleted_at is not None:
+        if row.session is None or row.session.deleted_at is not None:
             return row.session_label or "—"  # a deleted session: its label, no link
         return format_html(
-            '<a href="{}">{}</a>', _session_page(row.session_id), row.session_label or row.session
+            '<a href="{}">{}</a>', _session_page(row.session.pk), row.session_label or row.session
         )
 
 

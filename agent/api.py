@@ -23,7 +23,7 @@ from sessions_app.facade import access
 
 
 class ImageSerializer(serializers.Serializer[Any]):
-    data = serializers.CharField(help_text="The picture's bytes in base64")
+    data = serializers.CharField(help_text="The picture's bytes in base64")  # type: ignore[assignment]  # a field named data
     mimeType = serializers.ChoiceField(choices=list(IMAGE_TYPES))
 
 

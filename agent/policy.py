@@ -268,7 +268,8 @@ def recovery_targets(path: Sequence[Entry], entry_id: str) -> list[str]:
     if index < 0:
         return [entry_id]
     message = path[index].message if isinstance(path[index].message, Mapping) else {}
-    content = message.get("content") if isinstance(message.get("content"), list) else []
+    found = message.get("content")
+    content: list[Any] = found if isinstance(found, list) else []
     call_ids = {b.get("id") for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"}
     targets = [entry_id]
     for entry in path[index + 1 :]:

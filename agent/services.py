@@ -127,7 +127,7 @@ def start_run(
                 images=blocks,
                 thinking_level=thinking_level,
             )
-            detail = {"images": len(blocks)} if blocks else {}
+            detail: dict[str, Any] = {"images": len(blocks)} if blocks else {}
             record_action(actor=user, action=Action.RUN, session=locked, run=str(run.public_id), **detail)
             # Every open page disables Send at once, before a worker picks the run up.
             transaction.on_commit(

@@ -75,7 +75,7 @@ class OmittedAttemptAdmin(ReadOnlyAdmin):
         "run",
         "compaction",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, which the base type allows
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[OmittedAttempt]:
         return super().get_queryset(request).filter(omits=True, session__deleted_at__isnull=True)

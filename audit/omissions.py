@@ -189,9 +189,9 @@ def _attempt(
     target_id = str(payload.get("targetId") or "")
     target = targets.get((edit.session_id, target_id))
     message = _payload(target).get("message") if target is not None else None
-    message = message if isinstance(message, dict) else {}
-    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
-    cost = usage.get("cost") if isinstance(usage.get("cost"), dict) else {}
+    message = _mapping(message)
+    usage = _mapping(message.get("usage"))
+    cost = _mapping(usage.get("cost"))
     ref = refs.get((edit.session_id, edit.entry_id or ""))
     omits = payload.get("replacement") is None
     return OmittedAttempt(
@@ -291,3 +291,7 @@ def attempts_omitted(sender: Any, *, edit_ids: Sequence[str], run: AgentRun, why
 def run_closed(sender: Any, *, run: AgentRun, **kwargs: Any) -> None:
     """Receiver of the agent's ``run_closed``."""
     close_open(run)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -257,11 +257,12 @@ def _summary_rows() -> Iterator[UsageRow]:
         yield UsageRow(owner, model or NO_MODEL, totals)
 
 
-def _totals(usage: Any) -> Totals:
-    usage = usage if isinstance(usage, Mapping) else {}
-    cost = usage.get("cost") if isinstance(usage.get("cost"), Mapping) else {}
-    counts = [_int(usage.get(name)) for name in TOKEN_FIELDS]
-    return Totals(*counts, cost=_num(cost.get("total")), messages=1)
+def _totals(value: Any) -> Totals:
+    usage: Mapping[str, Any] = value if isinstance(value, Mapping) else {}
+    found = usage.get("cost")
+    cost: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    tokens = [_int(usage.get(name)) for name in TOKEN_FIELDS]
+    return Totals(tokens[0], tokens[1], tokens[2], tokens[3], cost=_num(cost.get("total")), messages=1)
 
 
 def _model_name(provider: Any, model: Any) -> str:

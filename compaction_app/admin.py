@@ -105,7 +105,7 @@ class CompactionRunAdmin(LiveSessionRowsAdmin):
         return False  # history is written by the runs themselves
 
     def get_readonly_fields(self, request: HttpRequest, obj: CompactionRun | None = None) -> list[str]:
-        return [f for fieldset in self.fieldsets for f in fieldset[1]["fields"]]
+        return [str(f) for fieldset in self.fieldsets or () for f in fieldset[1]["fields"]]
 
     @admin.display(description="Session", ordering="session")
     def session_link(self, run: CompactionRun) -> SafeString | str:

@@ -408,7 +408,7 @@ class LLMSummarizer:
         # A fresh routing id per summary: a summary must not be pinned to the chat's backend or cache.
         session_id = str(uuid.uuid4())
 
-        def call() -> SummaryResponse:
+        def call() -> dict[str, Any]:
             return complete(
                 self.config,
                 system=SUMMARIZATION_SYSTEM_PROMPT,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -182,7 +182,7 @@ _SUMS = {
 }
 
 
-def _totals(row: dict[str, Any]) -> Totals:
+def _totals(row: Mapping[str, Any]) -> Totals:
     return Totals(
         cost=float(row["s_cost"] or 0),
         tokens=int(row["s_tokens"] or 0),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -242,10 +242,10 @@ class InboxView(PersonalAPIView):
         """List my inbox: comments that mention me or answer threads I am in, newest first."""
         user = request.user
         rows = queries.inbox_of(user).select_related("comment", "session").order_by("-created_at", "-pk")[:50]
-        choice = NotificationPreference.objects.filter(user=user).values_list("email", flat=True).first()
+        choice = NotificationPreference.objects.filter(user=user).values_list("email", flat=True).first()  # type: ignore[misc]  # signed in: never the anonymous user here
         return Response(
             {
-                "unread": queries.unread_count(user.pk),
+                "unread": queries.unread_count(cast(int, user.pk)),  # signed in: a real user
                 "email": choice or EmailChoice.MENTIONS,
                 "items": [_item(n) for n in rows],
             }

@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from core.actors import Actor, LinkActor, SystemActor
+from core.actors import Actor, LinkActor, SystemActor, user_of
 from sessions_app.facade import ChatSession, SessionShare, access
 
 __all__ = ["COMMENT_REFUSED", "LINKS_REFUSED", "readers", "require_commenter", "require_reader"]
@@ -38,7 +38,7 @@ def require_commenter(
     grant = require_reader(actor, session, grant)
     if grant.can_write or isinstance(actor, SystemActor):
         return grant
-    allowed = SessionShare.objects.filter(session=session, team__memberships__user=actor).filter(
+    allowed = SessionShare.objects.filter(session=session, team__memberships__user=user_of(actor)).filter(
         Q(team__discussion__isnull=True) | Q(team__discussion__viewers_may_comment=True)
     )
     if not allowed.exists():

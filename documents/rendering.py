@@ -254,7 +254,8 @@ def render_tool_call(name: str, args: Any) -> dict[str, Any]:
     a = args if isinstance(args, dict) else {}
     path = _text(a.get("path") or a.get("file_path"))
     if name == "edit":
-        edits = a.get("edits") if isinstance(a.get("edits"), list) else [a]
+        listed = a.get("edits")
+        edits = listed if isinstance(listed, list) else [a]
         diffs = "".join(
             _diff(_text(e.get("oldText")), _text(e.get("newText"))) for e in edits if isinstance(e, dict)
         )

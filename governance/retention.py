@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -54,7 +54,7 @@ def _rules() -> tuple[int | None, dict[Any, int], dict[int, tuple[int, str]]]:
     default = settings.PIWEB_RETENTION_DAYS
     users = dict(UserRetention.objects.values_list("user_id", "retention_days"))
     teams = {
-        team_id: (days, name)
+        team_id: (cast(int, days), name)  # never None: the filter left those out
         for team_id, days, name in TeamPolicy.objects.filter(retention_days__isnull=False).values_list(
             "team_id", "retention_days", "team__name"
         )

@@ -263,8 +263,8 @@ def context_totals(facts: ContextFacts) -> ContextTotals | None:
             message = anchor.entry.message
             used = calculate_context_tokens(message["usage"])
             trailing = facts.leaf.all_tokens - sums.all_tokens
-            after = facts.leaf.messages - sums.messages
-            estimate = TokenEstimate(used + trailing, used, trailing, count - 1 - after)
+            later = facts.leaf.messages - sums.messages
+            estimate = TokenEstimate(used + trailing, used, trailing, count - 1 - later)
             return ContextTotals(estimate, count, plain, systems, edits)
     total = plain
     system = current_system_message(systems)

@@ -268,7 +268,8 @@ def place(
             continue
         parent = known.get(entry.parent_id) if entry.parent_id is not None else None
         if parent is None:
-            depth, parent_seq, anchors = 0, None, [None, None, None]
+            anchors: list[int | None] = [None, None, None]
+            depth, parent_seq = 0, None
             segment = _open(segments, after, None, 0, seq)
         else:
             depth, parent_seq = parent.depth + 1, parent.seq
@@ -288,7 +289,7 @@ def place(
             anchors[ANCHORS.index(kind)] = seq
         placed = Placed(seq, parent_seq, depth, segment, *anchors)
         rows.append(placed)
-        known[entry.id] = ParentFacts(seq, depth, segment, *anchors, tip=True)
+        known[entry.id] = ParentFacts(seq, depth, segment, anchors[0], anchors[1], anchors[2], tip=True)
     after.entry_count += len(entries)
     after.message_count += sum(1 for e in entries if e.type == "message")
     for entry in entries:

@@ -27,7 +27,7 @@ application = EdgeASGI(
     ProtocolTypeRouter(
         {
             # Oversized bodies are refused from their headers, before Django reads them.
-            "http": BodyLimitASGI(django_asgi_app),
+            "http": BodyLimitASGI(django_asgi_app),  # type: ignore[arg-type]  # an ASGI app; stubs disagree
             "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
         }
     )

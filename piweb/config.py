@@ -111,7 +111,7 @@ def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]
                 parsed["OPTIONS"] = {**parsed.get("OPTIONS", {}), "pool": pool}
         if parsed["ENGINE"].endswith("sqlite3"):
             parsed["OPTIONS"] = {**SQLITE_OPTIONS, **parsed.get("OPTIONS", {})}
-        return parsed
+        return dict(parsed)
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": str(data_dir(base_dir, env) / "piweb.sqlite3"),

@@ -153,7 +153,8 @@ def _adapt_daphne() -> None:
                 refuse(self, 413, too_large_message(limit))
                 return
         if declared != 0:  # a body follows (None: chunked)
-            self._piweb_deadline = reactor.callLater(body_deadline(declared), refuse, self, 408)
+            # The stubs read callLater off the interface, where it has no self: the delay is first.
+            self._piweb_deadline = reactor.callLater(body_deadline(declared), refuse, self, 408)  # type: ignore[arg-type]
 
     def allContentReceived(self: Any) -> None:
         cancel_deadline(self)
@@ -182,7 +183,7 @@ def _adapt_uvicorn() -> None:
     access.handlers.clear()
     access.propagate = False
     access.disabled = True
-    uvicorn.config.ProxyHeadersMiddleware = lambda app, trusted_hosts=None: app  # type: ignore[assignment,misc]
+    uvicorn.config.ProxyHeadersMiddleware = lambda app, trusted_hosts=None: app  # type: ignore[assignment,misc,return-value]
 
     # uvicorn logs socket handshakes (path and query) on its error logger: redact those lines too.
     from piweb.log_redaction import RedactSecretsFilter

@@ -14,7 +14,7 @@ so the consumer can tell when that token is revoked or expires.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from asgiref.sync import ThreadSensitiveContext
@@ -25,7 +25,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.http.request import split_domain_port, validate_host
-from rest_framework.authentication import SessionAuthentication
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.exceptions import APIException
 from rest_framework.settings import api_settings
 
@@ -104,11 +104,13 @@ def _authenticate_token(authorization: str) -> tuple[Any, Any]:
     token classes; (None, None) when it stands for nobody."""
     request = HttpRequest()
     request.META["HTTP_AUTHORIZATION"] = authorization
-    for auth_class in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+    # The setting holds the classes themselves once DRF has imported them; the stubs say strings.
+    classes = cast("list[type[BaseAuthentication]]", api_settings.DEFAULT_AUTHENTICATION_CLASSES)
+    for auth_class in classes:
         if issubclass(auth_class, SessionAuthentication):
             continue
         try:
-            found = auth_class().authenticate(request)
+            found = auth_class().authenticate(request)  # type: ignore[arg-type]  # token classes read META only
         except APIException:
             return None, None
         if found is not None:

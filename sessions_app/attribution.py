@@ -8,7 +8,7 @@ device pushed with, the run a worker writes for).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, overload
 
 from django.db import IntegrityError, transaction
 
@@ -70,6 +70,14 @@ def author_pk(author: Author) -> int:
 def describe(rows: Iterable[EntryAuthor]) -> dict[int, dict[str, Any]]:
     """Return the API's view of each author row, by its id."""
     return {row.pk: as_json(row) for row in rows}
+
+
+@overload
+def as_json(row: EntryAuthor) -> dict[str, Any]: ...
+@overload
+def as_json(row: None) -> None: ...
+@overload
+def as_json(row: EntryAuthor | None) -> dict[str, Any] | None: ...
 
 
 def as_json(row: EntryAuthor | None) -> dict[str, Any] | None:

@@ -45,7 +45,7 @@ class ChatSessionQuerySet(models.QuerySet["ChatSession"]):
         return self.filter(models.Q(owner=user) | models.Q(pk__in=shared))
 
 
-class LiveSessionManager(models.Manager.from_queryset(ChatSessionQuerySet)):
+class LiveSessionManager(models.Manager.from_queryset(ChatSessionQuerySet)):  # type: ignore[misc]  # the plugin types from_queryset only at module level
     """Every query of ``ChatSession.objects`` leaves out deleted sessions, whose rows are still being purged.
 
     Deleting a session hides it in one short transaction and a background task deletes its rows later

@@ -62,7 +62,8 @@ def entries_by_id(session: ChatSession, entry_ids: Sequence[str]) -> list[Entry]
     latest: dict[str, Entry] = {}
     rows = Entry.objects.filter(session=session, entry_id__in=set(entry_ids))
     for row in sorted(rows, key=lambda row: row.seq):  # not ORDER BY: see find_entry
-        latest[row.entry_id] = row
+        if row.entry_id is not None:  # always: the filter matched it
+            latest[row.entry_id] = row
     return sorted(latest.values(), key=lambda row: row.seq)
 
 

@@ -10,7 +10,7 @@ hundreds of branch points took longer to compile than to run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sessions_app import queries
 from sessions_app.models import ChatSession, Entry
@@ -108,7 +108,7 @@ def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[st
             start = _entry(session, before.get("firstKeptEntryId")) if isinstance(before, dict) else None
             low = start.depth if start is not None and start.depth is not None else 0
             tokens = payload.get("tokensBefore")
-            out[row.entry_id] = {
+            out[cast(str, row.entry_id)] = {
                 "messages": _messages(session, kept, low, kept.depth - 1, table),
                 "tokens": tokens if isinstance(tokens, int) else None,
                 "offline": _offline(payload),
@@ -121,7 +121,7 @@ def replaced_by_summaries(session: ChatSession, entry_ids: list[str]) -> dict[st
             # entry that both paths share.
             parent = _entry(session, row.parent_id)
             ancestor = _common_depth(session, branch_end, parent, table) if parent is not None else -1
-            out[row.entry_id] = {
+            out[cast(str, row.entry_id)] = {
                 "messages": _messages(session, branch_end, ancestor + 1, branch_end.depth, table),
                 "tokens": None,
                 "offline": _offline(payload),

@@ -108,13 +108,13 @@ def build_tree_overview(
     keep(_rows_at(session, [w for w in wanted if w not in rows]), shown=False)
 
     on_path: dict[int, int] = {}  # segment → deepest depth of the current path in it
-    if leaf is not None:
-        index: int | None = leaf.segment
+    if leaf is not None and leaf.depth is not None:
+        walking: int | None = leaf.segment
         high = leaf.depth
-        while index is not None and index in segs:
-            on_path[index] = high
-            high = segs[index].start - 1
-            index = segs[index].parent
+        while walking is not None and walking in segs:
+            on_path[walking] = high
+            high = segs[walking].start - 1
+            walking = segs[walking].parent
 
     def pieces(index: int) -> list[dict[str, Any]]:
         s = segs[index]

@@ -138,7 +138,7 @@ def render_session(
         "maxImageBytes": settings.PIWEB_MAX_IMAGE_BYTES,
         "maxImages": settings.PIWEB_MAX_IMAGES,
     }
-    teams = Team.objects.filter(memberships__user=request.user).order_by("name") if is_owner else []
+    teams = Team.objects.filter(memberships__user=request.user).order_by("name") if is_owner else []  # type: ignore[misc]  # signed in: never the anonymous user here
     # The source of a fork or clone is named only to someone who may read it.
     source = None
     if session.forked_from_id and share_token is None and request.user.is_authenticated:
@@ -189,7 +189,7 @@ def _viewer(request: HttpRequest) -> Any:
 def links_page(request: HttpRequest) -> HttpResponse:
     """List the read-only links to my sessions, with their scope, state and a revoke button."""
     links = (
-        ShareLink.objects.filter(session__owner=request.user, session__deleted_at__isnull=True)
+        ShareLink.objects.filter(session__owner=request.user, session__deleted_at__isnull=True)  # type: ignore[misc]  # signed in: never the anonymous user here
         .select_related("session")
         .order_by("revoked_at", "-created_at")[:500]
     )

@@ -115,9 +115,9 @@ class SyncView(APIView):
                     line.decode("utf-8", errors="replace").rstrip("\n") for line in iter(upload.readline, b"")
                 ]
         else:
-            data = SyncRequestSerializer(data=request.data)
-            data.is_valid(raise_exception=True)
-            values = data.validated_data
+            body = SyncRequestSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            values = body.validated_data
         start, end = values["from"], values["to"]
         try:
             result = sync_lines(

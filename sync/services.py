@@ -310,11 +310,11 @@ def _plan(session: ChatSession | None, lines: list[Line], aliases: dict[str, str
     for part in _chunks(ids):
         rows = Entry.objects.filter(session=session, entry_id__in=part).values_list("entry_id", "raw")
         for entry_id, raw in rows.iterator(chunk_size=2000):
-            stored.setdefault(entry_id, set()).add(raw)
+            stored.setdefault(entry_id or "", set()).add(raw)  # never empty: the filter named each id
     if any(not isinstance(line.value.get("id"), str) for line in lines):
         loose = Entry.objects.filter(session=session, entry_id__isnull=True).values_list("raw", flat=True)
         stored[""] = set(loose)
-    by_content = None
+    by_content: dict[Any, Any] | None = None
     if reset:
         unknown = [
             line for line in lines

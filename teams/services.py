@@ -91,7 +91,9 @@ def invite_member(*, actor: Actor, team_id: int, username: str, role: str) -> No
 def pending_invitations(*, actor: Actor) -> list[TeamInvitation]:
     """Return the invitations waiting for the actor's answer, newest first."""
     return list(
-        TeamInvitation.objects.filter(user=actor).select_related("team", "invited_by").order_by("-created_at")
+        TeamInvitation.objects.filter(user=user_of(actor))
+        .select_related("team", "invited_by")
+        .order_by("-created_at")
     )
 
 

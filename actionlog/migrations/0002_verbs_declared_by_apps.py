@@ -5,15 +5,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('actionlog', '0001_initial'),
+        ("actionlog", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='actionlog',
-            name='action',
+            model_name="actionlog",
+            name="action",
             field=models.CharField(max_length=16),
         ),
     ]

@@ -63,10 +63,10 @@ def collect_entries_for_branch_summary(
     collected: list[Entry] = []
     current: str | None = old_leaf_id
     while current and current != ancestor:
-        entry = tree.get(current)
-        if entry is None:
+        found = tree.get(current)
+        if found is None:
             break
-        collected.append(entry)
+        collected.append(found)
         pos = tree.by_id[current]
         parent = tree.parent[pos]
         current = tree.entries[parent].id if parent != -1 else None

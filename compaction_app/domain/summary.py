@@ -159,8 +159,8 @@ def _add_usage(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str,
         if optional in first or optional in second:
             out[optional] = _num(first.get(optional)) + _num(second.get(optional))
     out["totalTokens"] = _num(first.get("totalTokens")) + _num(second.get("totalTokens"))
-    one = first.get("cost") if isinstance(first.get("cost"), Mapping) else {}
-    two = second.get("cost") if isinstance(second.get("cost"), Mapping) else {}
+    one = _cost_of(first)
+    two = _cost_of(second)
     cost: dict[str, Any] = {
         k: _num(one.get(k)) + _num(two.get(k))
         for k in ("input", "output", "cacheRead", "cacheWrite", "total")
@@ -244,3 +244,8 @@ def compact(
         details=with_offline_mark({"readFiles": read_files, "modifiedFiles": modified_files}, responses),
         usage=combine_usage(usages),
     )
+
+
+def _cost_of(usage: Mapping[str, Any]) -> Mapping[str, Any]:
+    cost = usage.get("cost")
+    return cost if isinstance(cost, Mapping) else {}

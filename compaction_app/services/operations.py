@@ -199,7 +199,7 @@ def log_end(actor: Actor, run: CompactionRun) -> None:
         operation=str(run.operation_id),
         reason=run.reason,
         status=run.status,
-        **({"error": run.error} if run.error else {}),
+        **_error_of(run),
     )
 
 
@@ -295,3 +295,7 @@ def cancel_operation(*, run: CompactionRun, actor: Actor) -> CompactionRun:
         )
         transaction.on_commit(partial(announce_end, locked))
     return locked
+
+
+def _error_of(run: CompactionRun) -> dict[str, Any]:
+    return {"error": run.error} if run.error else {}

@@ -178,8 +178,13 @@ class Decoder:
             key = call.get("index", 0)
             function = call.get("function") or {}
             if key not in self._tools:
-                block = {"type": "toolCall", "id": call.get("id") or "", "name": "", "arguments": {}}
-                self._tools[key] = b.open_block(block)
+                opened: dict[str, Any] = {
+                    "type": "toolCall",
+                    "id": call.get("id") or "",
+                    "name": "",
+                    "arguments": {},
+                }
+                self._tools[key] = b.open_block(opened)
             index = self._tools[key]
             block = b.message["content"][index]
             if call.get("id"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +15,7 @@ class SseEvent:
 
 def iter_sse(lines: Iterable[str], *, skipped: list[str] | None = None) -> Iterator[SseEvent]:
     """Yield each event; lines that are not SSE fields go to ``skipped`` so callers can report them."""
-    event, data = "", []
+    event, data = "", cast("list[str]", [])
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:

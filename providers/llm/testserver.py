@@ -213,12 +213,12 @@ def render_anthropic(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
             )
         events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     stop = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}.get(spec["stop"], spec["stop"])
-    delta = {
+    ending: dict[str, Any] = {
         "type": "message_delta",
         "delta": {"stop_reason": stop, "stop_sequence": None},
         "usage": {"output_tokens": u["output"]},
     }
-    events += [_sse(delta, "message_delta"), _sse({"type": "message_stop"}, "message_stop")]
+    events += [_sse(ending, "message_delta"), _sse({"type": "message_stop"}, "message_stop")]
     return events
 
 
@@ -401,7 +401,7 @@ class ProviderServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     @property
     def requests(self) -> list[RecordedRequest]:

@@ -85,7 +85,7 @@ def current_tools(messages: Sequence[Mapping[str, Any]]) -> list[ToolSpec]:
         ToolSpec(
             name=name,
             description=str(tool.get("description") or ""),
-            parameters=tool.get("parameters") if isinstance(tool.get("parameters"), Mapping) else {},
+            parameters=_parameters(tool),
         )
         for name, tool in tools.items()
     ]
@@ -134,3 +134,8 @@ def split_transcript(messages: Sequence[Mapping[str, Any]], *, in_place: bool = 
         elif text := update_text(message):
             out.append({"role": "system", "content": text})
     return Transcript(prompt or None, tools, out)
+
+
+def _parameters(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    parameters = tool.get("parameters")
+    return parameters if isinstance(parameters, Mapping) else {}

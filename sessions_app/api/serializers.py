@@ -39,7 +39,7 @@ class SessionSerializer(serializers.ModelSerializer[ChatSession]):
     entryCount = serializers.IntegerField(source="entry_count")
     messageCount = serializers.IntegerField(source="message_count")
     owner = serializers.CharField(source="owner.get_username")
-    forkedFrom = serializers.PrimaryKeyRelatedField(source="forked_from", read_only=True)
+    forkedFrom = serializers.PrimaryKeyRelatedField[ChatSession](source="forked_from", read_only=True)
     forkedFromEntry = serializers.CharField(source="forked_from_entry", allow_null=True)
     forkedBy = serializers.SerializerMethodField()
     sourceFilename = serializers.CharField(source="source_filename")
@@ -108,7 +108,7 @@ def session_body(obj: ChatSession) -> dict[str, Any]:
         "owner": obj.owner.get_username(),
         "forkedFrom": obj.forked_from_id,
         "forkedFromEntry": obj.forked_from_entry,
-        "forkedBy": obj.forked_by.get_username() if obj.forked_by_id is not None else None,
+        "forkedBy": obj.forked_by.get_username() if obj.forked_by is not None else None,
         "sourceFilename": obj.source_filename,
         "createdAt": _DATETIME.to_representation(obj.created_at),
         "updatedAt": _DATETIME.to_representation(obj.updated_at),
@@ -121,7 +121,7 @@ class AuthorSerializer(serializers.Serializer[Any]):
     userId = serializers.IntegerField(allow_null=True)
     via = serializers.CharField(help_text="The sync device (API token name) or the run's id")
     imported = serializers.BooleanField()
-    label = serializers.CharField(help_text="How the entry card names the author")
+    label = serializers.CharField(help_text="How the entry card names the author")  # type: ignore[assignment]  # a field named label
 
 
 class EntrySerializer(serializers.Serializer[Entry]):
@@ -318,7 +318,7 @@ class CloneSerializer(serializers.Serializer[Any]):
 
 class LabelSerializer(serializers.Serializer[Any]):
     targetId = Text(max_length=MAX_ID_CHARS)
-    label = Text(required=False, allow_null=True, allow_blank=True, default=None)
+    label = Text(required=False, allow_null=True, allow_blank=True, default=None)  # type: ignore[assignment]  # a field named label
 
 
 class AppendSerializer(serializers.Serializer[Any]):

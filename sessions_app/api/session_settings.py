@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -58,7 +58,7 @@ class SessionSettingsView(SessionAPIView):
         grant = self.access(pk)
         self.valid(SessionSettingsSerializer, request.data)
         # The use case checks the keys itself: unknown ones are refused, not silently dropped.
-        values = request.data["compaction"]
+        values = cast("dict[str, Any]", request.data)["compaction"]  # validated as an object above
         session = services.set_compaction_settings(
             session=grant.session,
             values=values,

@@ -96,7 +96,11 @@ def _authors(source: ChatSession, entries: list[dict[str, Any]]) -> dict[str, in
     """Return the author of each copied entry in the source (entry id → author row; the newest wins)."""
     wanted = {e.get("id") for e in entries}
     rows = Entry.objects.filter(session=source, entry_id__isnull=False).order_by("seq")
-    return {eid: author for eid, author in rows.values_list("entry_id", "author_id") if eid in wanted}
+    return {
+        eid: author
+        for eid, author in rows.values_list("entry_id", "author_id")
+        if eid is not None and eid in wanted
+    }
 
 
 def _store_branched(

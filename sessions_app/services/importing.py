@@ -15,6 +15,7 @@ from django.db import DatabaseError, connection, transaction
 from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, SystemActor, user_of
+from pitree.context_sums import OwnSums
 from pitree.entries import Entry as DomainEntry
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
@@ -210,7 +211,9 @@ def _check_file(entries: int) -> None:
         raise QuotaExceeded(f"The file holds {entries} entries; an import accepts at most {limit}.")
 
 
-Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], int]
+# What a scan gives: the load, its entries, (line, timestamp, search text) per kept line, the kept bytes,
+# and each entry's own context sums when the scan computed them (None: computed while storing).
+Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], int, list[OwnSums] | None]
 
 
 def _read(stream: IO[bytes]) -> Read:

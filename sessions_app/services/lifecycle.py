@@ -99,7 +99,7 @@ def delete_session(
         locked = ChatSession.objects.select_for_update().filter(pk=session_id).first()
         if locked is None:
             raise access.NotVisible(f"Session not found: {session_id}")
-        extra = {"by_staff": True} if as_staff else {}
+        extra: dict[str, Any] = {"by_staff": True} if as_staff else {}
         record_action(actor=actor, action=Action.DELETE, session=locked, **extra)
         ChatSession.objects.filter(pk=session_id).update(deleted_at=timezone.now())
         # Forks stop naming a parent nobody can open any more, as the purge would leave them anyway.

@@ -102,7 +102,7 @@ def _authorize_owner(actor: Actor, session: ChatSession) -> None:
     access.authorize(actor, session, access.OWNER)
 
 
-def _staff(as_staff: bool) -> dict[str, bool]:
+def _staff(as_staff: bool) -> dict[str, Any]:
     """The log row's mark of a change made from the admin."""
     return {"by_staff": True} if as_staff else {}
 

@@ -362,7 +362,7 @@ class PortableStore(EntryStore):
                     None if fact is None or fact.model < 0 else fact.model,
                     None if fact is None or fact.thinking < 0 else fact.thinking,
                     text,
-                    copied.get(entry.id, writer),
+                    copied.get(entry.id, writer) if entry.id is not None else writer,
                 )
 
         self._write_all(rows())
@@ -418,7 +418,8 @@ def _prepare(entries: Sequence[Any]) -> placement.Prepared:
 def _existing_ids(session: ChatSession, ids: set[str]) -> list[str]:
     if not ids:
         return []
-    return list(Entry.objects.filter(session=session, entry_id__in=ids).values_list("entry_id", flat=True))
+    found = Entry.objects.filter(session=session, entry_id__in=ids).values_list("entry_id", flat=True)
+    return [entry_id for entry_id in found if entry_id is not None]  # all of them: the filter named each
 
 
 def _parent_facts(session: ChatSession, entries: Sequence[DomainEntry]) -> dict[str, placement.ParentFacts]:

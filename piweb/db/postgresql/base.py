@@ -48,7 +48,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def pool(self) -> Any:
         options = self.settings_dict["OPTIONS"].get("pool")
-        if options and self.alias not in self._connection_pools and self.settings_dict["CONN_HEALTH_CHECKS"]:
+        pools = self._connection_pools  # type: ignore[attr-defined]  # Django's class-level pool registry
+        if options and self.alias not in pools and self.settings_dict["CONN_HEALTH_CHECKS"]:
             options = {} if options is True else options
             if "check" not in options:
                 # Django's default check sends a query every time the pool lends a connection.
@@ -59,7 +60,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
         return super().pool
 
     def close_if_health_check_failed(self) -> None:
-        if self.connection is None or self.pool or not self.health_check_enabled or self.health_check_done:
+        enabled = self.health_check_enabled  # type: ignore[attr-defined]  # set by Django's base class
+        done: bool = self.health_check_done  # type: ignore[has-type]  # set by Django's base class
+        if self.connection is None or self.pool or not enabled or done:
             super().close_if_health_check_failed()
             return
         if self._socket_is_quiet():
