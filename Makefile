@@ -13,7 +13,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # `make test` ends with `make test-fresh` in CI; FRESH=0 skips it there, FRESH=1 runs it locally too.
 FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
-.PHONY: venv browser pi js-tools vendor-js js-test js-lint services services-down run worker test test-fresh pytest lint format \
+.PHONY: venv browser pi js-tools vendor-js js-test js-lint js-typecheck services services-down run worker test test-fresh pytest lint format \
 	bench conformance fuzz-pi fuzz-runs clean
 
 venv: $(STAMP)
@@ -123,9 +123,12 @@ pytest: venv browser pi services
 	fi; \
 	exit $$rc
 
-lint: venv js-lint
+# Style, the app map (layers, facades, pure domain: docs/architecture.md) and types.
+lint: venv js-lint js-typecheck
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --cache-dir .data/import-linter
+	$(PY) tools/check_architecture.py
+	$(VENV)/bin/mypy
 
 # The browser modules under static/ have no build step. ESLint comes from the lockfile at the root
 # (package-lock.json), and both it and the unit tests in tests/js run on the Node 22 that `pi` installs.
@@ -140,6 +143,11 @@ $(JS_STAMP): package.json package-lock.json $(PI_STAMP)
 
 js-lint: js-tools
 	$(NODE) node_modules/eslint/bin/eslint.js static tests/js eslint.config.js
+
+# The browser modules' types: each starts with `// @ts-check`; static/types.d.ts holds the page
+# configurations and socket messages (tsconfig.json).
+js-typecheck: js-tools
+	$(NODE) node_modules/typescript/bin/tsc -p tsconfig.json
 
 js-test: pi
 	$(NODE) --test tests/js/*.test.js

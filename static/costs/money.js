@@ -1,3 +1,4 @@
+// @ts-check
 // Pure formatting and shaping of cost numbers. No DOM, so `node --test` runs it as it is.
 
 // Dollars as people read them: cents for a few dollars, more digits for the fractions single messages cost.

@@ -1,3 +1,4 @@
+// @ts-check
 // The usage page: totals, a chart of cost per day and model (uPlot, served from static/vendor), a table
 // per model. The numbers come from /api/usage/ (mine) or /api/teams/<id>/usage/ (a team I own).
 import uPlot from "../vendor/uplot/uPlot.esm.js";
@@ -5,8 +6,8 @@ import { api, clear, el, query } from "../sessions_app/api.js";
 import { costSeries, money } from "./money.js";
 
 const COLORS = ["#2f6fdf", "#d9622b", "#2e9e5b", "#a347c2", "#c9a400", "#1b9aaa", "#d1495b", "#6c757d"];
-const scope = document.getElementById("usage-scope");
-const period = document.getElementById("usage-days");
+const scope = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.getElementById("usage-scope"));
+const period = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.getElementById("usage-days"));
 const box = document.getElementById("usage-chart");
 let chart = null;
 let token = 0;

@@ -1,9 +1,10 @@
+// @ts-check
 // The inbox page: comments that mention me or answer my threads, newest first; opening one marks it
 // read; the email choice (all, mentions only, none) is kept per user.
 import { api, clear, el } from "../sessions_app/api.js";
 
 const list = document.getElementById("inbox-items");
-const choice = document.getElementById("email-choice");
+const choice = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.getElementById("email-choice"));
 const note = document.getElementById("inbox-note");
 
 function announce(unread) {

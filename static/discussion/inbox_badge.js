@@ -1,3 +1,4 @@
+// @ts-check
 // The unread count beside "Inbox" in the header. A session page's socket brings changes as they happen;
 // other pages ask again now and then. The page itself comes with the count.
 import { api } from "../sessions_app/api.js";
@@ -28,8 +29,8 @@ if (link) {
   let live = false;
   document.addEventListener("piweb:socket", (event) => {
     live = true;
-    if (event.detail.type === "inbox") show(event.detail.unread);
+    if ((/** @type {CustomEvent} */ (event)).detail.type === "inbox") show((/** @type {CustomEvent} */ (event)).detail.unread);
   });
-  document.addEventListener("piweb:inbox", (event) => show(event.detail.unread));
+  document.addEventListener("piweb:inbox", (event) => show((/** @type {CustomEvent} */ (event)).detail.unread));
   setInterval(() => live || refresh(), POLL_MS);
 }

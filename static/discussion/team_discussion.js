@@ -1,3 +1,4 @@
+// @ts-check
 // On the teams page: each team's "viewers may comment" switch (owners change it, members see it).
 import { api, el } from "../sessions_app/api.js";
 

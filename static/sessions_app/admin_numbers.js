@@ -1,3 +1,4 @@
+// @ts-check
 // Admin audit tables: whole numbers of four digits or more get thousands separators, and number cells
 // are marked so they align right. Only cells that are a bare integer change; ids inside links and text
 // cells stay as they are.

@@ -1,3 +1,4 @@
+// @ts-check
 // Shared helpers: DOM building without HTML strings, and JSON calls to the REST API with the CSRF token.
 
 // A page opened through a share link reads with the link's token (set once by the session page).
@@ -37,7 +38,7 @@ export function clear(node) {
 }
 
 export function csrfToken() {
-  const input = document.querySelector("input[name=csrfmiddlewaretoken]");
+  const input = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.querySelector("input[name=csrfmiddlewaretoken]"));
   if (input) return input.value;
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
   return match ? decodeURIComponent(match[1]) : "";
@@ -54,6 +55,7 @@ export class ApiError extends Error {
 
 // Call the API; resolves to {status, body}, rejects with ApiError on a non-2xx answer.
 export async function api(method, url, body) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
   if (method !== "GET" && method !== "HEAD") init.headers["X-CSRFToken"] = csrfToken();
   if (shareToken) init.headers["X-Share-Token"] = shareToken;

@@ -1,3 +1,4 @@
+// @ts-check
 // Pictures attached in the composer: which files are taken, and Pi's image block for each.
 // Pure: the composer and the unit tests share it. The server checks every picture again.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Who wrote an entry (the API's `author` on each entry): how a card names it and the tree's
 // "by <person>" filters, whose values are `author:<userId>`.
 export const AUTHOR_FILTER = "author:";

@@ -1,8 +1,10 @@
+// @ts-check
 // Branch compare: two nodes' projected contexts side by side, with messages added, removed or changed
 // and the token difference. Messages are matched by their source entry and position in it.
 import { api, el, query } from "./api.js";
 import { renderContextMessage } from "./render.js";
 
+/** @type {import("../types").ComparePageConfig} */
 const cfg = JSON.parse(document.getElementById("compare-config").textContent);
 const base = `/api/sessions/${cfg.session}`;
 const LIMIT = 400; // messages drawn per side; the counts and tokens cover all

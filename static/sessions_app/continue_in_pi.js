@@ -1,3 +1,4 @@
+// @ts-check
 // "Continue in Pi": on any node, the exact `piweb-sync pull …` command that brings its branch into Pi (or
 // the file to save by hand). Self-contained: it adds its own button to the node actions, reads the selected
 // node from the page address (#entry=…), and opens after a run that stopped to call a tool, which piweb
@@ -6,6 +7,7 @@ import { api, append, clear, el, query } from "./api.js";
 import { ask, copyText } from "./dialogs.js";
 
 let session = null;
+/** @type {(message: string) => void} */
 let showError = () => {};
 
 function selectedEntry() {
@@ -85,7 +87,7 @@ export function initContinueInPi({ sessionId, onError }) {
   actions.appendChild(button);
 
   document.addEventListener("piweb:tool-use", (event) => {
-    const entry = (event.detail && event.detail.entryId) || null;
+    const entry = ((/** @type {CustomEvent} */ (event)).detail && (/** @type {CustomEvent} */ (event)).detail.entryId) || null;
     openContinueInPi(entry, "The model asked to run a tool. piweb runs no tools: continue this branch in Pi, which does.");
   });
 }

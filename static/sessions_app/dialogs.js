@@ -1,3 +1,4 @@
+// @ts-check
 // Dialogs: Enter runs the primary (submit) action, Escape or Cancel closes without acting, and focus goes
 // back where it was. confirmAction builds a confirmation for destructive actions on the fly.
 
@@ -5,7 +6,7 @@ import { el } from "./api.js";
 
 // Cancel buttons are type=button, so the implicit submission of Enter always picks the primary one.
 document.addEventListener("click", (event) => {
-  const cancel = event.target.closest("dialog [data-cancel]");
+  const cancel = (/** @type {HTMLElement} */ (event.target)).closest("dialog [data-cancel]");
   if (cancel) cancel.closest("dialog").close("cancel");
 });
 
@@ -13,7 +14,7 @@ document.addEventListener("click", (event) => {
 export function ask(dialog, prepare) {
   if (typeof dialog === "string") dialog = document.getElementById(dialog);
   const form = dialog.querySelector("form");
-  const opener = document.activeElement;
+  const opener = /** @type {HTMLElement} */ (document.activeElement);
   form.reset();
   if (prepare) prepare(form);
   dialog.returnValue = "";

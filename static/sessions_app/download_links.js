@@ -1,3 +1,4 @@
+// @ts-check
 // Where each export is downloaded from (named "download": Django's module-import rewriting misreads
 // import paths containing the word "export"): the Pi file, or the branch or tree as Markdown or a web page.
 // Pure: the session page's export dialog and the unit tests share it.

@@ -1,3 +1,4 @@
+// @ts-check
 // Pure formatting of Pi entries: one-line previews, token counts and sizes. No DOM, so `node --test`
 // runs it as it is.
 

@@ -1,11 +1,12 @@
+// @ts-check
 // Bringing session files in: drop or choose .jsonl files (or a folder of them); each is uploaded in turn
 // with a progress bar of its own, and ends as done (what was stored, what was skipped) or failed (why).
 import { clear, csrfToken, el } from "./api.js";
 import { humanBytes } from "./format.js";
 
 const zone = document.getElementById("dropzone");
-const input = document.getElementById("file-input");
-const folderInput = document.getElementById("folder-input");
+const input = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
+const folderInput = /** @type {HTMLInputElement} */ (document.getElementById("folder-input"));
 const list = document.getElementById("import-list");
 
 // One file's progress block: phase, name, bytes, bar and result.
@@ -155,7 +156,7 @@ if (folderInput) {
   });
 }
 zone.addEventListener("click", (event) => {
-  if (event.target === input || event.target === folderInput || event.target.closest("label")) return;
+  if (event.target === input || event.target === folderInput || (/** @type {HTMLElement} */ (event.target)).closest("label")) return;
   input.click();
 });
 zone.addEventListener("keydown", (event) => {

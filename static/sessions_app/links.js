@@ -1,3 +1,4 @@
+// @ts-check
 // The "My links" page: revoke after a confirmation (addresses are shown only when a link is created).
 import { api, clear, el } from "./api.js";
 import { confirmAction } from "./dialogs.js";
@@ -12,7 +13,7 @@ document.querySelectorAll(".revoke-link").forEach((button) => {
     if (!ok) return;
     const row = button.closest("tr");
     try {
-      await api("DELETE", `/api/links/${button.dataset.linkId}/`);
+      await api("DELETE", `/api/links/${(/** @type {HTMLElement} */ (button)).dataset.linkId}/`);
       row.dataset.state = "revoked";
       row.querySelector(".state").textContent = "revoked";
       button.closest("td").textContent = "revoked just now";
@@ -25,9 +26,9 @@ document.querySelectorAll(".revoke-link").forEach((button) => {
 // Who opened each link, when and how often (one line per viewer and day), asked for on demand.
 document.querySelectorAll(".show-views").forEach((button) => {
   button.addEventListener("click", async () => {
-    const box = button.nextElementSibling;
+    const box = /** @type {HTMLElement} */ (button.nextElementSibling);
     try {
-      const { body } = await api("GET", `/api/links/${button.dataset.linkId}/views/`);
+      const { body } = await api("GET", `/api/links/${(/** @type {HTMLElement} */ (button)).dataset.linkId}/views/`);
       clear(box);
       box.append(el("div", { text: body.opens === 1 ? "Opened once" : `Opened ${body.opens.toLocaleString()} times` }));
       for (const view of body.views) {

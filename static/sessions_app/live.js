@@ -1,3 +1,4 @@
+// @ts-check
 // The session socket: reconnects with backoff, asks for the current position now and then, and hands
 // every event to the page. Events are hints; the page fetches what it is missing over HTTP. A close
 // with 4401 (signed out, link expired) or 4403 (access revoked) ends it: reconnecting could not help.
@@ -44,6 +45,7 @@ export class LiveSession {
       this.onOpen();
     });
     socket.addEventListener("message", (event) => {
+      /** @type {import("../types").SocketMessage} */
       let message;
       try {
         message = JSON.parse(event.data);

@@ -1,3 +1,4 @@
+// @ts-check
 // Rendering of Pi entries and messages into DOM nodes. Markdown, code highlighting and tool-call bodies
 // come from the server as sanitized HTML (`rendered` on each record); everything else from a session is
 // set as text. Without `rendered` (a message still streaming) the text is shown plain.
@@ -23,7 +24,7 @@ export function html(markup, className = "md") {
 }
 
 document.addEventListener("click", (event) => {
-  const button = event.target.closest(".codeblock .copy");
+  const button = (/** @type {HTMLElement} */ (event.target)).closest(".codeblock .copy");
   if (!button) return;
   event.stopPropagation();
   const pre = button.parentElement.querySelector("pre");

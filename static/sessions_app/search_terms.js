@@ -1,3 +1,4 @@
+// @ts-check
 // The words a search query looks for, read as the server reads it (web search syntax: words, "quoted
 // phrases", `or` between alternatives, `-word` excluded), and the pieces of a text that hold them, so a
 // tree row can mark its matches. Pure: `node --test` checks it.

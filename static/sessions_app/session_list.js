@@ -1,3 +1,4 @@
+// @ts-check
 // The session list: create an empty session and open it.
 import { api, el, query } from "./api.js";
 import { money } from "../costs/money.js";
@@ -19,7 +20,7 @@ document.getElementById("new-session-button").addEventListener("click", async ()
 api("GET", "/api/secrets/")
   .then(({ body }) => {
     for (const { session, open } of body.sessions) {
-      const cell = document.querySelector(`tr[data-session-id="${session}"] td.name`);
+      const cell = /** @type {HTMLElement} */ (document.querySelector(`tr[data-session-id="${session}"] td.name`));
       if (!cell) continue;
       const text = open === 1 ? "1 secret" : `${open} secrets`;
       cell.querySelector(".session-link").after(" ", el("span", { class: "badge secret", text, title: "Secrets found in this session: open it to redact them" }));
@@ -31,12 +32,12 @@ async function fillCosts() {
   const cells = [...document.querySelectorAll("[data-cost-session]")];
   if (!cells.length) return;
   try {
-    const ids = cells.map((c) => c.dataset.costSession).join(",");
+    const ids = cells.map((c) => (/** @type {HTMLElement} */ (c)).dataset.costSession).join(",");
     const { body } = await api("GET", `/api/usage/sessions/${query({ ids })}`);
     for (const cell of cells) {
-      const found = body.results[cell.dataset.costSession];
+      const found = body.results[(/** @type {HTMLElement} */ (cell)).dataset.costSession];
       cell.textContent = found ? money(found.cost) : "–";
-      if (found) cell.title = `${found.tokens.toLocaleString()} tokens in ${found.messages.toLocaleString()} assistant messages, all branches`;
+      if (found) (/** @type {HTMLElement} */ (cell)).title = `${found.tokens.toLocaleString()} tokens in ${found.messages.toLocaleString()} assistant messages, all branches`;
     }
   } catch {
     for (const cell of cells) cell.textContent = "–";

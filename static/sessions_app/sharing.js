@@ -1,3 +1,4 @@
+// @ts-check
 // The owner's share dialog: share with a team, create, copy and revoke read-only links.
 import { api, clear, el } from "./api.js";
 import { ask, confirmAction, copyText } from "./dialogs.js";
@@ -5,7 +6,7 @@ import { ask, confirmAction, copyText } from "./dialogs.js";
 // Wire the dialog on an owner's page (other pages have no #sharing-panel).
 export function initSharing(sessionId) {
   const base = `/api/sessions/${sessionId}`;
-  const dialog = document.getElementById("sharing-panel");
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("sharing-panel"));
   if (!dialog) return;
   const sharesList = document.getElementById("team-shares");
   const linksList = document.getElementById("share-links");
@@ -80,16 +81,16 @@ export function initSharing(sessionId) {
 
   document.getElementById("team-share-submit").addEventListener("click", () => {
     const form = document.getElementById("team-share-form");
-    const team = form.querySelector("[name=team]").value;
+    const team = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=team]"))).value;
     if (!team) return;
-    const body = { teamId: Number(team), access: form.querySelector("[name=access]").value };
+    const body = { teamId: Number(team), access: (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=access]"))).value };
     api("POST", `${base}/shares/`, body).then(refresh).catch(fail);
   });
 
   document.getElementById("link-submit").addEventListener("click", () => {
     const form = document.getElementById("link-form");
-    const body = { scope: form.querySelector("[name=scope]").value, frozen: form.querySelector("[name=frozen]").checked };
-    const expires = form.querySelector("[name=expires]").value;
+    const body = { scope: (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=scope]"))).value, frozen: (/** @type {HTMLInputElement} */ (form.querySelector("[name=frozen]"))).checked };
+    const expires = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=expires]"))).value;
     if (expires) body.expiresAt = new Date(expires).toISOString();
     api("POST", `${base}/links/`, body)
       .then((made) => {

@@ -1,12 +1,13 @@
+// @ts-check
 // One team's page: the sessions shared with the team, searched by name, folder, file or owner.
 import { api, clear, el, query } from "./api.js";
 
 const teamId = document.getElementById("team-name").dataset.team;
 const rows = document.getElementById("team-session-rows");
-const form = document.getElementById("team-search");
+const form = /** @type {HTMLFormElement} */ (document.getElementById("team-search"));
 
 async function load() {
-  const q = form.elements.q.value.trim();
+  const q = (/** @type {any} */ (form.elements)).q.value.trim();
   try {
     const { body } = await api("GET", `/api/teams/${teamId}/sessions/${query({ q })}`);
     clear(rows);
@@ -35,9 +36,9 @@ async function load() {
 
 form.addEventListener("submit", (event) => {
   event.preventDefault();
-  const q = form.elements.q.value.trim();
+  const q = (/** @type {any} */ (form.elements)).q.value.trim();
   history.replaceState(null, "", q ? `?q=${encodeURIComponent(q)}` : location.pathname);
   load();
 });
-form.elements.q.value = new URLSearchParams(location.search).get("q") || "";
+(/** @type {any} */ (form.elements)).q.value = new URLSearchParams(location.search).get("q") || "";
 load();

@@ -1,3 +1,4 @@
+// @ts-check
 // Teams in the app: create a team, invite by username with a role, change roles, remove members, and
 // answer invitations. Everything goes through the REST API.
 import { api, clear, el } from "./api.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // Theme: follow the system unless the user picked light or dark (kept in localStorage; theme_boot.js
 // applies it before the first paint). This module runs the toggle button in the top bar.
 export const THEME_KEY = "piweb-theme";

@@ -1,3 +1,4 @@
+// @ts-check
 // The saved theme is applied before the first paint: a classic script in <head>, the one file that is not
 // a module (modules run after parsing, too late to avoid a flash). The toggle button is theme.js.
 "use strict";

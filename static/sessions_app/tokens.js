@@ -1,3 +1,4 @@
+// @ts-check
 // API tokens page: create a token (its text is shown once), list mine, revoke one. All over the REST API.
 import { api, clear, el } from "./api.js";
 import { confirmAction } from "./dialogs.js";
@@ -39,9 +40,9 @@ async function load() {
 
 document.getElementById("token-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const form = event.target;
+  const form = /** @type {HTMLFormElement} */ (event.target);
   try {
-    const { body } = await api("POST", "/api/tokens/", { name: form.elements.name.value.trim() });
+    const { body } = await api("POST", "/api/tokens/", { name: (/** @type {any} */ (form.elements)).name.value.trim() /* a named control */ });
     document.getElementById("new-token-text").textContent = body.token;
     document.getElementById("new-token").hidden = false;
     form.reset();

@@ -1,3 +1,4 @@
+// @ts-check
 // The tree panel: Pi's tree as a virtualized flat list in the order the API gives (pre-order). Branches
 // are drawn as lanes with connectors (│ ├─) like `git log --graph`: a branch point's last child keeps its
 // lane and the others step one lane in, and at most MAX_LANES columns are drawn, so nesting never pushes

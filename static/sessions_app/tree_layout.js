@@ -1,3 +1,4 @@
+// @ts-check
 // Tree layout without the DOM: the lanes and levels of rows in pre-order, and which rows a filter shows.
 // The tree panel (tree.js) draws what these compute; `node --test` checks them directly.
 import { AUTHOR_FILTER, authorMatches } from "./authors.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // The node actions (continue here, fork, clone, label, compact, compare), rename and delete, and the
 // operations they start (a branch summary, a compaction) followed until they end.
 import { api, query } from "../api.js";
@@ -17,9 +18,9 @@ function isUserMessage(record) {
 export function updateActions() {
   const none = !state.selectedId;
   document.querySelectorAll("#node-actions button").forEach((button) => {
-    const needsEdit = ["navigate", "label", "compact"].includes(button.dataset.action);
-    button.disabled =
-      (none && button.dataset.action !== "compact") ||
+    const needsEdit = ["navigate", "label", "compact"].includes((/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).dataset.action);
+    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).disabled =
+      (none && (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).dataset.action !== "compact") ||
       (needsEdit && !cfg.canEdit) ||
       document.body.dataset.revoked === "true";
   });
@@ -29,7 +30,7 @@ export async function openNavigate() {
   if (!cfg.canEdit || !state.selectedId) return;
   const form = await ask("navigate-dialog", (f) => {
     // The summary's instructions mean something only when a summary is asked for.
-    const options = $("navigate-summary-options");
+    const options = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("navigate-summary-options"));
     options.disabled = true;
     f.elements.summarize.onchange = () => (options.disabled = !f.elements.summarize.checked);
   });
@@ -172,7 +173,7 @@ async function compact() {
 // Compare: the first press marks the selected entry, the second opens both contexts side by side.
 let compareFrom = null;
 function compare() {
-  const button = document.querySelector('#node-actions button[data-action="compare"]');
+  const button = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.querySelector('#node-actions button[data-action="compare"]'));
   if (!compareFrom || compareFrom === state.selectedId) {
     compareFrom = state.selectedId;
     button.textContent = "Compare with marked…";
@@ -219,6 +220,6 @@ export function initActions() {
     });
   }
   document.querySelectorAll("#node-actions button").forEach((button) => {
-    button.addEventListener("click", () => ACTIONS[button.dataset.action]());
+    button.addEventListener("click", () => ACTIONS[(/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).dataset.action]());
   });
 }

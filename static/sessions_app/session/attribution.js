@@ -1,3 +1,4 @@
+// @ts-check
 // Who wrote each entry, on the page: the author on its card, and the tree filters "Mine" and
 // "By <person>" (the people who wrote the entries loaded so far).
 import { el } from "../api.js";
@@ -15,7 +16,7 @@ let counted = -1;
 function refreshOptions() {
   if (state.entries.size === counted) return;
   counted = state.entries.size;
-  const select = $("tree-filter");
+  const select = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("tree-filter"));
   let group = document.getElementById("author-filters");
   if (!group) {
     group = el("optgroup", { id: "author-filters", label: "Written by" });

@@ -1,3 +1,4 @@
+// @ts-check
 // The branch panel: the selected entry's path, newest first, older pages as it is scrolled up, the
 // sibling switchers, and the message being streamed. `select` keeps the three panels in step.
 import { api, clear, el, query } from "../api.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // Comments on entries: a badge on each commented row of the tree, the "Open threads" filter, and the
 // selected entry's threads under its actions (reply, edit, delete, resolve, reopen, @mention).
 // Counts are asked for only for the rows drawn, and threads only for the entry selected, so a session
@@ -153,8 +154,8 @@ function drawThread(thread) {
 
 function openReply(box, thread) {
   if (box.querySelector("form")) return;
-  const text = el("textarea", { rows: 2, "aria-label": "Reply", placeholder: "Reply…" });
-  const form = el("form", { class: "reply-form" }, text, el("button", { type: "submit", text: "Reply" }));
+  const text = /** @type {HTMLTextAreaElement} */ (el("textarea", { rows: 2, "aria-label": "Reply", placeholder: "Reply…" }));
+  const form = /** @type {HTMLFormElement} */ (el("form", { class: "reply-form" }, text, el("button", { type: "submit", text: "Reply" })));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (await send({ entryId: thread.entryId, body: text.value, parentId: thread.id }, form)) form.remove();
@@ -165,14 +166,16 @@ function openReply(box, thread) {
 }
 
 function editComment(node, comment) {
-  const text = el("textarea", { rows: 2, "aria-label": "Edit the comment" });
+  const text = /** @type {HTMLTextAreaElement} */ (el("textarea", { rows: 2, "aria-label": "Edit the comment" }));
   text.value = comment.body;
-  const form = el(
-    "form",
-    { class: "reply-form" },
-    text,
-    el("button", { type: "submit", text: "Save" }),
-    el("button", { type: "button", class: "link", text: "Cancel", onclick: () => showThreads(shownFor) }),
+  const form = /** @type {HTMLFormElement} */ (
+    el(
+      "form",
+      { class: "reply-form" },
+      text,
+      el("button", { type: "submit", text: "Save" }),
+      el("button", { type: "button", class: "link", text: "Cancel", onclick: () => showThreads(shownFor) }),
+    )
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -317,12 +320,12 @@ function showCommentHits({ query: text, body }) {
 }
 
 export function initComments(treeView) {
-  document.addEventListener("piweb:search", (event) => showCommentHits(event.detail));
+  document.addEventListener("piweb:search", (event) => showCommentHits((/** @type {CustomEvent} */ (event)).detail));
   tree = treeView;
   tree.decorators.push(badge);
   tree.filters.set("open-threads", (node) => Boolean(openEntries && openEntries.has(node.id)));
   $("tree-filter").addEventListener("change", async (event) => {
-    if (event.target.value !== "open-threads") {
+    if ((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value !== "open-threads") {
       openEntries = null;
       return;
     }
@@ -333,25 +336,25 @@ export function initComments(treeView) {
       showError(error.message);
     }
   });
-  const form = $("comment-form");
-  const text = $("comment-text");
+  const form = /** @type {HTMLFormElement} */ ($("comment-form"));
+  const text = /** @type {HTMLTextAreaElement} */ ($("comment-text"));
   attachMentions(text);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!shownFor) return;
-    $("comment-send").disabled = true;
+    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("comment-send"))).disabled = true;
     if (await send({ entryId: shownFor, body: text.value }, form)) {
       text.value = "";
       const stale = form.querySelector(".comment-error");
       if (stale) stale.remove();
     }
-    $("comment-send").disabled = false;
+    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("comment-send"))).disabled = false;
   });
   text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
   document.addEventListener("piweb:selected", (event) => {
-    const { id } = event.detail;
+    const { id } = (/** @type {CustomEvent} */ (event)).detail;
     // The branch answers the click first, then the context; the threads follow where the selection stays.
     Promise.resolve()
       .then(() => state.contextLoaded)
@@ -359,7 +362,7 @@ export function initComments(treeView) {
       .catch((error) => showError(error.message));
   });
   document.addEventListener("piweb:socket", (event) => {
-    const message = event.detail;
+    const message = (/** @type {CustomEvent} */ (event)).detail;
     if (message.type !== "event" || message.event !== "comment") return;
     refreshCount(message.entryId).catch(() => {});
     if (message.entryId === shownFor || message.entryId === state.selectedId) showThreads(message.entryId).catch(() => {});

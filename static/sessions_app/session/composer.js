@@ -1,3 +1,4 @@
+// @ts-check
 // The composer: disabled with the reason and what to do when it cannot send; Enter sends, Shift+Enter
 // adds a line; the model and thinking level go with the prompt, and so do attached pictures (chosen or
 // pasted), shown as thumbnails until sent.
@@ -6,7 +7,7 @@ import { imageBlock, pictureProblem } from "../attachments.js";
 import { $, cfg, showError } from "./page.js";
 import { runActive, runStarted } from "./steering.js";
 
-const composer = $("composer-text");
+const composer = /** @type {HTMLTextAreaElement} */ ($("composer-text"));
 let attached = []; // {name, block}
 
 function drawAttachments() {
@@ -55,9 +56,9 @@ export function setEditor(text) {
 }
 
 export function initComposer() {
-  const send = $("composer-send");
-  const modelPicker = $("composer-model");
-  const thinkingPicker = $("composer-thinking");
+  const send = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-send"));
+  const modelPicker = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-model"));
+  const thinkingPicker = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-thinking"));
   function composerOff(reason) {
     send.disabled = true;
     composer.disabled = true;
@@ -74,8 +75,9 @@ export function initComposer() {
   }
   $("composer-file").addEventListener("change", async (event) => {
     $("composer-note").textContent = "";
-    await attach([...event.target.files]);
-    event.target.value = ""; // the same file may be chosen again after removing it
+    const picker = /** @type {HTMLInputElement} */ (event.target);
+    await attach([...picker.files]);
+    picker.value = ""; // the same file may be chosen again after removing it
   });
   composer.addEventListener("paste", (event) => {
     const pictures = [...(event.clipboardData ? event.clipboardData.files : [])].filter((f) => f.type.startsWith("image/"));
@@ -86,7 +88,7 @@ export function initComposer() {
   composer.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      $("composer").requestSubmit();
+      (/** @type {HTMLFormElement} */ ($("composer"))).requestSubmit();
     }
   });
   $("composer").addEventListener("submit", async (event) => {

@@ -1,3 +1,4 @@
+// @ts-check
 // The context panel: what the model would see at the selected entry, the window gauge and its parts,
 // and the messages between the first and the newest, a page at a time as the gap scrolls into view.
 import { api, clear, el, query } from "../api.js";

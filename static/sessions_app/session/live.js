@@ -1,3 +1,4 @@
+// @ts-check
 // Live updates: the socket's events and states bring the page up to date over HTTP (catchUp), a run's
 // text streams into the branch panel, and a closed access stops everything that could write.
 import { api } from "../api.js";
@@ -75,7 +76,7 @@ export function initLive() {
         // Access was taken away (share revoked, link revoked or expired): stop offering anything.
         document.body.dataset.revoked = "true";
         document.querySelectorAll("#node-actions button, #composer button, #composer textarea, #branch .run-action").forEach((n) => {
-          n.disabled = true;
+          (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (n)).disabled = true;
         });
         const banner = $("error-banner");
         banner.textContent = "Your access to this session ended: it was revoked, or it expired, or you signed out.";

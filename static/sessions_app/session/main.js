@@ -1,3 +1,4 @@
+// @ts-check
 // The session page's entry module: tree, branch and context panels kept in step, node actions, the
 // composer, live updates, sharing and "Continue in Pi".
 import { api, setShareToken } from "../api.js";

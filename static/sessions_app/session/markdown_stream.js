@@ -1,3 +1,4 @@
+// @ts-check
 // Markdown for a reply still streaming. The text so far goes through the server's sanitizing renderer,
 // the one finished messages use, so an open ``` fence is already a code block. Renders are spaced:
 // the first waits RENDER_PAUSE ms for more text, one request is in flight at a time, and the deltas

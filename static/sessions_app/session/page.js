@@ -1,8 +1,10 @@
+// @ts-check
 // What every panel of the session page shares: the page's configuration, the state of what is loaded,
 // and the banners. Panels are modules of their own (tree, search, branch, context, actions, composer,
 // live); main.js starts them.
 import { clear, el } from "../api.js";
 
+/** @type {import("../../types").SessionPageConfig} */
 export const cfg = JSON.parse(document.getElementById("session-config").textContent);
 export const base = `/api/sessions/${cfg.session}`;
 // Sessions up to this size are read whole in the background (search and previews everywhere);
@@ -41,6 +43,16 @@ export const $ = (id) => document.getElementById(id);
 // What panels ask of each other (select an entry, catch up with the server, ...), set by main.js. Calls
 // go through here so the modules depend on one another one way only: production hashes each module's name
 // from its imports, which a cycle would make impossible.
+/**
+ * The panels' entry points, filled in by main.js once every module is loaded (modules import this one,
+ * so they cannot import each other's functions without a cycle).
+ * @type {{
+ *   select: (id: string, options?: { fromTree?: boolean, show?: boolean }) => Promise<void>,
+ *   openNavigate: () => Promise<void>,
+ *   updateActions: () => void,
+ *   catchUp: (options: { follow: boolean }) => Promise<void>,
+ * }}
+ */
 export const hooks = {
   select: async () => {},
   openNavigate: async () => {},
@@ -69,11 +81,11 @@ export function showNotice(text) {
   showOperation("");
   const banner = $("operation-banner");
   $("operation-text").textContent = text;
-  banner.querySelector(".spinner").hidden = true;
+  (/** @type {HTMLElement} */ (banner.querySelector(".spinner"))).hidden = true;
   banner.hidden = false;
   setTimeout(() => {
     if ($("operation-text").textContent === text) banner.hidden = true;
-    banner.querySelector(".spinner").hidden = false;
+    (/** @type {HTMLElement} */ (banner.querySelector(".spinner"))).hidden = false;
   }, 8000);
 }
 

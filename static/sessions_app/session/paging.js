@@ -1,3 +1,4 @@
+// @ts-check
 // Paging arithmetic of the session page, without the DOM: which part of a drawn path a click can reuse,
 // where a step through search hits lands and which page holds it, and what the hit counter says.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Presence: who else has this session open and which node each has selected — a list of people in
 // the header and their initials at the tree rows they are on. The page tells the socket its selected
 // node when it changes and every heartbeat; a tab that stops beating drops out on the server.
@@ -84,7 +85,7 @@ function markRows() {
   }
   for (const row of rows) {
     const old = row.querySelector(":scope > .presence-marks");
-    const here = at.get(row.dataset.id);
+    const here = at.get((/** @type {HTMLElement} */ (row)).dataset.id);
     if (!here && !old) continue;
     if (old) old.remove();
     if (here) row.appendChild(el("span", { class: "presence-marks" }, ...here.map((p) => avatar(p, true))));
@@ -107,7 +108,7 @@ export function initPresence() {
     beat();
   });
   document.addEventListener("piweb:presence", (event) => {
-    const message = event.detail;
+    const message = (/** @type {CustomEvent} */ (event)).detail;
     viewers = Array.isArray(message.viewers) ? message.viewers : [];
     you = message.you;
     const every = Number(message.heartbeat) * 1000;

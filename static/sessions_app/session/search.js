@@ -1,3 +1,4 @@
+// @ts-check
 // Search: every hit of the session, listed by the server in tree order, a page at a time.
 import { api, query as queryString } from "../api.js";
 import { $, base, hooks, showError, state } from "./page.js";
@@ -16,7 +17,7 @@ let stepping = Promise.resolve();
 
 function showHitCount() {
   $("search-hits").textContent = hitCountText(hits);
-  $("search-prev").disabled = $("search-next").disabled = !hits.total || hits.pending;
+  (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("search-prev"))).disabled = (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("search-next"))).disabled = !hits.total || hits.pending;
 }
 
 async function loadHitPage(query, page) {
@@ -74,7 +75,7 @@ async function revealHit(id) {
 }
 
 async function stepHit(step) {
-  const query = $("tree-search").value.trim();
+  const query = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("tree-search"))).value.trim();
   if (!query) return;
   clearTimeout(searchTimer);
   if (query !== hits.query || hits.loaded === null) startSearch(query);
@@ -92,7 +93,7 @@ function nextHit(step) {
 }
 
 export function openSearch(query, entryId) {
-  $("tree-search").value = query;
+  (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("tree-search"))).value = query;
   stepping = stepping
     .then(async () => {
       await startSearch(query);
@@ -108,7 +109,7 @@ export function openSearch(query, entryId) {
 export function initSearch() {
   $("tree-search").addEventListener("input", (event) => {
     clearTimeout(searchTimer);
-    const query = event.target.value.trim();
+    const query = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value.trim();
     // Until the new query is asked, the counter says so instead of keeping the last query's answer.
     hits.pending = query !== hits.query;
     if (hits.pending) $("search-hits").textContent = hitCountText({ ...hits, query });
@@ -125,7 +126,7 @@ export function initSearch() {
       event.preventDefault();
       nextHit(event.shiftKey ? -1 : 1);
     } else if (event.key === "Escape") {
-      event.target.value = "";
+      (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value = "";
       clearTimeout(searchTimer);
       tree.reveal = null;
       startSearch("");

@@ -1,3 +1,4 @@
+// @ts-check
 // The owner's view of secrets found in the session: a badge on each entry holding one, and a dialog
 // that lists them (entry, kind, where; never the secret) and redacts one or all.
 import { api, clear, el } from "../api.js";
@@ -7,7 +8,7 @@ let tree = null;
 
 export async function initSecrets(treeView) {
   tree = treeView;
-  $("secrets-button").addEventListener("click", () => $("secrets-dialog").showModal());
+  $("secrets-button").addEventListener("click", () => (/** @type {HTMLDialogElement} */ ($("secrets-dialog"))).showModal());
   $("secrets-redact-all").addEventListener("click", () => redact({ all: true }));
   await refresh();
 }
@@ -33,12 +34,12 @@ async function refresh() {
       ),
     );
   }
-  if (!open.length) $("secrets-dialog").close();
+  if (!open.length) /** @type {HTMLDialogElement} */ ($("secrets-dialog")).close();
 }
 
 function show(entryId) {
   if (!entryId) return;
-  $("secrets-dialog").close();
+  /** @type {HTMLDialogElement} */ ($("secrets-dialog")).close();
   tree.select(entryId);
   hooks.select(entryId, { show: true });
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The keyboard shortcuts of the session page, listed in a dialog that `?` opens (when not typing).
 import { el } from "../api.js";
 import { ask } from "../dialogs.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // Steering a run from the page. While a run of this session is queued or running (started here, in
 // another tab, or before a reload) Send is off and Stop is offered; Stop or Escape ends the run and the
 // reply written so far is kept, marked as stopped. Regenerate answers an assistant message again and Edit
@@ -20,8 +21,8 @@ function canSteer() {
 }
 
 function paint() {
-  const send = $("composer-send");
-  const stop = $("composer-stop");
+  const send = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-send"));
+  const stop = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-stop"));
   const steer = canSteer();
   stop.hidden = !(run.active && steer);
   stop.disabled = run.stopping;
@@ -31,7 +32,7 @@ function paint() {
   if (run.active && steer) note.textContent = run.stopping ? "Stopping…" : BUSY_NOTE;
   else if (note.textContent === BUSY_NOTE || note.textContent === "Stopping…") note.textContent = "";
   document.querySelectorAll("#branch .run-action").forEach((button) => {
-    button.disabled = run.active || !steer;
+    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).disabled = run.active || !steer;
   });
 }
 
@@ -96,8 +97,8 @@ export async function stopRun() {
 // The model and thinking level picked in the composer go with a regenerated or edited turn too.
 function pickers() {
   const body = {};
-  if ($("composer-model").value) body.providerId = Number($("composer-model").value);
-  if ($("composer-thinking").value) body.thinkingLevel = $("composer-thinking").value;
+  if ((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-model"))).value) body.providerId = Number((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-model"))).value);
+  if ((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-thinking"))).value) body.thinkingLevel = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-thinking"))).value;
   return body;
 }
 
@@ -185,7 +186,7 @@ export function initSteering() {
   cardDecorators.push(decorate);
   $("composer-stop").addEventListener("click", () => stopRun());
   document.addEventListener("piweb:run", (event) => {
-    const message = event.detail || {};
+    const message = (/** @type {CustomEvent} */ (event)).detail || {};
     if (message.event === "run_ended") runEnded(message.run);
     else runStarted(message.run);
   });
@@ -193,7 +194,7 @@ export function initSteering() {
   document.addEventListener("keydown", (event) => {
     if (event.key !== "Escape" || !run.active || event.defaultPrevented) return;
     // Escape keeps its own meaning in dialogs, the search box and an open editor.
-    if (document.querySelector("dialog[open]") || event.target.closest("#tree-search, .inline-edit")) return;
+    if (document.querySelector("dialog[open]") || (/** @type {HTMLElement} */ (event.target)).closest("#tree-search, .inline-edit")) return;
     event.preventDefault();
     stopRun();
   });

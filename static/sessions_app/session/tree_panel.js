@@ -1,3 +1,4 @@
+// @ts-check
 // The tree panel: the virtualized tree, the entries its rows show (fetched as they come into view), the
 // filter and the phone's panel tabs.
 import { api, query } from "../api.js";
@@ -79,7 +80,7 @@ export async function loadTree() {
 export const phone = window.matchMedia("(max-width: 900px)");
 export function showPanel(name) {
   $("panels").dataset.show = name;
-  document.querySelectorAll(".panel-tabs button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.panel === name)));
+  document.querySelectorAll(".panel-tabs button").forEach((b) => b.setAttribute("aria-selected", String((/** @type {HTMLElement} */ (b)).dataset.panel === name)));
 }
 
 export function initTree() {
@@ -99,8 +100,8 @@ export function initTree() {
   });
 
   $("tree-filter").addEventListener("change", (event) => {
-    tree.filter = event.target.value;
+    tree.filter = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value;
     tree.rebuild();
   });
-  document.querySelectorAll(".panel-tabs button").forEach((b) => b.addEventListener("click", () => showPanel(b.dataset.panel)));
+  document.querySelectorAll(".panel-tabs button").forEach((b) => b.addEventListener("click", () => showPanel((/** @type {HTMLElement} */ (b)).dataset.panel)));
 }
