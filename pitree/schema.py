@@ -201,6 +201,14 @@ PiMessage = (
 # -- lines ---------------------------------------------------------------------------------------------
 
 
+class _TreeLine(TypedDict, total=False):
+    """What every line but the header has: its place in the tree and when it was written."""
+
+    id: str
+    parentId: str | None
+    timestamp: str  # ISO 8601
+
+
 class SessionHeader(TypedDict, total=False):
     type: Required[Literal["session"]]
     version: int
@@ -210,47 +218,32 @@ class SessionHeader(TypedDict, total=False):
     parentSession: str
 
 
-class MessageEntry(TypedDict, total=False):
+class MessageEntry(_TreeLine, total=False):
     type: Required[Literal["message"]]
-    id: str
-    parentId: str | None
-    timestamp: str  # ISO 8601
     message: PiMessage
 
 
-class ModelChangeEntry(TypedDict, total=False):
+class ModelChangeEntry(_TreeLine, total=False):
     type: Required[Literal["model_change"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     provider: str
     modelId: str
 
 
-class ThinkingLevelChangeEntry(TypedDict, total=False):
+class ThinkingLevelChangeEntry(_TreeLine, total=False):
     type: Required[Literal["thinking_level_change"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     thinkingLevel: str
 
 
-class UsageEntry(TypedDict, total=False):
+class UsageEntry(_TreeLine, total=False):
     type: Required[Literal["usage"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     kind: str
     provider: str
     model: str
     usage: Usage
 
 
-class CompactionEntry(TypedDict, total=False):
+class CompactionEntry(_TreeLine, total=False):
     type: Required[Literal["compaction"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     summary: str
     firstKeptEntryId: str
     tokensBefore: int
@@ -264,20 +257,14 @@ class ContextEditReplacement(TypedDict, total=False):
     content: str | list[ContentBlock]
 
 
-class ContextEditEntry(TypedDict, total=False):
+class ContextEditEntry(_TreeLine, total=False):
     type: Required[Literal["context_edit"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     targetId: str
     replacement: ContextEditReplacement | None  # None omits the target from the context
 
 
-class BranchSummaryEntry(TypedDict, total=False):
+class BranchSummaryEntry(_TreeLine, total=False):
     type: Required[Literal["branch_summary"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     fromId: str
     summary: str
     usage: Usage
@@ -285,40 +272,28 @@ class BranchSummaryEntry(TypedDict, total=False):
     fromHook: bool
 
 
-class CustomEntry(TypedDict, total=False):
+class CustomEntry(_TreeLine, total=False):
     type: Required[Literal["custom"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     customType: str
     data: Any
 
 
-class CustomMessageEntry(TypedDict, total=False):
+class CustomMessageEntry(_TreeLine, total=False):
     type: Required[Literal["custom_message"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     customType: str
     content: str | list[TextContent | ImageContent]
     display: bool
     details: Any
 
 
-class LabelEntry(TypedDict, total=False):
+class LabelEntry(_TreeLine, total=False):
     type: Required[Literal["label"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     targetId: str
     label: str  # absent clears the target's label
 
 
-class SessionInfoEntry(TypedDict, total=False):
+class SessionInfoEntry(_TreeLine, total=False):
     type: Required[Literal["session_info"]]
-    id: str
-    parentId: str | None
-    timestamp: str
     name: str
 
 
