@@ -143,10 +143,14 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
         # (the list-based layer pushes one Redis message per socket). After a Redis restart the process
         # subscribes again by itself, where the list layer leaves sockets in groups Redis forgot. Events
         # are hints either way: a client that misses one catches up through the sequence resync.
+        # Pub/sub channels belong to the whole Redis server, not to a database: the prefix names the
+        # database, so two installations (or test runs) on one Redis never hear each other's events.
+        database = url.rpartition("/")[2]
+        prefix = f"asgi.db{database}." if database.isdigit() else "asgi"
         return {
             "default": {
                 "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                "CONFIG": {"hosts": [host]},
+                "CONFIG": {"hosts": [host], "prefix": prefix},
             }
         }
     # No Redis: events from the worker and commands reach the web process through a SQLite file.
