@@ -104,6 +104,9 @@ $(PI_STAMP): bench/package.json bench/package-lock.json
 # second pytest process beside the suite, on a database and a Redis db of their own, so they overlap the
 # suite instead of adding to it. PYTEST_BACKGROUND=0 skips them.
 PYTEST_BACKGROUND ?= 1
+# The suite runs on this many workers (pytest-xdist; 0: one process), a file's tests on one worker. Each
+# worker has a test database (pytest-django), a Redis database (tests/worker_env.py) and ports of its own.
+PYTEST_WORKERS ?= 2
 BACKGROUND_LOG := .data/pytest-background.log
 
 pytest: venv browser pi services
@@ -114,7 +117,7 @@ pytest: venv browser pi services
 		DATABASE_URL="$${db%/*}/$${db##*/}_bg" REDIS_URL="$$bgredis" \
 			$(PY) -m pytest -m background -q -p no:cacheprovider > $(BACKGROUND_LOG) 2>&1 & bg=$$!; \
 	fi; \
-	DATABASE_URL="$$db" REDIS_URL="$$redis" $(PY) -m pytest -m "not background" $(PYTEST_ARGS); rc=$$?; \
+	DATABASE_URL="$$db" REDIS_URL="$$redis" $(PY) -m pytest -m "not background" $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests; that counts as a failure" >&2; fi; \
 	if [ -n "$$bg" ]; then \
 		echo "Waiting for the background tests (log: $(BACKGROUND_LOG))"; wait $$bg; bgrc=$$?; \

@@ -6,6 +6,8 @@ The bench keeps its own (bench/metrics/procs.py): it runs without the tests on i
 
 from __future__ import annotations
 
+import os
+import random
 import socket
 import subprocess
 import threading
@@ -23,7 +25,20 @@ _HANDING_OUT = threading.Lock()
 
 def free_port() -> int:
     """Return a free loopback port, never one handed out before in this process: a server given a port
-    may not listen on it yet when the next one asks (two servers then met on one port)."""
+    may not listen on it yet when the next one asks (two servers then met on one port).
+
+    Parallel test workers draw from ranges of their own below the system's ephemeral ports, so two
+    workers never hand out one port (a server of one would answer for the other's, still starting).
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw"):
+        low = _WORKER_PORTS_FROM + int(worker[2:]) * _WORKER_PORTS_EACH
+        start = random.randrange(_WORKER_PORTS_EACH)
+        for offset in range(_WORKER_PORTS_EACH):
+            port = low + (start + offset) % _WORKER_PORTS_EACH
+            if _claim(port):
+                return port
+        raise RuntimeError(f"no free port left in {low}-{low + _WORKER_PORTS_EACH - 1}")
     while True:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
@@ -32,6 +47,24 @@ def free_port() -> int:
             if port not in _HANDED_OUT:
                 _HANDED_OUT.add(port)
                 return port
+
+
+# Linux hands out ephemeral ports from 32768 up: six workers of 2,000 ports each fit below.
+_WORKER_PORTS_FROM = 20000
+_WORKER_PORTS_EACH = 2000
+
+
+def _claim(port: int) -> bool:
+    with _HANDING_OUT:
+        if port in _HANDED_OUT:
+            return False
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                return False
+        _HANDED_OUT.add(port)
+        return True
 
 
 def database_url() -> str:

@@ -72,13 +72,17 @@ def test_a_connection_the_server_dropped_is_replaced_before_the_request_uses_it(
     assert backend_pid(reused) != pid
 
 
+POOL_NAME = "piweb-pool-under-test"
+
+
 def _pooled() -> Any:
     """A connection to the test database drawn from a pool configured as a server process's is."""
     wrapper = connections.create_connection("default")
     pool = database_pool({"PIWEB_DB_POOL_MAX": "2"})
     wrapper.settings_dict = {
         **wrapper.settings_dict,
-        "OPTIONS": {**wrapper.settings_dict["OPTIONS"], "pool": pool},
+        # Named, so the test ends this pool's connections and nobody else's (tests run in parallel).
+        "OPTIONS": {**wrapper.settings_dict["OPTIONS"], "pool": pool, "application_name": POOL_NAME},
         "CONN_MAX_AGE": 0,
     }
     return wrapper
@@ -91,10 +95,11 @@ def test_a_pooled_connection_the_server_dropped_is_replaced_before_a_request_use
         pid = backend_pid(first)
         first.close()  # back to the pool
         with connection.cursor() as cursor:
-            # Every idle connection of this test database goes, the one just handed back among them.
+            # Every idle connection of the pool goes, the one just handed back among them.
             cursor.execute(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'"
+                "WHERE datname = current_database() AND application_name = %s AND state = 'idle'",
+                [POOL_NAME],
             )
             assert cursor.fetchone()[0] >= 1
         time.sleep(0.2)  # the server closes the sockets a moment after it is told to

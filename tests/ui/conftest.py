@@ -54,6 +54,9 @@ def database_url() -> str:
     return procs.database_url()
 
 
+SERVER_APP_NAME = "piweb-browser-test-server"
+
+
 @pytest.fixture(scope="session")
 def server_url(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
     """Serve piweb with daphne on a free port, against the test database and the test Redis."""
@@ -65,6 +68,7 @@ def server_url(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
         # Branch summaries and compactions run inside the request, with the offline summarizer.
         "PIWEB_CELERY_EAGER": "1",
         "PYTHONUNBUFFERED": "1",
+        "PGAPPNAME": SERVER_APP_NAME,
     }
     log = tempfile.NamedTemporaryFile(prefix="piweb-daphne-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(
@@ -88,7 +92,8 @@ def server_url(django_db_setup: Any, django_db_blocker: Any) -> Iterator[str]:
         with django_db_blocker.unblock(), connection.cursor() as cursor:
             cursor.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                "WHERE datname = current_database() AND application_name = %s",
+                [SERVER_APP_NAME],
             )
 
 
