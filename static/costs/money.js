@@ -18,6 +18,10 @@ const DAY = 86400;
 // The chart's data from the API's rows (one per day and model): x is every day from the first to the
 // last at 00:00 UTC in seconds, one series of costs per model (0 on days it was not used), models by
 // total cost, largest first.
+/**
+ * @param {{ day: string, model: string, cost: number }[]} rows
+ * @returns {{ models: string[], data: [number[], ...number[][]] }} data: the days, then one series per model
+ */
 export function costSeries(rows) {
   const seen = [...new Set(rows.map((r) => r.day))].sort();
   const days = [];
@@ -30,7 +34,8 @@ export function costSeries(rows) {
   const models = [...totals.keys()].sort((a, b) => totals.get(b) - totals.get(a) || (a < b ? -1 : 1));
   const at = new Map(days.map((d, i) => [d, i]));
   const series = models.map(() => days.map(() => 0));
-  for (const r of rows) series[models.indexOf(r.model)][at.get(r.day)] += r.cost;
+  // Every row's day lies in the range just built.
+  for (const r of rows) series[models.indexOf(r.model)][/** @type {number} */ (at.get(r.day))] += r.cost;
   const x = days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
   return { models, data: [x, ...series] };
 }

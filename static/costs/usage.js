@@ -6,31 +6,36 @@ import { api, clear, el, query } from "../sessions_app/api.js";
 import { costSeries, money } from "./money.js";
 
 const COLORS = ["#2f6fdf", "#d9622b", "#2e9e5b", "#a347c2", "#c9a400", "#1b9aaa", "#d1495b", "#6c757d"];
-const scope = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.getElementById("usage-scope"));
-const period = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.getElementById("usage-days"));
-const box = document.getElementById("usage-chart");
+// The template always has these elements.
+const scope = /** @type {HTMLSelectElement} */ (document.getElementById("usage-scope"));
+const period = /** @type {HTMLSelectElement} */ (document.getElementById("usage-days"));
+const box = /** @type {HTMLElement} */ (document.getElementById("usage-chart"));
+const errorLine = /** @type {HTMLElement} */ (document.getElementById("usage-error"));
+const totals = /** @type {HTMLElement} */ (document.getElementById("usage-totals"));
+const empty = /** @type {HTMLElement} */ (document.getElementById("usage-empty"));
+const rows = /** @type {HTMLTableSectionElement} */ (document.querySelector("#usage-models tbody"));
+/** @type {uPlot | null} */
 let chart = null;
 let token = 0;
 
 async function load() {
   const mine = ++token;
   const url = scope.value ? `/api/teams/${encodeURIComponent(scope.value)}/usage/` : "/api/usage/";
-  document.getElementById("usage-error").textContent = "";
-  document.getElementById("usage-totals").textContent = "Loading…";
+  errorLine.textContent = "";
+  totals.textContent = "Loading…";
   try {
     const { body } = await api("GET", url + query({ days: period.value }));
     if (mine === token) show(body);
   } catch (e) {
-    if (mine === token) document.getElementById("usage-error").textContent = e.message;
+    if (mine === token) errorLine.textContent = e.message;
   }
 }
 
 function show(body) {
   const t = body.totals;
   const unpriced = t.unpriced ? ` · ${t.unpriced.toLocaleString()} without a price` : "";
-  document.getElementById("usage-totals").textContent =
+  totals.textContent =
     `${money(t.cost)} · ${t.tokens.toLocaleString()} tokens · ${t.messages.toLocaleString()} answers and summaries in ${body.sessions.toLocaleString()} sessions${unpriced}`;
-  const rows = document.querySelector("#usage-models tbody");
   clear(rows);
   for (const m of body.byModel) {
     const cells = [m.messages, m.input, m.output, m.cacheRead, m.cacheWrite, m.tokens].map((n) => el("td", { text: n.toLocaleString() }));
@@ -43,7 +48,7 @@ function draw(days) {
   if (chart) chart.destroy();
   chart = null;
   clear(box);
-  document.getElementById("usage-empty").hidden = days.length > 0;
+  empty.hidden = days.length > 0;
   if (!days.length) return;
   const { models, data } = costSeries(days);
   const series = [{}, ...models.map((model, i) => ({ label: model, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, value: (u, v) => (v == null ? "" : money(v)) }))];

@@ -3,9 +3,10 @@
 // read; the email choice (all, mentions only, none) is kept per user.
 import { api, clear, el } from "../sessions_app/api.js";
 
-const list = document.getElementById("inbox-items");
-const choice = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.getElementById("email-choice"));
-const note = document.getElementById("inbox-note");
+// The template always has these elements.
+const list = /** @type {HTMLElement} */ (document.getElementById("inbox-items"));
+const choice = /** @type {HTMLSelectElement} */ (document.getElementById("email-choice"));
+const note = /** @type {HTMLElement} */ (document.getElementById("inbox-note"));
 
 function announce(unread) {
   document.dispatchEvent(new CustomEvent("piweb:inbox", { detail: { unread } }));
@@ -48,7 +49,7 @@ async function load() {
   announce(body.unread);
 }
 
-document.getElementById("mark-all-read").addEventListener("click", async () => {
+/** @type {HTMLElement} */ (document.getElementById("mark-all-read")).addEventListener("click", async () => {
   await markRead({ all: true });
   await load();
 });

@@ -8,7 +8,8 @@ const link = document.getElementById("inbox-link");
 const count = document.getElementById("inbox-count");
 
 function show(unread) {
-  if (!count || typeof unread !== "number") return;
+  // Runs only where the header has the link (below); checked here too for the type checker.
+  if (!link || !count || typeof unread !== "number") return;
   count.textContent = String(unread);
   count.hidden = unread === 0;
   link.dataset.unread = String(unread);
@@ -29,8 +30,8 @@ if (link) {
   let live = false;
   document.addEventListener("piweb:socket", (event) => {
     live = true;
-    if ((/** @type {CustomEvent} */ (event)).detail.type === "inbox") show((/** @type {CustomEvent} */ (event)).detail.unread);
+    if (event.detail.type === "inbox") show(event.detail.unread);
   });
-  document.addEventListener("piweb:inbox", (event) => show((/** @type {CustomEvent} */ (event)).detail.unread));
+  document.addEventListener("piweb:inbox", (event) => show(event.detail.unread));
   setInterval(() => live || refresh(), POLL_MS);
 }

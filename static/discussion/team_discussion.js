@@ -22,8 +22,9 @@ async function addSwitch(card) {
   card.appendChild(el("label", { class: "check viewers-comment" }, input, " Viewers may comment on sessions shared with this team ", note));
 }
 
+// Runs only where the page has the teams box (below).
 function scan() {
-  box.querySelectorAll("section.team[data-team]").forEach((card) => addSwitch(card).catch(() => {}));
+  /** @type {HTMLElement} */ (box).querySelectorAll("section.team[data-team]").forEach((card) => addSwitch(card).catch(() => {}));
 }
 
 if (box) {

@@ -10,6 +10,13 @@ export function getShareToken() {
   return shareToken;
 }
 // Build an element. Text is always set through text nodes, never parsed as HTML.
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, any> | null} [attrs] class, text, on<event>, dataset, or an attribute
+ * @param {...any} children nodes or text; null, undefined and false are left out
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -24,6 +31,12 @@ export function el(tag, attrs, ...children) {
   return node;
 }
 
+/**
+ * @template {Node} N
+ * @param {N} node
+ * @param {any[]} children
+ * @returns {N}
+ */
 export function append(node, children) {
   for (const child of children.flat()) {
     if (child === null || child === undefined || child === false) continue;
@@ -32,13 +45,18 @@ export function append(node, children) {
   return node;
 }
 
+/**
+ * @template {Node} N
+ * @param {N} node
+ * @returns {N}
+ */
 export function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
   return node;
 }
 
 export function csrfToken() {
-  const input = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.querySelector("input[name=csrfmiddlewaretoken]"));
+  const input = /** @type {HTMLInputElement | null} */ (document.querySelector("input[name=csrfmiddlewaretoken]"));
   if (input) return input.value;
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
   return match ? decodeURIComponent(match[1]) : "";

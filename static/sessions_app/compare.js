@@ -4,8 +4,10 @@
 import { api, el, query } from "./api.js";
 import { renderContextMessage } from "./render.js";
 
-/** @type {import("../types").ComparePageConfig} */
-const cfg = JSON.parse(document.getElementById("compare-config").textContent);
+// The template always has these elements.
+/** @type {Piweb.ComparePageConfig} */
+const cfg = JSON.parse(/** @type {HTMLElement} */ (document.getElementById("compare-config")).textContent);
+const summary = /** @type {HTMLElement} */ (document.getElementById("compare-summary"));
 const base = `/api/sessions/${cfg.session}`;
 const LIMIT = 400; // messages drawn per side; the counts and tokens cover all
 
@@ -40,19 +42,18 @@ function column(box, list, other, onlyLabel) {
 
 async function start() {
   if (!cfg.a || !cfg.b) {
-    document.getElementById("compare-summary").textContent = "Pick two entries: on the session page, select one, press Compare…, then select the other and press Compare again.";
+    summary.textContent = "Pick two entries: on the session page, select one, press Compare…, then select the other and press Compare again.";
     return;
   }
   try {
     const [a, b] = await Promise.all([context(cfg.a), context(cfg.b)]);
-    document.getElementById("col-a").textContent = `A · ${cfg.a} · ${a.messageCount} messages · ≈ ${a.estimate.tokens.toLocaleString()} tokens`;
-    document.getElementById("col-b").textContent = `B · ${cfg.b} · ${b.messageCount} messages · ≈ ${b.estimate.tokens.toLocaleString()} tokens`;
+    /** @type {HTMLElement} */ (document.getElementById("col-a")).textContent = `A · ${cfg.a} · ${a.messageCount} messages · ≈ ${a.estimate.tokens.toLocaleString()} tokens`;
+    /** @type {HTMLElement} */ (document.getElementById("col-b")).textContent = `B · ${cfg.b} · ${b.messageCount} messages · ≈ ${b.estimate.tokens.toLocaleString()} tokens`;
     const ka = keyed(a);
     const kb = keyed(b);
-    const left = column(document.getElementById("compare-a"), ka, kb, "removed");
-    const right = column(document.getElementById("compare-b"), kb, ka, "added");
+    const left = column(/** @type {HTMLElement} */ (document.getElementById("compare-a")), ka, kb, "removed");
+    const right = column(/** @type {HTMLElement} */ (document.getElementById("compare-b")), kb, ka, "added");
     const diff = b.estimate.tokens - a.estimate.tokens;
-    const summary = document.getElementById("compare-summary");
     summary.append(
       el("span", { id: "cmp-added", text: `${right.only} added` }),
       el("span", { id: "cmp-removed", text: `${left.only} removed` }),
@@ -62,7 +63,7 @@ async function start() {
     if (a.skippedMessages || b.skippedMessages) summary.append(el("span", { class: "muted", text: "Long contexts: only their first and last messages are drawn." }));
     document.body.dataset.ready = "true";
   } catch (error) {
-    document.getElementById("compare-summary").textContent = error.message;
+    summary.textContent = error.message;
   }
 }
 

@@ -27,6 +27,7 @@ function commandRow(label, text) {
   );
 }
 
+/** @type {HTMLDialogElement | null} */
 let dialog = null;
 function ensureDialog() {
   if (dialog) return dialog;
@@ -55,12 +56,13 @@ export async function openContinueInPi(entry, intro) {
     return;
   }
   const box = ensureDialog();
-  document.getElementById("continue-in-pi-intro").textContent =
+  // The dialog built above has these.
+  /** @type {HTMLElement} */ (document.getElementById("continue-in-pi-intro")).textContent =
     intro ||
     (answer.entryId
       ? `Pi will resume at entry ${answer.entryId}, with this branch's context.`
       : "Pi will resume at this session's current leaf.");
-  const body = clear(document.getElementById("continue-in-pi-body"));
+  const body = clear(/** @type {HTMLElement} */ (document.getElementById("continue-in-pi-body")));
   append(body, [
     commandRow("1. Write the session into Pi's folder:", answer.command),
     commandRow("2. Continue it in Pi (piweb-sync push sends what Pi adds):", answer.resume),
@@ -77,6 +79,7 @@ export async function openContinueInPi(entry, intro) {
 }
 
 // Add the button to the node actions of the session page; errors go to the page's banner.
+/** @param {{ sessionId: number, onError: (message: string) => void }} options */
 export function initContinueInPi({ sessionId, onError }) {
   const actions = document.getElementById("node-actions");
   if (!actions) return;
@@ -87,7 +90,7 @@ export function initContinueInPi({ sessionId, onError }) {
   actions.appendChild(button);
 
   document.addEventListener("piweb:tool-use", (event) => {
-    const entry = ((/** @type {CustomEvent} */ (event)).detail && (/** @type {CustomEvent} */ (event)).detail.entryId) || null;
+    const entry = (event.detail && event.detail.entryId) || null;
     openContinueInPi(entry, "The model asked to run a tool. piweb runs no tools: continue this branch in Pi, which does.");
   });
 }

@@ -4,16 +4,22 @@
 
 import { el } from "./api.js";
 
+
 // Cancel buttons are type=button, so the implicit submission of Enter always picks the primary one.
 document.addEventListener("click", (event) => {
-  const cancel = (/** @type {HTMLElement} */ (event.target)).closest("dialog [data-cancel]");
-  if (cancel) cancel.closest("dialog").close("cancel");
+  const cancel = /** @type {Element} */ (event.target).closest("dialog [data-cancel]");
+  if (cancel) /** @type {HTMLDialogElement} */ (cancel.closest("dialog")).close("cancel");
 });
 
 // Open ``dialog`` (element or id) and resolve to its form when confirmed, or null when cancelled.
+/**
+ * @param {HTMLDialogElement | string} dialog one that holds a form
+ * @param {(form: Piweb.NamedForm) => void} [prepare]
+ * @returns {Promise<Piweb.NamedForm | null>}
+ */
 export function ask(dialog, prepare) {
-  if (typeof dialog === "string") dialog = document.getElementById(dialog);
-  const form = dialog.querySelector("form");
+  if (typeof dialog === "string") dialog = /** @type {HTMLDialogElement} */ (document.getElementById(dialog));
+  const form = /** @type {Piweb.NamedForm} */ (dialog.querySelector("form"));
   const opener = /** @type {HTMLElement} */ (document.activeElement);
   form.reset();
   if (prepare) prepare(form);
@@ -21,6 +27,7 @@ export function ask(dialog, prepare) {
   dialog.showModal();
   // The control marked autofocus (a dialog whose fields are optional focuses its primary button), else
   // the first field that takes text.
+  /** @type {HTMLElement | null} */
   const first = form.querySelector("[autofocus]") || form.querySelector("input:not([type=hidden]):not([type=checkbox]), textarea, select");
   if (first) first.focus();
   return new Promise((resolve) => {
@@ -37,7 +44,7 @@ export function ask(dialog, prepare) {
 
 // Ask before doing something that cannot be undone; resolves true when confirmed.
 export async function confirmAction({ title, text, confirm = "OK", danger = true }) {
-  let dialog = document.getElementById("confirm-action-dialog");
+  let dialog = /** @type {HTMLDialogElement | null} */ (document.getElementById("confirm-action-dialog"));
   if (!dialog) {
     dialog = el(
       "dialog",
@@ -58,9 +65,10 @@ export async function confirmAction({ title, text, confirm = "OK", danger = true
     document.body.appendChild(dialog);
   }
   const form = await ask(dialog, () => {
-    document.getElementById("confirm-action-title").textContent = title;
-    document.getElementById("confirm-action-text").textContent = text || "";
-    const ok = document.getElementById("confirm-action-ok");
+    // The dialog built above has these.
+    /** @type {HTMLElement} */ (document.getElementById("confirm-action-title")).textContent = title;
+    /** @type {HTMLElement} */ (document.getElementById("confirm-action-text")).textContent = text || "";
+    const ok = /** @type {HTMLElement} */ (document.getElementById("confirm-action-ok"));
     ok.textContent = confirm;
     ok.classList.toggle("danger", danger);
     setTimeout(() => ok.focus(), 0);
@@ -69,6 +77,11 @@ export async function confirmAction({ title, text, confirm = "OK", danger = true
 }
 
 // Copy text and say so next to the button (the Clipboard API needs a secure context; fall back).
+/**
+ * @param {string} text
+ * @param {HTMLElement | null} [button]
+ * @param {HTMLElement | null} [status]
+ */
 export async function copyText(text, button, status) {
   let done = false;
   try {

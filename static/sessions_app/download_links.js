@@ -11,6 +11,7 @@ export const DOWNLOAD_FORMATS = {
 
 // `at` ends a branch (the selected entry); the Pi file always resumes at the session's leaf, and a
 // tree has no end, so neither takes it. `link` is a share token the page was opened with.
+/** @param {{ session: number, format?: string, scope?: string, at?: string | null, link?: string | null }} options */
 export function downloadUrl({ session, format = "jsonl", scope = "branch", at = null, link = null }) {
   const params = new URLSearchParams();
   if (format !== "jsonl") {

@@ -4,12 +4,14 @@
 import { clear, csrfToken, el } from "./api.js";
 import { humanBytes } from "./format.js";
 
-const zone = document.getElementById("dropzone");
+const zone = /** @type {HTMLElement} */ (document.getElementById("dropzone"));
 const input = /** @type {HTMLInputElement} */ (document.getElementById("file-input"));
-const folderInput = /** @type {HTMLInputElement} */ (document.getElementById("folder-input"));
-const list = document.getElementById("import-list");
+// Only where the browser can pick folders.
+const folderInput = /** @type {HTMLInputElement | null} */ (document.getElementById("folder-input"));
+const list = /** @type {HTMLElement} */ (document.getElementById("import-list"));
 
 // One file's progress block: phase, name, bytes, bar and result.
+/** @param {File} file */
 function itemFor(file) {
   const phase = el("span", { class: "progress-phase", text: "Waiting" });
   const text = el("span", { class: "progress-text", text: humanBytes(file.size) });
@@ -63,6 +65,11 @@ function report(body) {
 const failure = (message) => [el("p", { class: "error", role: "alert", text: message })];
 
 // Upload one file; resolves when it is done or failed (never rejects: the next file goes on).
+/**
+ * @param {File} file
+ * @param {ReturnType<typeof itemFor>} item
+ * @returns {Promise<void>}
+ */
 function upload(file, item) {
   return new Promise((resolve) => {
     if (!file.size) {
@@ -156,7 +163,7 @@ if (folderInput) {
   });
 }
 zone.addEventListener("click", (event) => {
-  if (event.target === input || event.target === folderInput || (/** @type {HTMLElement} */ (event.target)).closest("label")) return;
+  if (event.target === input || event.target === folderInput || /** @type {Element} */ (event.target).closest("label")) return;
   input.click();
 });
 zone.addEventListener("keydown", (event) => {

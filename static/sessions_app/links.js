@@ -3,7 +3,7 @@
 import { api, clear, el } from "./api.js";
 import { confirmAction } from "./dialogs.js";
 
-document.querySelectorAll(".revoke-link").forEach((button) => {
+/** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll(".revoke-link")).forEach((button) => {
   button.addEventListener("click", async () => {
     const ok = await confirmAction({
       title: "Revoke this link?",
@@ -11,24 +11,26 @@ document.querySelectorAll(".revoke-link").forEach((button) => {
       confirm: "Revoke",
     });
     if (!ok) return;
-    const row = button.closest("tr");
+    // Each button sits in a cell of its link's row, which has a state cell.
+    const row = /** @type {HTMLTableRowElement} */ (button.closest("tr"));
+    const cell = /** @type {HTMLTableCellElement} */ (button.closest("td"));
     try {
-      await api("DELETE", `/api/links/${(/** @type {HTMLElement} */ (button)).dataset.linkId}/`);
+      await api("DELETE", `/api/links/${button.dataset.linkId}/`);
       row.dataset.state = "revoked";
-      row.querySelector(".state").textContent = "revoked";
-      button.closest("td").textContent = "revoked just now";
+      /** @type {Element} */ (row.querySelector(".state")).textContent = "revoked";
+      cell.textContent = "revoked just now";
     } catch (error) {
-      button.closest("td").append(` ${error.message}`);
+      cell.append(` ${error.message}`);
     }
   });
 });
 
 // Who opened each link, when and how often (one line per viewer and day), asked for on demand.
-document.querySelectorAll(".show-views").forEach((button) => {
+/** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll(".show-views")).forEach((button) => {
   button.addEventListener("click", async () => {
     const box = /** @type {HTMLElement} */ (button.nextElementSibling);
     try {
-      const { body } = await api("GET", `/api/links/${(/** @type {HTMLElement} */ (button)).dataset.linkId}/views/`);
+      const { body } = await api("GET", `/api/links/${button.dataset.linkId}/views/`);
       clear(box);
       box.append(el("div", { text: body.opens === 1 ? "Opened once" : `Opened ${body.opens.toLocaleString()} times` }));
       for (const view of body.views) {

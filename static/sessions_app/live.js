@@ -4,6 +4,8 @@
 // with 4401 (signed out, link expired) or 4403 (access revoked) ends it: reconnecting could not help.
 import { getShareToken } from "./api.js";
 
+/** @typedef {"connecting" | "live" | "offline" | "denied"} SocketStatus */
+
 const SYNC_EVERY_MS = 20000;
 // Close codes after which the server will not take this page back.
 export const ACCESS_ENDED = new Set([4401, 4403]);
@@ -11,6 +13,19 @@ export const ACCESS_ENDED = new Set([4401, 4403]);
 const ROLE_NARROWED = 4409;
 
 export class LiveSession {
+  /**
+   * @param {{
+   *   session: number,
+   *   currentSeq: () => number,
+   *   onState: (message: Piweb.StateMessage) => void,
+   *   onEvent: (message: Piweb.EventMessage) => void,
+   *   onStatus: (status: SocketStatus) => void,
+   *   checkAccess?: () => Promise<boolean>,
+   *   onOpen?: () => void,
+   *   onPresence?: (message: Piweb.PresenceMessage) => void,
+   * }} handlers onState, onEvent and onPresence get the messages of their type; every message is also
+   * sent to the document as a "piweb:socket" event
+   */
   constructor({ session, currentSeq, onState, onEvent, onStatus, checkAccess, onOpen, onPresence }) {
     this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/sessions/${session}/`;
     // Credentials ride in the subprotocol list, never in the URL that proxies and logs keep.
@@ -45,7 +60,7 @@ export class LiveSession {
       this.onOpen();
     });
     socket.addEventListener("message", (event) => {
-      /** @type {import("../types").SocketMessage} */
+      /** @type {Piweb.SocketMessage} */
       let message;
       try {
         message = JSON.parse(event.data);
@@ -92,6 +107,7 @@ export class LiveSession {
   }
 
   // Send a message when the socket is open; says whether it was sent.
+  /** @param {Piweb.ClientMessage} message */
   send(message) {
     if (!this.socket || this.socket.readyState !== WebSocket.OPEN) return false;
     this.socket.send(JSON.stringify(message));

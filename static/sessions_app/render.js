@@ -24,10 +24,11 @@ export function html(markup, className = "md") {
 }
 
 document.addEventListener("click", (event) => {
-  const button = (/** @type {HTMLElement} */ (event.target)).closest(".codeblock .copy");
+  /** @type {HTMLButtonElement | null} */
+  const button = /** @type {Element} */ (event.target).closest(".codeblock .copy");
   if (!button) return;
   event.stopPropagation();
-  const pre = button.parentElement.querySelector("pre");
+  const pre = /** @type {HTMLElement} */ (button.parentElement).querySelector("pre");
   copyText(pre ? pre.innerText : "", button);
 });
 
@@ -121,7 +122,7 @@ function systemCard(m, meta) {
 function summaryCard(kind, title, meta, markup, text, details) {
   const body = markup ? html(markup) : plain(text);
   const node = card(kind, title, meta, body);
-  if (isOffline(details)) node.querySelector("header").appendChild(el("span", { class: "badge offline", text: "offline summary", title: "Written by the built-in offline summarizer, not by a model" }));
+  if (isOffline(details)) /** @type {HTMLElement} */ (node.querySelector("header")).appendChild(el("span", { class: "badge offline", text: "offline summary", title: "Written by the built-in offline summarizer, not by a model" }));
   return node;
 }
 
@@ -173,7 +174,7 @@ export function renderContextMessage(item, source) {
     if (compaction && before) parts.push(`${tokens(before)} tokens`);
     const replaced = parts.length ? `replaced ${parts.join(", ")}` : "";
     const node = summaryCard(compaction ? "compaction" : "summary", compaction ? "Compaction summary" : "Branch summary", count, r.summary, m.summary, e.details || item.details);
-    if (replaced) node.querySelector("header").appendChild(el("span", { class: "replaced", text: replaced }));
+    if (replaced) /** @type {HTMLElement} */ (node.querySelector("header")).appendChild(el("span", { class: "replaced", text: replaced }));
     return node;
   }
   if (m.role === "system") return systemCard(m, count);

@@ -4,7 +4,7 @@ import { api, el, query } from "./api.js";
 import { money } from "../costs/money.js";
 import { ask } from "./dialogs.js";
 
-document.getElementById("new-session-button").addEventListener("click", async () => {
+/** @type {HTMLElement} */ (document.getElementById("new-session-button")).addEventListener("click", async () => {
   const form = await ask("new-session-dialog");
   if (!form) return;
   const body = { name: form.elements.name.value.trim(), cwd: form.elements.cwd.value.trim() };
@@ -20,24 +20,24 @@ document.getElementById("new-session-button").addEventListener("click", async ()
 api("GET", "/api/secrets/")
   .then(({ body }) => {
     for (const { session, open } of body.sessions) {
-      const cell = /** @type {HTMLElement} */ (document.querySelector(`tr[data-session-id="${session}"] td.name`));
+      const cell = document.querySelector(`tr[data-session-id="${session}"] td.name`);
       if (!cell) continue;
       const text = open === 1 ? "1 secret" : `${open} secrets`;
-      cell.querySelector(".session-link").after(" ", el("span", { class: "badge secret", text, title: "Secrets found in this session: open it to redact them" }));
+      /** @type {Element} */ (cell.querySelector(".session-link")).after(" ", el("span", { class: "badge secret", text, title: "Secrets found in this session: open it to redact them" }));
     }
   })
   .catch(() => {}); // the badges are a hint; the list works without them
 // Each listed session's cost, over all its branches, in one request for the page.
 async function fillCosts() {
-  const cells = [...document.querySelectorAll("[data-cost-session]")];
+  const cells = [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-cost-session]"))];
   if (!cells.length) return;
   try {
-    const ids = cells.map((c) => (/** @type {HTMLElement} */ (c)).dataset.costSession).join(",");
+    const ids = cells.map((c) => c.dataset.costSession).join(",");
     const { body } = await api("GET", `/api/usage/sessions/${query({ ids })}`);
     for (const cell of cells) {
-      const found = body.results[(/** @type {HTMLElement} */ (cell)).dataset.costSession];
+      const found = body.results[/** @type {string} */ (cell.dataset.costSession)];
       cell.textContent = found ? money(found.cost) : "–";
-      if (found) (/** @type {HTMLElement} */ (cell)).title = `${found.tokens.toLocaleString()} tokens in ${found.messages.toLocaleString()} assistant messages, all branches`;
+      if (found) cell.title = `${found.tokens.toLocaleString()} tokens in ${found.messages.toLocaleString()} assistant messages, all branches`;
     }
   } catch {
     for (const cell of cells) cell.textContent = "–";

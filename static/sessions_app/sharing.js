@@ -4,16 +4,20 @@ import { api, clear, el } from "./api.js";
 import { ask, confirmAction, copyText } from "./dialogs.js";
 
 // Wire the dialog on an owner's page (other pages have no #sharing-panel).
+/** @param {number} sessionId */
 export function initSharing(sessionId) {
   const base = `/api/sessions/${sessionId}`;
+  // Typed as found: the functions below run only once the check has passed.
   const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("sharing-panel"));
   if (!dialog) return;
-  const sharesList = document.getElementById("team-shares");
-  const linksList = document.getElementById("share-links");
-  const newLink = document.getElementById("new-link");
+  // The dialog's parts, and the page's banner.
+  const byId = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+  const sharesList = byId("team-shares");
+  const linksList = byId("share-links");
+  const newLink = byId("new-link");
 
   function fail(error) {
-    const banner = document.getElementById("error-banner");
+    const banner = byId("error-banner");
     banner.textContent = error.message;
     banner.hidden = false;
   }
@@ -69,28 +73,28 @@ export function initSharing(sessionId) {
       status,
     );
     newLink.hidden = false;
-    newLink.querySelector("input").select();
+    /** @type {HTMLInputElement} */ (newLink.querySelector("input")).select();
   }
 
-  document.getElementById("sharing-button").addEventListener("click", () => {
+  byId("sharing-button").addEventListener("click", () => {
     clear(newLink);
     newLink.hidden = true;
     refresh().catch(fail);
     ask(dialog);
   });
 
-  document.getElementById("team-share-submit").addEventListener("click", () => {
-    const form = document.getElementById("team-share-form");
-    const team = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=team]"))).value;
+  byId("team-share-submit").addEventListener("click", () => {
+    const form = byId("team-share-form");
+    const team = /** @type {HTMLSelectElement} */ (form.querySelector("[name=team]")).value;
     if (!team) return;
-    const body = { teamId: Number(team), access: (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=access]"))).value };
+    const body = { teamId: Number(team), access: /** @type {HTMLSelectElement} */ (form.querySelector("[name=access]")).value };
     api("POST", `${base}/shares/`, body).then(refresh).catch(fail);
   });
 
-  document.getElementById("link-submit").addEventListener("click", () => {
-    const form = document.getElementById("link-form");
-    const body = { scope: (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=scope]"))).value, frozen: (/** @type {HTMLInputElement} */ (form.querySelector("[name=frozen]"))).checked };
-    const expires = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (form.querySelector("[name=expires]"))).value;
+  byId("link-submit").addEventListener("click", () => {
+    const form = byId("link-form");
+    const body = { scope: /** @type {HTMLSelectElement} */ (form.querySelector("[name=scope]")).value, frozen: /** @type {HTMLInputElement} */ (form.querySelector("[name=frozen]")).checked };
+    const expires = /** @type {HTMLInputElement} */ (form.querySelector("[name=expires]")).value;
     if (expires) body.expiresAt = new Date(expires).toISOString();
     api("POST", `${base}/links/`, body)
       .then((made) => {

@@ -2,16 +2,17 @@
 // One team's page: the sessions shared with the team, searched by name, folder, file or owner.
 import { api, clear, el, query } from "./api.js";
 
-const teamId = document.getElementById("team-name").dataset.team;
-const rows = document.getElementById("team-session-rows");
-const form = /** @type {HTMLFormElement} */ (document.getElementById("team-search"));
+// The template always has these elements.
+const teamId = /** @type {HTMLElement} */ (document.getElementById("team-name")).dataset.team;
+const rows = /** @type {HTMLElement} */ (document.getElementById("team-session-rows"));
+const form = /** @type {Piweb.NamedForm} */ (document.getElementById("team-search"));
 
 async function load() {
-  const q = (/** @type {any} */ (form.elements)).q.value.trim();
+  const q = form.elements.q.value.trim();
   try {
     const { body } = await api("GET", `/api/teams/${teamId}/sessions/${query({ q })}`);
     clear(rows);
-    const empty = document.getElementById("team-sessions-empty");
+    const empty = /** @type {HTMLElement} */ (document.getElementById("team-sessions-empty"));
     empty.hidden = body.results.length > 0;
     empty.textContent = q ? `No session of this team matches “${q}”.` : "No session is shared with this team yet.";
     for (const session of body.results) {
@@ -30,15 +31,15 @@ async function load() {
     }
     document.body.dataset.ready = "true";
   } catch (error) {
-    document.getElementById("team-error").textContent = error.message;
+    /** @type {HTMLElement} */ (document.getElementById("team-error")).textContent = error.message;
   }
 }
 
 form.addEventListener("submit", (event) => {
   event.preventDefault();
-  const q = (/** @type {any} */ (form.elements)).q.value.trim();
+  const q = form.elements.q.value.trim();
   history.replaceState(null, "", q ? `?q=${encodeURIComponent(q)}` : location.pathname);
   load();
 });
-(/** @type {any} */ (form.elements)).q.value = new URLSearchParams(location.search).get("q") || "";
+form.elements.q.value = new URLSearchParams(location.search).get("q") || "";
 load();

@@ -5,16 +5,18 @@ import { api, clear, el } from "./api.js";
 import { ask, confirmAction } from "./dialogs.js";
 import { money } from "../costs/money.js";
 
-const box = document.getElementById("teams");
+// The teams page always has these elements.
+const box = /** @type {HTMLElement} */ (document.getElementById("teams"));
+const errorLine = /** @type {HTMLElement} */ (document.getElementById("teams-error"));
 const me = document.querySelector(".topbar .who")?.textContent.trim();
 const ROLES = ["viewer", "editor", "owner"];
 
 function fail(error) {
-  document.getElementById("teams-error").textContent = error.message;
+  errorLine.textContent = error.message;
 }
 
 function say(text) {
-  document.getElementById("teams-error").textContent = "";
+  errorLine.textContent = "";
   const note = document.getElementById("teams-note") || el("p", { id: "teams-note", class: "muted", role: "status" });
   note.textContent = text;
   box.before(note);
@@ -27,12 +29,13 @@ function teamCard(team) {
       ? el("select", { "aria-label": `Role of ${member.username}`, class: "member-role" }, ...ROLES.map((r) => el("option", { value: r, text: r, selected: r === member.role })))
       : el("span", { class: "tag", text: member.role });
     if (owner) {
-      role.addEventListener("change", async () => {
+      const select = /** @type {HTMLSelectElement} */ (role);
+      select.addEventListener("change", async () => {
         try {
-          await api("PATCH", `/api/teams/${team.id}/members/${encodeURIComponent(member.username)}/`, { role: role.value });
-          say(`${member.username} is now ${role.value} in ${team.name}.`);
+          await api("PATCH", `/api/teams/${team.id}/members/${encodeURIComponent(member.username)}/`, { role: select.value });
+          say(`${member.username} is now ${select.value} in ${team.name}.`);
         } catch (error) {
-          role.value = member.role;
+          select.value = member.role;
           fail(error);
         }
       });
@@ -141,10 +144,10 @@ async function loadInvitations() {
   } catch (_) {
     return; // a server without invitations adds members directly
   }
-  const list = document.getElementById("invitation-list");
+  const list = /** @type {HTMLElement} */ (document.getElementById("invitation-list"));
   clear(list);
   const items = answer.body.results || answer.body || [];
-  document.getElementById("invitations").hidden = !items.length;
+  /** @type {HTMLElement} */ (document.getElementById("invitations")).hidden = !items.length;
   for (const invite of items) {
     const act = (what) => () => api("POST", `/api/invitations/${invite.id}/${what}/`).then(() => load()).catch(fail);
     list.appendChild(
@@ -184,7 +187,7 @@ async function load() {
   }
 }
 
-document.getElementById("new-team-button").addEventListener("click", async () => {
+/** @type {HTMLElement} */ (document.getElementById("new-team-button")).addEventListener("click", async () => {
   const form = await ask("team-dialog");
   if (!form) return;
   try {

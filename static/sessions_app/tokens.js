@@ -3,10 +3,15 @@
 import { api, clear, el } from "./api.js";
 import { confirmAction } from "./dialogs.js";
 
-const rows = document.getElementById("token-rows");
+// The template always has these elements.
+const rows = /** @type {HTMLElement} */ (document.getElementById("token-rows"));
+const errorLine = /** @type {HTMLElement} */ (document.getElementById("tokens-error"));
+const empty = /** @type {HTMLElement} */ (document.getElementById("tokens-empty"));
+const newToken = /** @type {HTMLElement} */ (document.getElementById("new-token"));
+const newTokenText = /** @type {HTMLElement} */ (document.getElementById("new-token-text"));
 
 function fail(error) {
-  document.getElementById("tokens-error").textContent = error.message;
+  errorLine.textContent = error.message;
 }
 
 function day(iso) {
@@ -17,7 +22,7 @@ async function load() {
   try {
     const { body } = await api("GET", "/api/tokens/");
     clear(rows);
-    document.getElementById("tokens-empty").hidden = body.results.length > 0;
+    empty.hidden = body.results.length > 0;
     for (const token of body.results) {
       const revoke = el("button", {
         type: "button",
@@ -38,13 +43,13 @@ async function load() {
   }
 }
 
-document.getElementById("token-form").addEventListener("submit", async (event) => {
+/** @type {HTMLFormElement} */ (document.getElementById("token-form")).addEventListener("submit", async (event) => {
   event.preventDefault();
-  const form = /** @type {HTMLFormElement} */ (event.target);
+  const form = /** @type {Piweb.NamedForm} */ (event.target);
   try {
-    const { body } = await api("POST", "/api/tokens/", { name: (/** @type {any} */ (form.elements)).name.value.trim() /* a named control */ });
-    document.getElementById("new-token-text").textContent = body.token;
-    document.getElementById("new-token").hidden = false;
+    const { body } = await api("POST", "/api/tokens/", { name: form.elements.name.value.trim() });
+    newTokenText.textContent = body.token;
+    newToken.hidden = false;
     form.reset();
     load();
   } catch (error) {
@@ -52,8 +57,8 @@ document.getElementById("token-form").addEventListener("submit", async (event) =
   }
 });
 
-document.getElementById("copy-token").addEventListener("click", () => {
-  navigator.clipboard?.writeText(document.getElementById("new-token-text").textContent).catch(() => {});
+/** @type {HTMLElement} */ (document.getElementById("copy-token")).addEventListener("click", () => {
+  navigator.clipboard?.writeText(newTokenText.textContent).catch(() => {});
 });
 
 load();

@@ -8,7 +8,7 @@ import { $, base, cfg, hooks, showError, showNotice, showOperation, state } from
 
 
 function selectedRecord() {
-  return state.entries.get(state.selectedId);
+  return state.entries.get(/** @type {string} */ (state.selectedId));
 }
 
 function isUserMessage(record) {
@@ -17,10 +17,10 @@ function isUserMessage(record) {
 
 export function updateActions() {
   const none = !state.selectedId;
-  document.querySelectorAll("#node-actions button").forEach((button) => {
-    const needsEdit = ["navigate", "label", "compact"].includes((/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).dataset.action);
-    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).disabled =
-      (none && (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).dataset.action !== "compact") ||
+  /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#node-actions button")).forEach((button) => {
+    const needsEdit = ["navigate", "label", "compact"].includes(/** @type {string} */ (button.dataset.action));
+    button.disabled =
+      (none && button.dataset.action !== "compact") ||
       (needsEdit && !cfg.canEdit) ||
       document.body.dataset.revoked === "true";
   });
@@ -30,13 +30,14 @@ export async function openNavigate() {
   if (!cfg.canEdit || !state.selectedId) return;
   const form = await ask("navigate-dialog", (f) => {
     // The summary's instructions mean something only when a summary is asked for.
-    const options = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("navigate-summary-options"));
+    const options = /** @type {HTMLFieldSetElement} */ ($("navigate-summary-options"));
+    const box = /** @type {HTMLInputElement} */ (f.elements.summarize);
     options.disabled = true;
-    f.elements.summarize.onchange = () => (options.disabled = !f.elements.summarize.checked);
+    box.onchange = () => (options.disabled = !box.checked);
   });
   if (!form) return;
-  const summarize = form.elements.summarize.checked;
-  const body = { targetId: state.selectedId, summarize, replaceInstructions: form.elements.replace.checked };
+  const summarize = /** @type {HTMLInputElement} */ (form.elements.summarize).checked;
+  const body = { targetId: state.selectedId, summarize, replaceInstructions: /** @type {HTMLInputElement} */ (form.elements.replace).checked };
   if (form.elements.instructions.value.trim()) body.customInstructions = form.elements.instructions.value;
   try {
     const answer = await api("POST", `${base}/navigate/`, body);
@@ -81,7 +82,7 @@ async function fork() {
   });
   if (!form) return;
   const body = { entryId: state.selectedId, mode: form.elements.mode.value };
-  if (user) body.position = form.elements.before.checked ? "before" : "at";
+  if (user) body.position = /** @type {HTMLInputElement} */ (form.elements.before).checked ? "before" : "at";
   try {
     const { body: answer } = await api("POST", `${base}/fork/`, body);
     await nameCopy(answer.session.id, form.elements.name.value);
@@ -116,7 +117,7 @@ async function clone() {
 }
 
 async function label() {
-  const current = (state.nodes.get(state.selectedId) || {}).label || "";
+  const current = (state.nodes.get(/** @type {string} */ (state.selectedId)) || {}).label || "";
   const form = await ask("label-dialog", (f) => {
     f.elements.label.value = current;
   });
@@ -173,7 +174,7 @@ async function compact() {
 // Compare: the first press marks the selected entry, the second opens both contexts side by side.
 let compareFrom = null;
 function compare() {
-  const button = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (document.querySelector('#node-actions button[data-action="compare"]'));
+  const button = /** @type {HTMLButtonElement} */ (document.querySelector('#node-actions button[data-action="compare"]'));
   if (!compareFrom || compareFrom === state.selectedId) {
     compareFrom = state.selectedId;
     button.textContent = "Compare with marked…";
@@ -219,7 +220,7 @@ export function initActions() {
       }
     });
   }
-  document.querySelectorAll("#node-actions button").forEach((button) => {
-    button.addEventListener("click", () => ACTIONS[(/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).dataset.action]());
+  /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#node-actions button")).forEach((button) => {
+    button.addEventListener("click", () => ACTIONS[/** @type {keyof typeof ACTIONS} */ (button.dataset.action)]());
   });
 }

@@ -16,7 +16,7 @@ let counted = -1;
 function refreshOptions() {
   if (state.entries.size === counted) return;
   counted = state.entries.size;
-  const select = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("tree-filter"));
+  const select = /** @type {HTMLSelectElement} */ ($("tree-filter"));
   let group = document.getElementById("author-filters");
   if (!group) {
     group = el("optgroup", { id: "author-filters", label: "Written by" });

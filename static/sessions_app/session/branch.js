@@ -44,6 +44,7 @@ export async function select(id, { fromTree = false, show = false } = {}) {
 // The part of the selected entry's path that is drawn: ids root first, from depth firstDepth (the
 // path's depths are consecutive). A click on one of its entries draws that entry's branch at once from
 // it, and the request only confirms it (or brings what was missing).
+/** @type {{ id: string | null, ids: string[], records: Map<string, any>, firstDepth: number, hasMore: boolean }} */
 let shownPath = { id: null, ids: [], records: new Map(), firstDepth: 0, hasMore: false };
 let olderLoading = null;
 
@@ -87,7 +88,8 @@ function loadOlder() {
     if (token !== state.selectToken || shownPath.id !== id || shownPath.firstDepth !== firstDepth) return;
     for (const record of body.entries) if (!state.entries.has(record.id)) state.entries.set(record.id, record);
     const height = branchBox.scrollHeight;
-    const anchor = branchBox.querySelector(".older") ? branchBox.querySelector(".older").nextSibling : branchBox.firstChild;
+    const older = branchBox.querySelector(".older");
+    const anchor = older ? older.nextSibling : branchBox.firstChild;
     const cards = document.createDocumentFragment();
     for (const record of body.entries) cards.append(...branchCard(record, id));
     branchBox.insertBefore(cards, anchor);
@@ -120,7 +122,7 @@ function olderNotice() {
     return;
   }
   if (old) {
-    old.querySelector(".older-count").textContent = `the newest ${shownPath.ids.length.toLocaleString()}`;
+    /** @type {Element} */ (old.querySelector(".older-count")).textContent = `the newest ${shownPath.ids.length.toLocaleString()}`;
     return;
   }
   const more = el("button", { type: "button", class: "link", text: "show older entries" });
@@ -160,7 +162,7 @@ function branchCard(record, selectedId) {
   if (info && info.label) node.prepend(el("span", { class: "badge label", text: info.label }));
   if (info && info.omitted) node.classList.add("omitted");
   node.addEventListener("click", (event) => {
-    if (event.target.closest("summary, a, button, pre, table")) return;
+    if (/** @type {Element} */ (event.target).closest("summary, a, button, pre, table")) return;
     if (state.selectedId !== record.id) select(record.id);
   });
   const siblings = tree.siblingsOf(record.id);
@@ -216,12 +218,14 @@ function siblingSwitcher({ ids, index }) {
 
 // The reply being written: its text so far is kept while the branch is redrawn around it, and shown as
 // Markdown through the server's sanitizing renderer (never as raw fences), a snapshot at a time.
+/** @type {{ card: HTMLElement | null, text: MarkdownStream | null }} */
 export const streaming = { card: null, text: null };
+// Called with streaming.text set.
 function streamCard() {
   const body = el("div", { class: "stream-text" });
   streaming.card = el("article", { class: "msg msg-assistant streaming" }, el("header", {}, el("span", { class: "who", text: "Assistant" }), el("span", { class: "meta", text: "writing…" })), body);
   branchBox.appendChild(streaming.card);
-  streaming.text.attach(body);
+  /** @type {MarkdownStream} */ (streaming.text).attach(body);
 }
 
 export function streamDelta(delta) {

@@ -320,12 +320,12 @@ function showCommentHits({ query: text, body }) {
 }
 
 export function initComments(treeView) {
-  document.addEventListener("piweb:search", (event) => showCommentHits((/** @type {CustomEvent} */ (event)).detail));
+  document.addEventListener("piweb:search", (event) => showCommentHits(event.detail));
   tree = treeView;
   tree.decorators.push(badge);
   tree.filters.set("open-threads", (node) => Boolean(openEntries && openEntries.has(node.id)));
   $("tree-filter").addEventListener("change", async (event) => {
-    if ((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value !== "open-threads") {
+    if (/** @type {HTMLSelectElement} */ (event.target).value !== "open-threads") {
       openEntries = null;
       return;
     }
@@ -342,19 +342,19 @@ export function initComments(treeView) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!shownFor) return;
-    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("comment-send"))).disabled = true;
+    /** @type {HTMLButtonElement} */ ($("comment-send")).disabled = true;
     if (await send({ entryId: shownFor, body: text.value }, form)) {
       text.value = "";
       const stale = form.querySelector(".comment-error");
       if (stale) stale.remove();
     }
-    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("comment-send"))).disabled = false;
+    /** @type {HTMLButtonElement} */ ($("comment-send")).disabled = false;
   });
   text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
   document.addEventListener("piweb:selected", (event) => {
-    const { id } = (/** @type {CustomEvent} */ (event)).detail;
+    const { id } = event.detail;
     // The branch answers the click first, then the context; the threads follow where the selection stays.
     Promise.resolve()
       .then(() => state.contextLoaded)
@@ -362,7 +362,7 @@ export function initComments(treeView) {
       .catch((error) => showError(error.message));
   });
   document.addEventListener("piweb:socket", (event) => {
-    const message = (/** @type {CustomEvent} */ (event)).detail;
+    const message = event.detail;
     if (message.type !== "event" || message.event !== "comment") return;
     refreshCount(message.entryId).catch(() => {});
     if (message.entryId === shownFor || message.entryId === state.selectedId) showThreads(message.entryId).catch(() => {});

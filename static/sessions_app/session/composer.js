@@ -56,9 +56,9 @@ export function setEditor(text) {
 }
 
 export function initComposer() {
-  const send = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-send"));
-  const modelPicker = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-model"));
-  const thinkingPicker = /** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-thinking"));
+  const send = /** @type {HTMLButtonElement} */ ($("composer-send"));
+  const modelPicker = /** @type {HTMLSelectElement} */ ($("composer-model"));
+  const thinkingPicker = /** @type {HTMLSelectElement} */ ($("composer-thinking"));
   function composerOff(reason) {
     send.disabled = true;
     composer.disabled = true;
@@ -76,7 +76,7 @@ export function initComposer() {
   $("composer-file").addEventListener("change", async (event) => {
     $("composer-note").textContent = "";
     const picker = /** @type {HTMLInputElement} */ (event.target);
-    await attach([...picker.files]);
+    await attach([.../** @type {FileList} */ (picker.files)]);
     picker.value = ""; // the same file may be chosen again after removing it
   });
   composer.addEventListener("paste", (event) => {

@@ -123,7 +123,7 @@ function contextCard(item) {
   node.classList.add("context-item");
   node.dataset.id = item.entryId;
   node.addEventListener("click", (event) => {
-    if (!event.target.closest("summary, a, button, pre, table") && item.entryId) hooks.select(item.entryId);
+    if (!/** @type {Element} */ (event.target).closest("summary, a, button, pre, table") && item.entryId) hooks.select(item.entryId);
   });
   return node;
 }

@@ -15,8 +15,8 @@ export async function showCosts(id) {
   await state.contextLoaded;
   if (token !== state.selectToken) return;
   const box = $("branch");
-  const cards = [...box.querySelectorAll("article.msg-assistant[data-id]:not([data-cost])")].slice(-MAX_IDS);
-  const entries = cards.map((c) => (/** @type {HTMLElement} */ (c)).dataset.id).join(",");
+  const cards = [.../** @type {NodeListOf<HTMLElement>} */ (box.querySelectorAll("article.msg-assistant[data-id]:not([data-cost])"))].slice(-MAX_IDS);
+  const entries = cards.map((c) => c.dataset.id).join(",");
   let body;
   try {
     ({ body } = await api("GET", `${base}/cost/${query({ at: id, entries })}`));
@@ -32,9 +32,9 @@ export async function showCosts(id) {
   line.title = `${body.branch.tokens.toLocaleString()} tokens in ${body.branch.messages.toLocaleString()} assistant messages on this branch`;
   line.dataset.branch = String(body.branch.cost);
   for (const card of cards) {
-    const found = body.messages[(/** @type {HTMLElement} */ (card)).dataset.id];
+    const found = body.messages[/** @type {string} */ (card.dataset.id)];
     if (!found) continue;
-    (/** @type {HTMLElement} */ (card)).dataset.cost = String(found.cost);
+    card.dataset.cost = String(found.cost);
     const head = card.querySelector(":scope > header");
     if (head) head.insertBefore(el("span", { class: "cost small", title: `${found.tokens.toLocaleString()} tokens; cost ${SOURCES[found.source] || ""}`, text: money(found.cost) }), head.querySelector(".meta")?.nextSibling || null);
   }

@@ -4,11 +4,12 @@
 import { DOWNLOAD_FORMATS, downloadUrl } from "../download_links.js";
 import { $, cfg, state } from "./page.js";
 
+/** @param {Piweb.NamedForm} form */
 function update(form) {
   const format = form.elements.format.value;
-  const scoped = DOWNLOAD_FORMATS[format].scoped;
+  const scoped = DOWNLOAD_FORMATS[/** @type {keyof typeof DOWNLOAD_FORMATS} */ (format)].scoped;
   const at = state.selectedId || state.leafId;
-  (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("export-scope"))).disabled = !scoped;
+  /** @type {HTMLFieldSetElement} */ ($("export-scope")).disabled = !scoped;
   $("export-branch-text").textContent = at ? `The branch from the root to ${at}` : "The branch from the root to the leaf";
   $("export-note").textContent = scoped
     ? "Rendered as on this page: Markdown, highlighted code, tool calls, pictures."
@@ -18,12 +19,12 @@ function update(form) {
 
 export function initDownloads() {
   const dialog = /** @type {HTMLDialogElement} */ ($("export-dialog"));
-  const form = dialog.querySelector("form");
+  const form = /** @type {Piweb.NamedForm} */ (dialog.querySelector("form"));
   form.addEventListener("change", () => update(form));
   $("export-button").addEventListener("click", () => {
     update(form);
     dialog.showModal();
-    (/** @type {any} */ (form.elements)).format.focus(); // a named control
+    /** @type {HTMLSelectElement} */ (form.elements.format).focus();
   });
   // The browser starts the download from the link; the dialog has done its work.
   $("export-download").addEventListener("click", () => setTimeout(() => dialog.close("ok"), 0));

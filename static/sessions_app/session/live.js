@@ -75,8 +75,8 @@ export function initLive() {
       if (status === "denied") {
         // Access was taken away (share revoked, link revoked or expired): stop offering anything.
         document.body.dataset.revoked = "true";
-        document.querySelectorAll("#node-actions button, #composer button, #composer textarea, #branch .run-action").forEach((n) => {
-          (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (n)).disabled = true;
+        /** @type {NodeListOf<HTMLButtonElement | HTMLTextAreaElement>} */ (document.querySelectorAll("#node-actions button, #composer button, #composer textarea, #branch .run-action")).forEach((n) => {
+          n.disabled = true;
         });
         const banner = $("error-banner");
         banner.textContent = "Your access to this session ended: it was revoked, or it expired, or you signed out.";

@@ -51,7 +51,7 @@ async function start() {
   // The page came with the session's last seq (read before the tree, so the socket's catch-up covers
   // anything appended meanwhile); a link's page asks its scope for it.
   const seqKnown = !state.full && typeof cfg.lastSeq === "number";
-  if (seqKnown && cfg.lastSeq > state.lastSeq) state.lastSeq = cfg.lastSeq;
+  if (seqKnown && /** @type {number} */ (cfg.lastSeq) > state.lastSeq) state.lastSeq = /** @type {number} */ (cfg.lastSeq);
   const seqLoaded = state.full || seqKnown
     ? null
     : api("GET", `${base}/`).then(({ body }) => {

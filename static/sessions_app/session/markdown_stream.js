@@ -14,17 +14,22 @@ const RENDER_LIMIT = 200000; // characters the renderer takes (the server's own 
 export class MarkdownStream {
   constructor(onPaint = () => {}) {
     this.text = "";
+    /** @type {HTMLElement | null} */
     this.box = null;
+    /** @type {number | null} */
     this.timer = null;
     this.busy = false;
     this.plain = false;
     this.closed = false;
+    /** @type {string | null} */
     this.shown = null; // the text the box shows, once rendered
+    /** @type {Node | null} */
     this.node = null; // what was painted, for a box that replaces this one
     this.onPaint = onPaint;
   }
 
   // Draw into a (new) box: a redrawn branch panel gets the text written so far at once.
+  /** @param {HTMLElement} box */
   attach(box) {
     this.box = box;
     if (this.node) this.box.replaceChildren(this.node.cloneNode(true));
@@ -42,7 +47,7 @@ export class MarkdownStream {
   }
 
   async render() {
-    clearTimeout(this.timer);
+    clearTimeout(/** @type {number} */ (this.timer));
     this.timer = null;
     if (this.closed || !this.box) return;
     const text = this.text;
@@ -63,17 +68,19 @@ export class MarkdownStream {
     }
   }
 
+  // Called once a box is attached.
   paint(node, text) {
+    const box = /** @type {HTMLElement} */ (this.box);
     this.node = node;
-    this.box.replaceChildren(node.cloneNode(true));
-    this.box.dataset.chars = String(text.length);
+    box.replaceChildren(node.cloneNode(true));
+    box.dataset.chars = String(text.length);
     this.shown = text;
     this.onPaint();
   }
 
   close() {
     this.closed = true;
-    clearTimeout(this.timer);
+    clearTimeout(/** @type {number} */ (this.timer));
     this.timer = null;
   }
 }

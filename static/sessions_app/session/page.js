@@ -4,8 +4,8 @@
 // live); main.js starts them.
 import { clear, el } from "../api.js";
 
-/** @type {import("../../types").SessionPageConfig} */
-export const cfg = JSON.parse(document.getElementById("session-config").textContent);
+/** @type {Piweb.SessionPageConfig} */
+export const cfg = JSON.parse(/** @type {HTMLElement} */ (document.getElementById("session-config")).textContent);
 export const base = `/api/sessions/${cfg.session}`;
 // Sessions up to this size are read whole in the background (search and previews everywhere);
 // bigger ones load entries only as they come into view.
@@ -24,6 +24,17 @@ export const CONTEXT_STEP = 60;
 export const CONTEXT_RENDERED = 20; // of the tail, the newest rendered (markdown, highlighting); older ones plain
 export const CONTEXT_PAUSE = 120; // ms a selection is kept before its context is projected
 
+/**
+ * What the page holds of the session. Records are the API's entry rows, by entry id; nodes are the tree's
+ * node items.
+ * @type {{
+ *   entries: Map<string, any>, cursorId: string | null, lastSeq: number, leafId: string | null,
+ *   selectedId: string | null, full: boolean, treeParams: Record<string, string>, window: number,
+ *   nodes: Map<string, any>, selectToken: number, followRun: boolean,
+ *   ready?: boolean, missed?: boolean, treeLoaded?: Promise<void>, branchDrawn?: Promise<void>,
+ *   contextLoaded?: Promise<unknown>,
+ * }}
+ */
 export const state = {
   entries: new Map(),
   cursorId: null,
@@ -38,14 +49,17 @@ export const state = {
   followRun: false, // a run started from this page: its new entries are followed as they arrive
 };
 
-export const $ = (id) => document.getElementById(id);
+/**
+ * An element the session template always has; callers narrow it where they need a particular kind.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 // What panels ask of each other (select an entry, catch up with the server, ...), set by main.js. Calls
 // go through here so the modules depend on one another one way only: production hashes each module's name
 // from its imports, which a cycle would make impossible.
 /**
- * The panels' entry points, filled in by main.js once every module is loaded (modules import this one,
- * so they cannot import each other's functions without a cycle).
  * @type {{
  *   select: (id: string, options?: { fromTree?: boolean, show?: boolean }) => Promise<void>,
  *   openNavigate: () => Promise<void>,

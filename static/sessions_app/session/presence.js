@@ -7,7 +7,9 @@ import { $, hooks, state } from "./page.js";
 import { liveSocket } from "./live.js";
 
 const WATCH_MS = 250; // how often the selection is compared with what was last sent
+/** @type {Piweb.Viewer[]} */
 let viewers = [];
+/** @type {string | null} */
 let you = null;
 let beatMs = 4000;
 let sentNode;
@@ -21,7 +23,7 @@ export function initials(name) {
 
 function hue(text) {
   let h = 0;
-  for (const c of String(text)) h = (h * 31 + c.codePointAt(0)) % 360;
+  for (const c of String(text)) h = (h * 31 + /** @type {number} */ (c.codePointAt(0))) % 360;
   return h;
 }
 
@@ -74,7 +76,7 @@ function drawList() {
 
 // Initials of the others at the rows they have selected; redrawn with the rows.
 function markRows() {
-  const rows = document.querySelectorAll("#tree-scroll .tree-rows [data-id]");
+  const rows = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#tree-scroll .tree-rows [data-id]"));
   const at = new Map();
   for (const person of people()) {
     if (person.you) continue;
@@ -85,7 +87,7 @@ function markRows() {
   }
   for (const row of rows) {
     const old = row.querySelector(":scope > .presence-marks");
-    const here = at.get((/** @type {HTMLElement} */ (row)).dataset.id);
+    const here = at.get(row.dataset.id);
     if (!here && !old) continue;
     if (old) old.remove();
     if (here) row.appendChild(el("span", { class: "presence-marks" }, ...here.map((p) => avatar(p, true))));
@@ -108,7 +110,7 @@ export function initPresence() {
     beat();
   });
   document.addEventListener("piweb:presence", (event) => {
-    const message = (/** @type {CustomEvent} */ (event)).detail;
+    const message = event.detail;
     viewers = Array.isArray(message.viewers) ? message.viewers : [];
     you = message.you;
     const every = Number(message.heartbeat) * 1000;

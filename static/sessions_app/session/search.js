@@ -11,13 +11,17 @@ import { loadTree, tree } from "./tree_panel.js";
 // opened in the tree: folded branches above it open, and a hit inside a folded run or far from what
 // is drawn loads the tree around it.
 const HIT_PAGE = 200;
+/**
+ * The hits of the query in the box: ids by hit index, as their pages arrive.
+ * @type {{ query: string, total: number, ids: string[], pages: Set<number>, at: number, incomplete: boolean, ready: boolean, loaded: Promise<void> | null, pending: boolean }}
+ */
 export const hits = { query: "", total: 0, ids: [], pages: new Set(), at: -1, incomplete: false, ready: false, loaded: null, pending: false };
 let searchTimer = null;
 let stepping = Promise.resolve();
 
 function showHitCount() {
   $("search-hits").textContent = hitCountText(hits);
-  (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("search-prev"))).disabled = (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("search-next"))).disabled = !hits.total || hits.pending;
+  /** @type {HTMLButtonElement} */ ($("search-prev")).disabled = /** @type {HTMLButtonElement} */ ($("search-next")).disabled = !hits.total || hits.pending;
 }
 
 async function loadHitPage(query, page) {
@@ -75,7 +79,7 @@ async function revealHit(id) {
 }
 
 async function stepHit(step) {
-  const query = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("tree-search"))).value.trim();
+  const query = /** @type {HTMLInputElement} */ ($("tree-search")).value.trim();
   if (!query) return;
   clearTimeout(searchTimer);
   if (query !== hits.query || hits.loaded === null) startSearch(query);
@@ -93,7 +97,7 @@ function nextHit(step) {
 }
 
 export function openSearch(query, entryId) {
-  (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("tree-search"))).value = query;
+  /** @type {HTMLInputElement} */ ($("tree-search")).value = query;
   stepping = stepping
     .then(async () => {
       await startSearch(query);
@@ -109,7 +113,7 @@ export function openSearch(query, entryId) {
 export function initSearch() {
   $("tree-search").addEventListener("input", (event) => {
     clearTimeout(searchTimer);
-    const query = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value.trim();
+    const query = /** @type {HTMLInputElement} */ (event.target).value.trim();
     // Until the new query is asked, the counter says so instead of keeping the last query's answer.
     hits.pending = query !== hits.query;
     if (hits.pending) $("search-hits").textContent = hitCountText({ ...hits, query });
@@ -126,7 +130,7 @@ export function initSearch() {
       event.preventDefault();
       nextHit(event.shiftKey ? -1 : 1);
     } else if (event.key === "Escape") {
-      (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value = "";
+      /** @type {HTMLInputElement} */ (event.target).value = "";
       clearTimeout(searchTimer);
       tree.reveal = null;
       startSearch("");
@@ -136,7 +140,7 @@ export function initSearch() {
   $("search-next").addEventListener("click", () => nextHit(1));
   $("search-prev").addEventListener("click", () => nextHit(-1));
   document.addEventListener("keydown", (event) => {
-    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(/** @type {Element} */ (document.activeElement).tagName);
     if (event.key === "/" && !typing) {
       event.preventDefault();
       $("tree-search").focus();

@@ -37,7 +37,7 @@ function ensureDialog() {
 
 export function initShortcuts() {
   document.addEventListener("keydown", (event) => {
-    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(/** @type {Element} */ (document.activeElement).tagName);
     if (event.key !== "?" || typing || event.ctrlKey || event.metaKey || document.querySelector("dialog[open]")) return;
     event.preventDefault();
     ask(ensureDialog());

@@ -21,8 +21,8 @@ function canSteer() {
 }
 
 function paint() {
-  const send = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-send"));
-  const stop = /** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-stop"));
+  const send = /** @type {HTMLButtonElement} */ ($("composer-send"));
+  const stop = /** @type {HTMLButtonElement} */ ($("composer-stop"));
   const steer = canSteer();
   stop.hidden = !(run.active && steer);
   stop.disabled = run.stopping;
@@ -31,8 +31,8 @@ function paint() {
   const note = $("composer-note");
   if (run.active && steer) note.textContent = run.stopping ? "Stopping…" : BUSY_NOTE;
   else if (note.textContent === BUSY_NOTE || note.textContent === "Stopping…") note.textContent = "";
-  document.querySelectorAll("#branch .run-action").forEach((button) => {
-    (/** @type {HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (button)).disabled = run.active || !steer;
+  /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#branch .run-action")).forEach((button) => {
+    button.disabled = run.active || !steer;
   });
 }
 
@@ -97,8 +97,10 @@ export async function stopRun() {
 // The model and thinking level picked in the composer go with a regenerated or edited turn too.
 function pickers() {
   const body = {};
-  if ((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-model"))).value) body.providerId = Number((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-model"))).value);
-  if ((/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-thinking"))).value) body.thinkingLevel = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ ($("composer-thinking"))).value;
+  const model = /** @type {HTMLSelectElement} */ ($("composer-model"));
+  const thinking = /** @type {HTMLSelectElement} */ ($("composer-thinking"));
+  if (model.value) body.providerId = Number(model.value);
+  if (thinking.value) body.thinkingLevel = thinking.value;
   return body;
 }
 
@@ -186,7 +188,7 @@ export function initSteering() {
   cardDecorators.push(decorate);
   $("composer-stop").addEventListener("click", () => stopRun());
   document.addEventListener("piweb:run", (event) => {
-    const message = (/** @type {CustomEvent} */ (event)).detail || {};
+    const message = event.detail || {};
     if (message.event === "run_ended") runEnded(message.run);
     else runStarted(message.run);
   });

@@ -65,7 +65,9 @@ async function wantRecords(ids) {
   }
 }
 
-export let tree = null;
+// Set by initTree, which main.js calls before anything draws.
+/** @type {TreeView} */
+export let tree;
 
 export async function loadTree() {
   const { body } = await api("GET", `${base}/tree/${query(state.treeParams)}`);
@@ -80,7 +82,7 @@ export async function loadTree() {
 export const phone = window.matchMedia("(max-width: 900px)");
 export function showPanel(name) {
   $("panels").dataset.show = name;
-  document.querySelectorAll(".panel-tabs button").forEach((b) => b.setAttribute("aria-selected", String((/** @type {HTMLElement} */ (b)).dataset.panel === name)));
+  /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll(".panel-tabs button")).forEach((b) => b.setAttribute("aria-selected", String(b.dataset.panel === name)));
 }
 
 export function initTree() {
@@ -100,8 +102,8 @@ export function initTree() {
   });
 
   $("tree-filter").addEventListener("change", (event) => {
-    tree.filter = (/** @type {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} */ (event.target)).value;
+    tree.filter = /** @type {HTMLSelectElement} */ (event.target).value;
     tree.rebuild();
   });
-  document.querySelectorAll(".panel-tabs button").forEach((b) => b.addEventListener("click", () => showPanel((/** @type {HTMLElement} */ (b)).dataset.panel)));
+  /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll(".panel-tabs button")).forEach((b) => b.addEventListener("click", () => showPanel(b.dataset.panel)));
 }

@@ -1,7 +1,3 @@
-// The part of uPlot's interface the usage page uses (the library ships no types in this copy).
-export default class uPlot {
-  constructor(options: object, data: ArrayLike<number | null>[], target: HTMLElement);
-  static tzDate(date: Date, timeZone: string): Date;
-  setSize(size: { width: number; height: number }): void;
-  destroy(): void;
-}
+// The vendored copy's types are the ones its npm package ships (the same version, from package-lock.json).
+import uPlot from "uplot";
+export default uPlot;
