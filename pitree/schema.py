@@ -242,15 +242,20 @@ class UsageEntry(_TreeLine, total=False):
     usage: Usage
 
 
-class CompactionEntry(_TreeLine, total=False):
-    type: Required[Literal["compaction"]]
+class _SummaryLine(_TreeLine, total=False):
+    """What a compaction and a branch summary share: the summary and how it was made."""
+
     summary: str
+    usage: Usage  # the summarizing model's
+    details: Any  # e.g. {"readFiles": [...], "modifiedFiles": [...]}
+    fromHook: bool  # made by an extension
+
+
+class CompactionEntry(_SummaryLine, total=False):
+    type: Required[Literal["compaction"]]
     firstKeptEntryId: str
     tokensBefore: int
     systemMessage: SystemMessage
-    usage: Usage
-    details: Any
-    fromHook: bool
 
 
 class ContextEditReplacement(TypedDict, total=False):
@@ -263,13 +268,9 @@ class ContextEditEntry(_TreeLine, total=False):
     replacement: ContextEditReplacement | None  # None omits the target from the context
 
 
-class BranchSummaryEntry(_TreeLine, total=False):
+class BranchSummaryEntry(_SummaryLine, total=False):
     type: Required[Literal["branch_summary"]]
     fromId: str
-    summary: str
-    usage: Usage
-    details: Any
-    fromHook: bool
 
 
 class CustomEntry(_TreeLine, total=False):
