@@ -5,8 +5,9 @@ Re-exports only; the names live in the modules named below. ``make lint`` keeps 
 
 from __future__ import annotations
 
-from accounts_app.signin_throttle import ThrottledLoginView
+from accounts_app.signin_throttle import ThrottledLoginView, admin_sign_in
 
 __all__ = [
     "ThrottledLoginView",
+    "admin_sign_in",
 ]

@@ -11,17 +11,17 @@ import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from core.proxies import client_address
 
-__all__ = ["PASSWORD_LOGIN_OFF", "SigninThrottle", "Throttled", "ThrottledLoginView"]
+__all__ = ["PASSWORD_LOGIN_OFF", "SigninThrottle", "Throttled", "ThrottledLoginView", "admin_sign_in"]
 
 PASSWORD_LOGIN_OFF = "Password sign-in is turned off on this server: sign in with the identity provider."
 
@@ -113,3 +113,14 @@ class ThrottledLoginView(LoginView):
         if not request.user.is_authenticated:
             throttle.failed()
         return response
+
+
+def admin_sign_in(request: HttpRequest) -> HttpResponse:
+    """Send the admin's sign-in to the site's one sign-in page, keeping where it was going.
+
+    The admin's own password form would skip the password switch and the failed sign-in limits (staff
+    accounts are the ones most worth guessing); the site's page applies both and offers the identity
+    provider. The admin itself still requires the staff flag afterwards.
+    """
+    target = request.GET.get("next") or reverse("admin:index")
+    return HttpResponseRedirect(f"{reverse('login')}?{urlencode({'next': target})}")

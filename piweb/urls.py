@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from accounts_app.facade import ThrottledLoginView
+from accounts_app.facade import ThrottledLoginView, admin_sign_in
 from piweb.health import healthz, readyz
 from piweb.metrics_view import metrics_view
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
+    # Before the admin's own: staff sign in where the password switch and the sign-in limits apply.
+    path("admin/login/", admin_sign_in, name="admin-sign-in"),
     path("admin/", admin.site.urls),
     # Before Django's own auth URLs, so failed sign-ins are throttled.
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

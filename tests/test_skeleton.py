@@ -123,8 +123,9 @@ def test_api_docs_use_local_assets_only(client: Client) -> None:
 
 @pytest.mark.django_db
 def test_admin_login_page_renders(client: Client) -> None:
-    response = client.get("/admin/login/")
+    response = client.get("/admin/login/", {"next": "/admin/"}, follow=True)
     assert response.status_code == 200
+    assert response.redirect_chain == [("/accounts/login/?next=%2Fadmin%2F", 302)]
     assert b'name="username"' in response.content
 
 

@@ -114,3 +114,30 @@ def test_the_login_page_is_throttled_too(client: Any, user: Any) -> None:
     assert refused.status_code == 429
     assert int(refused["Retry-After"]) > 0
     assert b"Too many failed sign-ins" in refused.content
+
+
+@override_settings(PIWEB_LOGIN_RATE_PER_CLIENT="100/min", PIWEB_LOGIN_RATE_PER_USERNAME="2/min")
+def test_staff_sign_in_to_the_admin_only_where_guesses_are_throttled(client: Any, user: Any) -> None:
+    user("root", password="right-password", is_staff=True, is_superuser=True)
+    # The admin's own form is gone: a password posted there signs nobody in and counts nowhere.
+    for _ in range(5):
+        answer = client.post("/admin/login/?next=/admin/", {"username": "root", "password": "right-password"})
+        assert (answer.status_code, answer["Location"]) == (302, "/accounts/login/?next=%2Fadmin%2F")
+    assert client.get("/admin/").status_code == 302
+    # Guesses on the one sign-in page count; past the limit the right password waits too.
+    for _ in range(2):
+        assert client.post("/accounts/login/", {"username": "root", "password": "no"}).status_code == 200
+    refused = client.post("/accounts/login/?next=/admin/", {"username": "root", "password": "right-password"})
+    assert refused.status_code == 429
+    assert client.get("/admin/").status_code == 302
+
+
+@override_settings(PIWEB_PASSWORD_LOGIN=False)
+def test_with_password_sign_in_off_staff_cannot_sign_in_to_the_admin_with_a_password(
+    client: Any, user: Any
+) -> None:
+    user("root", password="right-password", is_staff=True, is_superuser=True)
+    for url in ("/admin/login/?next=/admin/", "/accounts/login/?next=/admin/"):
+        client.post(url, {"username": "root", "password": "right-password"})
+    assert client.get("/admin/").status_code == 302
+    assert "/admin/login/" in client.get("/admin/")["Location"]
