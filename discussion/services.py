@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from actionlog.facade import record_action
 from core.actors import Actor, actor_name, user_of
+from core.errors import NotVisible
 from core.staff import authorize_staff
 from core.tasks import enqueue
 from discussion import live, rules
@@ -349,7 +350,10 @@ def set_viewers_may_comment(*, actor: Actor, team_id: int, allowed: bool, as_sta
     """
     if as_staff:
         authorize_staff(actor, "discussion.change_teamdiscussion")
-        team = Team.objects.get(pk=team_id)
+        found = Team.objects.filter(pk=team_id).first()
+        if found is None:
+            raise NotVisible(f"Team not found: {team_id}")
+        team = found
     else:
         team = access.team_of(user_of(actor), team_id, owner=True)
     staff = {"by_staff": True} if as_staff else {}

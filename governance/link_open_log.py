@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from core.actors import Actor
 from governance.models import LinkView
-from sessions_app.facade import ShareLink, access
+from sessions_app.facade import ShareLink, access, find_link
 
 __all__ = ["API_SESSION", "link_views", "record_link_open"]
 
@@ -70,15 +70,7 @@ def _count(link: ShareLink, viewer: int | None) -> None:
 
 def link_views(*, actor: Actor, link: ShareLink | int) -> tuple[ShareLink, list[LinkView]]:
     """Return a link and its opens, newest day first (the session's owner only)."""
-    if not isinstance(link, ShareLink):
-        found = (
-            ShareLink.objects.select_related("session")
-            .filter(pk=link, session__deleted_at__isnull=True)
-            .first()
-        )
-        if found is None:
-            raise access.NotVisible(f"Link not found: {link}")
-        link = found
+    link = find_link(link)
     access.authorize(actor, link.session, access.OWNER)
     rows = list(LinkView.objects.filter(link=link).select_related("viewer").order_by("-day", "-last_at"))
     return link, rows

@@ -30,7 +30,7 @@ from sessions_app.services import (
 from sessions_app.services.errors import SharingRefused
 from sessions_app.services.importing import import_jsonl, refresh_statistics
 from sessions_app.services.rows import create_session_row
-from sessions_app.services.sharing import share_by_team_defaults
+from sessions_app.services.sharing import find_link, share_by_team_defaults
 from sessions_app.services.store import check_quotas, entry_store, line_bytes
 from sessions_app.signals import connect_entries_stored
 from sessions_app.text_search import register_extra_hits
@@ -70,6 +70,7 @@ __all__ = [
     "delete_session",
     "entry_store",
     "find_entry",
+    "find_link",
     "import_jsonl",
     "line_bytes",
     "link_scope",

@@ -27,6 +27,7 @@ from teams.facade import Team
 __all__ = [
     "InvalidSharing",
     "create_share_link",
+    "find_link",
     "revoke_share_link",
     "share_by_team_defaults",
     "share_with_team",
@@ -162,17 +163,21 @@ def create_share_link(
     return link
 
 
+def find_link(link: ShareLink | int) -> ShareLink:
+    """Return the link (with its session) by row or id; NotVisible when it or its session is gone."""
+    if isinstance(link, ShareLink):
+        return link
+    found = (
+        ShareLink.objects.select_related("session").filter(pk=link, session__deleted_at__isnull=True).first()
+    )
+    if found is None:
+        raise access.NotVisible(f"Link not found: {link}")
+    return found
+
+
 def revoke_share_link(*, link: ShareLink | int, actor: Actor, as_staff: bool = False) -> ShareLink:
     """Revoke a link at once (the session's owner, or staff from the admin); its live views close."""
-    if not isinstance(link, ShareLink):
-        found = (
-            ShareLink.objects.select_related("session")
-            .filter(pk=link, session__deleted_at__isnull=True)
-            .first()
-        )
-        if found is None:
-            raise access.NotVisible(f"Link not found: {link}")
-        link = found
+    link = find_link(link)
     if as_staff:
         authorize_staff(actor, "sessions_app.change_sharelink")
     else:

@@ -132,3 +132,17 @@ def test_a_revoked_link_stays_listed_and_cannot_be_edited_or_deleted(user: Calla
     )
     assert staff.post(f"/admin/sessions_app/sharelink/{link.pk}/delete/", {"post": "yes"}).status_code == 403
     assert ShareLink.objects.get(pk=link.pk).revoked_at is not None
+
+
+def test_staff_setting_a_team_that_is_gone_get_not_found_and_nothing_is_written(
+    user: Callable[..., Any],
+) -> None:
+    from core.errors import NotVisible
+    from discussion import services as discussion_services
+    from discussion.models import TeamDiscussion
+
+    staff = user("root", is_staff=True, is_superuser=True)
+    with pytest.raises(NotVisible, match="Team not found"):
+        discussion_services.set_viewers_may_comment(actor=staff, team_id=987654, allowed=False, as_staff=True)
+    assert not TeamDiscussion.objects.exists()
+    assert not ActionLog.objects.exists()
