@@ -35,7 +35,8 @@ class TeamMembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ["name", "members", "created_at"]
+    list_display = ["name", "members", "managed_by_provider", "created_at"]
+    list_filter = ["managed_by_provider"]
     search_fields = ["name", "memberships__user__username"]
     inlines = [TeamMembershipInline]
 

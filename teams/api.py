@@ -42,6 +42,7 @@ def team_payload(team: Team, user: Any) -> dict[str, Any]:
         "id": team.pk,
         "name": team.name,
         "defaultShare": team.default_share or None,
+        "managedByProvider": team.managed_by_provider,
         "role": next((m.role for m in members if m.user_id == user.pk), None),
         "members": [{"username": m.user.get_username(), "role": m.role} for m in members],
     }

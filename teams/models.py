@@ -25,6 +25,13 @@ class Team(models.Model):
         db_default="",
         help_text="Sessions members import or sync are shared with the team with this access when created",
     )
+    # Only such a team takes members from the identity provider's groups: a team a user made with the
+    # same name as a mapped one must never receive the provider's users.
+    managed_by_provider = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Memberships follow the identity provider's groups (PIWEB_OIDC_TEAM_MAP)",
+    )
 
     class Meta:
         db_table = "sessions_app_team"

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
@@ -50,6 +51,9 @@ def create_team(*, actor: Actor, name: str) -> Team:
     """Create a team; its creator becomes its owner."""
     check_text(name, "the team name", max_chars=MAX_NAME_CHARS)
     user = _user(actor)
+    if name in _provider_team_names():
+        # The provider's users would be put in a team this user owns.
+        raise InvalidSharing("name", "This team name is kept for a team of the identity provider.")
     try:
         with transaction.atomic():
             team = Team.objects.create(name=name)
@@ -158,10 +162,12 @@ def sync_team_memberships(
 ) -> list[tuple[str, str, str]]:
     """Make the user's memberships of the ``managed`` teams exactly ``roles`` (team name → role).
 
-    The identity provider's groups decide these teams: a missing team is created, a membership is
-    added or given the role, and one the groups no longer grant is removed (which closes the user's
-    sockets on that team's sessions through the membership signals). Other teams are left alone.
-    Return the changes as (team, change, role), change being joined, role or left; each is logged.
+    The identity provider's groups decide these teams: a missing team is created (marked managed by
+    the provider), a membership is added or given the role, and one the groups no longer grant is
+    removed (which closes the user's sockets on that team's sessions through the membership signals).
+    A team of that name the provider does not manage (a user or staff made it) is left alone and the
+    refusal is logged: its owner must not receive the provider's users. Other teams are left alone.
+    Return the changes as (team, change, role), change being joined, role, left or refused; each is logged.
     """
     if not isinstance(actor, SystemActor):
         raise TypeError("team memberships are synced by the server on the identity provider's word")
@@ -176,9 +182,23 @@ def sync_team_memberships(
             if team is None:
                 if wanted is None:
                     continue
-                team, created = Team.objects.get_or_create(name=name)
+                team, created = Team.objects.get_or_create(name=name, defaults={"managed_by_provider": True})
                 if created:
                     record_action(actor=actor, action=Action.TEAM_CREATE, session=None, team=team)
+            if not team.managed_by_provider:
+                if wanted is not None:
+                    record_action(
+                        actor=actor,
+                        action=Action.TEAM_SYNC,
+                        session=None,
+                        team=team,
+                        username=user.get_username(),
+                        change="refused",
+                        role=wanted,
+                        reason="the team is not managed by the identity provider",
+                    )
+                    changes.append((name, "refused", wanted))
+                continue
             membership = TeamMembership.objects.select_for_update().filter(team=team, user=user).first()
             was: dict[str, str] = {}
             if wanted is None and membership is not None:
@@ -275,6 +295,12 @@ def remove_member(*, actor: Actor, team_id: int, username: str) -> None:
         _recheck_sessions_of(team)
 
 
+def _provider_team_names() -> frozenset[str]:
+    """The team names the identity provider's map manages (none without a provider)."""
+    config = getattr(settings, "OIDC_SIGN_IN", None)
+    return config.managed_teams if config is not None else frozenset()
+
+
 def _user(actor: Actor) -> Any:
     """Return the signed-in user acting: teams are joined and run by people, never by links or workers."""
     user = user_of(actor)
@@ -337,7 +363,7 @@ def staff_save_team(*, actor: Actor, team: Team, changed: Iterable[str] = ()) ->
     check_text(team.name, "the team name", max_chars=MAX_NAME_CHARS)
     if team.default_share not in Team.DefaultShare.values:
         raise InvalidSharing("defaultShare", "defaultShare must be viewer, editor or null (not shared)")
-    fields = sorted(set(changed) & {"name", "default_share"})
+    fields = sorted(set(changed) & {"name", "default_share", "managed_by_provider"})
     try:
         with transaction.atomic():
             if creating:
@@ -352,6 +378,7 @@ def staff_save_team(*, actor: Actor, team: Team, changed: Iterable[str] = ()) ->
                     team=team,
                     name=team.name,
                     defaultShare=team.default_share or None,
+                    managedByProvider=team.managed_by_provider,
                     by_staff=True,
                 )
     except IntegrityError:

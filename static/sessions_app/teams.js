@@ -75,7 +75,7 @@ function teamCard(team) {
   return el(
     "section",
     { class: "card team", dataset: { team: String(team.id) } },
-    el("div", { class: "toolbar" }, el("h2", {}, el("a", { href: `/teams/${team.id}/`, text: team.name })), el("span", { class: "tag", text: `you: ${team.role || "member"}` }), el("span", { class: "spacer" }), invite),
+    el("div", { class: "toolbar" }, el("h2", {}, el("a", { href: `/teams/${team.id}/`, text: team.name })), el("span", { class: "tag", text: `you: ${team.role || "member"}` }), team.managedByProvider ? el("span", { class: "tag", title: "Members join and leave with the identity provider's groups", text: "SSO groups" }) : null, el("span", { class: "spacer" }), invite),
     usage,
     el("div", { class: "table-wrap" }, el("table", { class: "plain" }, el("thead", {}, el("tr", {}, el("th", { text: "Member" }), el("th", { text: "Role" }), el("th", {}, el("span", { class: "visually-hidden", text: "Actions" })))), el("tbody", {}, ...rows))),
     owner ? defaultShareControl(team) : el("p", { class: "small muted", text: team.defaultShare ? `Members' new imported and synced sessions are shared with the team (${team.defaultShare}); unshare one on its page to keep it private.` : "" }),

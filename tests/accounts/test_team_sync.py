@@ -21,6 +21,7 @@ def test_only_mapped_teams_follow_the_groups(user: Any) -> None:
     hobby = team_services.create_team(actor=owner, name="Hobby")
     TeamMembership.objects.create(team=hobby, user=person, role="editor")
     eng = team_services.create_team(actor=owner, name="Engineering")
+    Team.objects.filter(pk=eng.pk).update(managed_by_provider=True)  # staff gave it to the provider
     team_services.invite_member(actor=owner, team_id=eng.pk, username="person", role="viewer")
 
     changes = team_services.sync_team_memberships(
@@ -63,3 +64,36 @@ def test_only_the_server_syncs_memberships(user: Any) -> None:
             actor=person, user=person, roles={"Ops": "owner"}, managed={"Ops"}
         )
     assert not Team.objects.filter(name="Ops").exists()
+
+
+def test_a_team_the_provider_does_not_manage_is_refused_and_logged(user: Any) -> None:
+    squatter, person = user("squatter"), user("person")
+    squat = team_services.create_team(actor=squatter, name="Engineering")
+
+    changes = team_services.sync_team_memberships(
+        actor=IDENTITY_PROVIDER, user=person, roles={"Engineering": "owner"}, managed={"Engineering"}
+    )
+    assert changes == [("Engineering", "refused", "owner")]
+    assert _roles(person) == {}
+    assert _roles(squatter) == {"Engineering": "owner"}
+    refusal = ActionLog.objects.get(action="team_sync", team=squat)
+    assert refusal.detail["change"] == "refused" and refusal.actor_name == "identity-provider"
+
+
+def test_a_mapped_name_is_kept_from_users_while_a_provider_is_configured(user: Any, settings: Any) -> None:
+    from accounts_app.oidc_config import read_config
+    from core.errors import InvalidSharing
+
+    settings.OIDC_SIGN_IN = read_config(
+        {
+            "PIWEB_OIDC_ISSUER": "https://id.example.com",
+            "PIWEB_OIDC_CLIENT_ID": "piweb",
+            "PIWEB_OIDC_CLIENT_SECRET": "s",
+            "PIWEB_OIDC_TEAM_MAP": "eng=Engineering:editor",
+        }
+    )
+    with pytest.raises(InvalidSharing, match="identity provider"):
+        team_services.create_team(actor=user("squatter"), name="Engineering")
+    assert not Team.objects.filter(name="Engineering").exists()
+    fans = team_services.create_team(actor=user("someone"), name="engineering-fans")
+    assert fans.name == "engineering-fans" and not fans.managed_by_provider

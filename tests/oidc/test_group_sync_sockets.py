@@ -41,7 +41,7 @@ def test_joining_a_group_opens_a_team_session_and_leaving_it_closes_the_socket(
     oidc_stack: OidcStack, user: Any
 ) -> None:
     owner = user("owner")
-    team = Team.objects.create(name="Engineering")
+    team = Team.objects.create(name="Engineering", managed_by_provider=True)
     TeamMembership.objects.create(team=team, user=owner, role="owner")
     data = session_file(small_tree(), {**HEADER, "id": "shared-with-eng"})
     stored = services.import_jsonl(actor=owner, data=data, filename="s.jsonl").session
@@ -78,7 +78,7 @@ def test_a_role_lowered_by_the_groups_reloads_an_open_editor_read_only(
     oidc_stack: OidcStack, user: Any
 ) -> None:
     owner = user("owner")
-    team = Team.objects.create(name="Engineering")
+    team = Team.objects.create(name="Engineering", managed_by_provider=True)
     TeamMembership.objects.create(team=team, user=owner, role="owner")
     data = session_file(small_tree(), {**HEADER, "id": "edited-by-eng"})
     stored = services.import_jsonl(actor=owner, data=data, filename="s.jsonl").session

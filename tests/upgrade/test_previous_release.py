@@ -74,6 +74,15 @@ def test_an_upgrade_moves_no_table_and_loses_no_row(previous_release: Any, djang
     old.get_model("sessions_app", "ActionLog").objects.create(
         actor=owner, actor_name="olga", action="team_create", team=team, team_label="Platform"
     )
+    # A team the identity provider created at a sign-in stays the provider's; a user's own does not.
+    sso_team = old.get_model("sessions_app", "Team").objects.create(name="Engineering")
+    old.get_model("sessions_app", "ActionLog").objects.create(
+        actor_kind="system",
+        actor_name="identity-provider",
+        action="team_create",
+        team=sso_team,
+        team_label="Engineering",
+    )
     old.get_model("compaction_app", "LLMProvider").objects.create(
         name="house", base_url="http://127.0.0.1:1/v1", model_id="m-1", provider="openai"
     )
@@ -97,6 +106,7 @@ def test_an_upgrade_moves_no_table_and_loses_no_row(previous_release: Any, djang
     assert list(ActionLog.objects.filter(team=moved).values_list("actor_name", "action")) == [
         ("olga", "team_create")
     ]
+    assert Team.objects.get(name="Engineering").managed_by_provider and not moved.managed_by_provider
     assert LLMProvider.objects.get(name="house").model_id == "m-1"
     assert ContentType.objects.filter(app_label="teams", model="team").count() == 1
     assert not ContentType.objects.filter(app_label="sessions_app", model="team").exists()
