@@ -5,7 +5,15 @@ Each adapter maps these once: the REST handler to a status, the socket to a clos
 
 from __future__ import annotations
 
-__all__ = ["AccessDenied", "Forbidden", "InvalidSharing", "NotSignedIn", "NotVisible", "TeamConflict"]
+__all__ = [
+    "AccessDenied",
+    "Forbidden",
+    "InvalidSharing",
+    "NotSignedIn",
+    "NotVisible",
+    "TeamConflict",
+    "TooFrequent",
+]
 
 
 class AccessDenied(PermissionError):
@@ -42,3 +50,12 @@ class InvalidSharing(ValueError):
 
 class TeamConflict(Exception):
     """The change would leave a team without an owner (409)."""
+
+
+class TooFrequent(Exception):
+    """The caller used up a rate limit (429); ``retry_after`` is the seconds to wait."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after

@@ -53,12 +53,18 @@ def task(
     return declare
 
 
-def enqueue(name: str, *args: Any, queue: str | None = None, **kwargs: Any) -> None:
-    """Queue the task named ``name`` (its route decides the queue unless ``queue`` is given).
+def enqueue(
+    name: str, *args: Any, queue: str | None = None, countdown: float | None = None, **kwargs: Any
+) -> None:
+    """Queue the task named ``name`` (its route decides the queue unless ``queue`` is given), to run
+    ``countdown`` seconds from now when given.
 
     Raises what the broker raises: the caller decides what a task that could not be queued means.
     """
     registry = current_app.tasks
     if name not in registry:
         autodiscover_modules("tasks")  # a process that has not imported the tasks modules yet
-    registry[name].apply_async(args=args, kwargs=kwargs, **({"queue": queue} if queue else {}))
+    options: dict[str, Any] = {"queue": queue} if queue else {}
+    if countdown is not None and countdown > 0:
+        options["countdown"] = countdown
+    registry[name].apply_async(args=args, kwargs=kwargs, **options)

@@ -55,6 +55,22 @@ class Comment(models.Model):
         return self.parent_id or self.pk
 
 
+class CommentRevision(models.Model):
+    """A comment's text before an edit, kept so a frozen link shows the text of its moment."""
+
+    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="revisions")
+    body = models.TextField()
+    html = models.TextField(blank=True, default="")
+    mentions = models.JSONField(default=list, blank=True)
+    replaced_at = models.DateTimeField(help_text="When an edit replaced this text")
+
+    class Meta:
+        indexes = [models.Index(fields=["comment", "replaced_at"], name="comment_revision_idx")]
+
+    def __str__(self) -> str:
+        return f"comment {self.comment_id} before {self.replaced_at:%Y-%m-%d %H:%M:%S}"
+
+
 class Notification(models.Model):
     """One line of a user's inbox: a comment that mentions them or answers a thread they are in."""
 
@@ -68,9 +84,18 @@ class Notification(models.Model):
     kind = models.CharField(max_length=10, choices=Kind.choices)
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
+    # Email is batched per recipient: a line waiting for its email has a due time, and every line due for
+    # one recipient leaves in one message (``discussion.emails``).
+    email_due_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["recipient", "read_at", "-created_at"], name="inbox_idx")]
+        indexes = [
+            models.Index(fields=["recipient", "read_at", "-created_at"], name="inbox_idx"),
+            models.Index(
+                fields=["email_due_at"], condition=models.Q(email_due_at__isnull=False), name="email_due_idx"
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["recipient", "comment"], name="one_notification_per_comment")
         ]

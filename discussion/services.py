@@ -9,22 +9,33 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from actionlog.facade import record_action
+from core import rate_limit
 from core.actors import Actor, actor_name, user_of
 from core.errors import NotVisible
 from core.staff import authorize_staff
 from core.tasks import enqueue
-from discussion import live, rules
+from discussion import emails, live, rules, signals
 from discussion.domain.text import InvalidComment, check_body, mentioned_names
-from discussion.models import Comment, EmailChoice, Notification, NotificationPreference, TeamDiscussion
+from discussion.models import (
+    Comment,
+    CommentRevision,
+    EmailChoice,
+    Notification,
+    NotificationPreference,
+    TeamDiscussion,
+)
 from discussion.queries import unread_count
 from discussion.verbs import Action
 from documents import rendering
+from documents.secrets import masked
 from pitree.storable import MAX_ID_CHARS
 from sessions_app.facade import ChatSession, EntryNotFound, access
 from sessions_app.facade import verbs as session_verbs
@@ -39,6 +50,7 @@ __all__ = [
     "post_comment",
     "reopen_thread",
     "resolve_thread",
+    "rewrite_comment",
     "set_email_choice",
     "set_viewers_may_comment",
     "viewers_may_comment",
@@ -87,6 +99,7 @@ def post_comment(
             )
     mentioned = _mentionable(session, text)
     author = user_of(actor)
+    _count_write(actor)
     with transaction.atomic():
         comment = Comment.objects.create(
             session=session,
@@ -122,14 +135,21 @@ def edit_comment(*, actor: Actor, comment_id: int, body: object) -> Comment:
         raise access.Forbidden("Only its author may edit a comment.")
     if comment.deleted_at is not None:
         raise InvalidComment("This comment was deleted; it cannot be edited.")
+    # Editing is writing: one who may no longer comment keeps her comments as they are (she may delete them).
+    rules.require_commenter(actor, comment.session, found.grant)
     mentioned = _mentionable(comment.session, text)
-    before = set(comment.mentions)
+    _count_write(actor)
     with transaction.atomic():
         comment = Comment.objects.select_for_update().get(pk=comment.pk)
+        before = set(comment.mentions)
+        now = timezone.now()
+        CommentRevision.objects.create(
+            comment=comment, body=comment.body, html=comment.html, mentions=comment.mentions, replaced_at=now
+        )
         comment.body = text
         comment.html = rendering.render_markdown(text)
         comment.mentions = [u.get_username() for u in mentioned]
-        comment.edited_at = timezone.now()
+        comment.edited_at = now
         comment.save(update_fields=["body", "html", "mentions", "edited_at"])
         new = [u for u in mentioned if u.get_username() not in before]
         recipients = _notify(comment, new, [], user_of(actor))
@@ -170,8 +190,25 @@ def delete_comment(*, actor: Actor, comment_id: int) -> Comment:
             entry=comment.entry_id,
             thread=comment.root_id,
         )
-        transaction.on_commit(partial(_announce, comment, "deleted", notified, []))
+        transaction.on_commit(partial(_announce, comment, "deleted", notified, {}))
     return comment
+
+
+def rewrite_comment(comment_id: int, body: str) -> None:
+    """Replace a comment's stored text (a redaction: the caller authorized and logs it, in its
+    transaction); its earlier texts lose every secret the detectors see. Not an edit: no revision, no
+    notification, and the comment keeps its edit time."""
+    comment = Comment.objects.filter(pk=comment_id).first()
+    if comment is None:
+        return
+    Comment.objects.filter(pk=comment_id).update(body=body, html=rendering.render_markdown(body))
+    transaction.on_commit(partial(_announce, comment, "redacted", [], {}))
+    for revision in CommentRevision.objects.filter(comment_id=comment_id):
+        cleaned = masked(revision.body)
+        if cleaned != revision.body:
+            CommentRevision.objects.filter(pk=revision.pk).update(
+                body=cleaned, html=rendering.render_markdown(cleaned)
+            )
 
 
 def resolve_thread(*, actor: Actor, comment_id: int) -> Comment:
@@ -204,7 +241,7 @@ def _set_resolved(actor: Actor, comment_id: int, *, resolved: bool) -> Comment:
             entry=root.entry_id,
             thread=root.pk,
         )
-        transaction.on_commit(partial(_announce, root, "resolved" if resolved else "reopened", [], []))
+        transaction.on_commit(partial(_announce, root, "resolved" if resolved else "reopened", [], {}))
     return root
 
 
@@ -297,13 +334,22 @@ def _notify(comment: Comment, mentioned: list, people: list, author: object) -> 
     return fresh
 
 
+def _count_write(actor: Actor) -> None:
+    """Count one comment written (posted or edited) against the writer's rate; refuse past it."""
+    user = user_of(actor)
+    if user is not None:
+        rate_limit.take("comment", user.pk, settings.PIWEB_COMMENT_RATE, what="comments")
+
+
 def _after_commit(comment: Comment, change: str, recipients: dict[int, str]) -> None:
-    emailed = [
-        n.pk
+    wanted = [
+        n
         for n in Notification.objects.filter(comment=comment, recipient_id__in=list(recipients))
         if _wants_email(n.recipient_id, n.kind)
     ]
-    transaction.on_commit(partial(_announce, comment, change, list(recipients), emailed))
+    batches = emails.mark_due(wanted)
+    transaction.on_commit(partial(_announce, comment, change, list(recipients), batches))
+    transaction.on_commit(partial(signals.comment_written.send, sender=Comment, comment_id=comment.pk))
 
 
 def _wants_email(user_id: int, kind: str) -> bool:
@@ -314,7 +360,7 @@ def _wants_email(user_id: int, kind: str) -> bool:
     return choice == EmailChoice.ALL or (choice == EmailChoice.MENTIONS and kind == Notification.Kind.MENTION)
 
 
-def _announce(comment: Comment, change: str, inbox: list[int], emailed: list[int]) -> None:
+def _announce(comment: Comment, change: str, inbox: list[int], batches: dict[int, datetime]) -> None:
     live.announce_comment(
         session_id=comment.session_id,
         entry_id=comment.entry_id,
@@ -324,13 +370,14 @@ def _announce(comment: Comment, change: str, inbox: list[int], emailed: list[int
     )
     if inbox:
         live.announce_inbox(inbox)
-    if emailed:
+    now = timezone.now()
+    for recipient_id, due in batches.items():
         try:
-            enqueue("discussion.send_notification_emails", emailed)
+            enqueue("discussion.send_due_emails", recipient_id, countdown=(due - now).total_seconds())
         except Exception:
             # The comment is stored and the inbox has it: a broker outage (or, with tasks run inline, an
-            # unreachable mail server) costs only the email.
-            log.warning("notification emails %s were not sent", emailed, exc_info=True)
+            # unreachable mail server) only delays the email until the sweep finds it due.
+            log.warning("the notification email of user %s was not queued", recipient_id, exc_info=True)
 
 
 def export_comments(*, actor: Actor, grant: access.Access) -> list[dict[str, object]]:

@@ -24,7 +24,8 @@ MAX_IDS = 10_000
 class FindingSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     entryId = serializers.CharField(allow_null=True)
-    seq = serializers.IntegerField()
+    seq = serializers.IntegerField(allow_null=True, help_text="The entry's append order; null for a comment")
+    commentId = serializers.IntegerField(allow_null=True, help_text="The comment holding it, if in one")
     kind = serializers.CharField()
     path = serializers.CharField(help_text="JSON pointer to the string in the entry that holds the secret")
     start = serializers.IntegerField(help_text="Character offset of the secret in that string")
@@ -87,6 +88,7 @@ def finding_body(finding: SecretFinding) -> dict[str, Any]:
         "id": finding.pk,
         "entryId": finding.entry_id,
         "seq": finding.seq,
+        "commentId": finding.comment_id,
         "kind": finding.kind,
         "path": finding.path,
         "start": finding.start,

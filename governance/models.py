@@ -5,15 +5,21 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from discussion.facade import Comment
 from sessions_app.models import ChatSession, ShareLink
 from teams.models import Team
 
 
 class SecretFinding(models.Model):
-    """A secret in one stored entry: where it is and what kind, never the secret itself."""
+    """A secret in one stored entry or one comment: where it is and what kind, never the secret itself.
+
+    An entry's finding has the entry's ``seq`` and a JSON pointer into its line; a comment's has the
+    comment, no ``seq``, the entry the comment is on, and the path ``/body``.
+    """
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+")
-    seq = models.IntegerField(help_text="The entry's append order in its session")
+    seq = models.IntegerField(null=True, blank=True, help_text="The entry's append order in its session")
+    comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     entry_id = models.TextField(null=True, blank=True)
     kind = models.CharField(max_length=64, help_text='The detector\'s kind, e.g. "aws-access-key"')
     path = models.TextField(help_text="JSON pointer to the string in the entry that holds it")
@@ -29,7 +35,12 @@ class SecretFinding(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["session", "seq", "path", "start", "kind"], name="unique_secret_finding"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["comment", "start", "kind"],
+                condition=models.Q(comment__isnull=False),
+                name="unique_comment_secret_finding",
+            ),
         ]
         indexes = [
             models.Index(
@@ -40,7 +51,8 @@ class SecretFinding(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind} in entry {self.entry_id or self.seq} of session {self.session_id}"
+        where = f"comment {self.comment_id}" if self.comment_id else f"entry {self.entry_id or self.seq}"
+        return f"{self.kind} in {where} of session {self.session_id}"
 
 
 class PendingScan(models.Model):

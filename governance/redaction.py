@@ -19,11 +19,13 @@ from django.utils import timezone
 from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
+from discussion.facade import Comment, rewrite_comment
+from documents.secrets import Finding, secret_spans
 from governance.domain.redaction import redact_line
-from governance.domain.scanning import Finding
 from governance.models import SecretFinding
-from governance.scanning import authorize_findings
+from governance.scanning import COMMENT_PATH, authorize_findings
 from governance.verbs import Action
+from pitree.redacted import MARKER_PREFIX, marker
 from pitree.searchable import search_text
 from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes
 
@@ -53,12 +55,18 @@ def redact_findings(
         if not todo:
             return []
         by_seq: dict[int, list[SecretFinding]] = defaultdict(list)
+        by_comment: dict[int, list[SecretFinding]] = defaultdict(list)
         for finding in todo:
-            by_seq[finding.seq].append(finding)
+            if finding.comment_id is not None:
+                by_comment[finding.comment_id].append(finding)
+            elif finding.seq is not None:
+                by_seq[finding.seq].append(finding)
         grown = 0
         replaced: list[tuple[str, str]] = []
         for seq, findings in sorted(by_seq.items()):
             grown += _redact_entry(locked, seq, findings, replaced)
+        for comment_id, findings in sorted(by_comment.items()):
+            _redact_comment(comment_id, findings)
         # The name is copied out of a session_info line when stored: it loses the secret too.
         name = locked.name
         for secret, mark in replaced:
@@ -75,9 +83,13 @@ def redact_findings(
             session=locked,
             findings=len(todo),
             kinds=sorted({f.kind for f in todo}),
-            entries=sorted({f.entry_id or str(f.seq) for f in todo}),
+            entries=sorted({f.entry_id or str(f.seq) for f in todo if f.comment_id is None}),
+            comments=sorted(by_comment),
         )
-        transaction.on_commit(partial(realtime.broadcast, locked.pk, "entries_redacted", seqs=sorted(by_seq)))
+        if by_seq:
+            transaction.on_commit(
+                partial(realtime.broadcast, locked.pk, "entries_redacted", seqs=sorted(by_seq))
+            )
     for finding in todo:
         finding.redacted_at, finding.redacted_by = now, user
     return todo
@@ -111,3 +123,37 @@ def _redact_entry(
                 session=session, seq=seq, path=path, start__gt=start, redacted_at__isnull=True
             ).exclude(pk__in=done).update(start=F("start") + delta, end=F("end") + delta)
     return line_bytes(result.raw) - line_bytes(row.raw)
+
+
+def _redact_comment(comment_id: int, findings: list[SecretFinding]) -> None:
+    """Rewrite one comment without the findings' secrets (its earlier texts lose theirs too)."""
+    comment = Comment.objects.select_for_update().filter(pk=comment_id).first()
+    if comment is None:
+        return
+    body = comment.body
+    for finding in sorted(findings, key=lambda f: -f.start):
+        secret = body[finding.start : finding.end]
+        if finding.end > len(body) or secret.startswith(MARKER_PREFIX):
+            continue  # the text changed since the scan: the rescan below finds what is left
+        body = body[: finding.start] + marker(finding.kind) + body[finding.end :]
+    rewrite_comment(comment_id, body)
+    # Findings not chosen moved with the text before them: they are found again where they now are.
+    done = {f.pk for f in findings}
+    stale = SecretFinding.objects.filter(comment_id=comment_id, redacted_at__isnull=True).exclude(pk__in=done)
+    stale.delete()
+    spans = [s for s in secret_spans(body) if not body[s[1] : s[2]].startswith(MARKER_PREFIX)]
+    SecretFinding.objects.bulk_create(
+        [
+            SecretFinding(
+                session_id=comment.session_id,
+                comment_id=comment_id,
+                entry_id=comment.entry_id,
+                kind=kind,
+                path=COMMENT_PATH,
+                start=start,
+                end=end,
+            )
+            for kind, start, end in spans
+        ],
+        ignore_conflicts=True,
+    )

@@ -16,14 +16,16 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, F
 from django.utils import timezone
 
 from core.actors import Actor, user_of
 from core.tasks import enqueue
-from governance.domain.scanning import scan_value
+from discussion.facade import Comment
+from documents.secrets import scan_value, secret_spans
 from governance.models import PendingScan, SecretFinding
 from pitree.jsjson import parse_json
+from pitree.redacted import MARKER_PREFIX
 from sessions_app.facade import ChatSession, Entry, access
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "list_findings",
     "run_pending_scan",
     "scan_after_commit",
+    "scan_comment",
     "scan_range",
     "scan_session_now",
     "sweep_pending_scans",
@@ -43,6 +46,8 @@ log = logging.getLogger(__name__)
 INLINE_ENTRIES = 1000
 INLINE_BYTES = 256 * 1024
 BATCH = 2000
+# Where a comment's finding sits: its body, the one string it has.
+COMMENT_PATH = "/body"
 
 Line = tuple[int, str | None, str]  # seq, entry id, stored line
 
@@ -145,6 +150,39 @@ def _findings(session_id: int, lines: Iterable[Line]) -> Iterator[SecretFinding]
             )
 
 
+def scan_comment(sender: Any, *, comment_id: int, **kwargs: Any) -> None:
+    """Scan a comment just posted or edited: its open findings become those of its new text.
+
+    Runs after the comment committed; a failure is logged and costs only the findings (the email masks
+    secrets on its own).
+    """
+    try:
+        comment = Comment.objects.filter(pk=comment_id, deleted_at__isnull=True).first()
+        if comment is None:
+            return
+        spans = secret_spans(comment.body)
+        with transaction.atomic():
+            SecretFinding.objects.filter(comment=comment, redacted_at__isnull=True).delete()
+            SecretFinding.objects.bulk_create(
+                [
+                    SecretFinding(
+                        session_id=comment.session_id,
+                        comment=comment,
+                        entry_id=comment.entry_id,
+                        kind=kind,
+                        path=COMMENT_PATH,
+                        start=start,
+                        end=end,
+                    )
+                    for kind, start, end in spans
+                    if not comment.body[start:end].startswith(MARKER_PREFIX)
+                ],
+                ignore_conflicts=True,
+            )
+    except Exception:
+        log.exception("the secret scan of comment %s failed", comment_id)
+
+
 def authorize_findings(actor: Actor, session: ChatSession) -> None:
     """Refuse anyone but the session's owner and staff: findings say where secrets are."""
     user = user_of(actor)
@@ -157,7 +195,8 @@ def list_findings(*, actor: Actor, session: ChatSession) -> list[SecretFinding]:
     """Return the session's findings in entry order (the owner and staff only)."""
     authorize_findings(actor, session)
     found = SecretFinding.objects.filter(session=session).select_related("redacted_by")
-    return list(found.order_by("seq", "path", "start"))
+    # Entries' findings in append order, then the comments' (no seq) in the order they were written.
+    return list(found.order_by(F("seq").asc(nulls_last=True), "comment_id", "path", "start"))
 
 
 def open_counts(*, owner: Any) -> list[tuple[int, int]]:

@@ -308,6 +308,8 @@ CELERY_BEAT_SCHEDULE = {
         if PIWEB_RETENTION_EVERY_SECONDS > 0
         else config.daily_at(PIWEB_RETENTION_AT, "PIWEB_RETENTION_AT"),
     },
+    # Notification emails whose task was lost or fell due while a batch was waiting.
+    "discussion-email-sweep": {"task": "discussion.send_due_emails", "schedule": timedelta(minutes=1)},
     # Bulk secret scans whose task was lost (the broker away when an import committed).
     "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
 }
@@ -412,5 +414,9 @@ _SMTP_OPTIONS = {
 }
 MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _SMTP_OPTIONS}}
 DEFAULT_FROM_EMAIL = ENV.get("DEFAULT_FROM_EMAIL", "piweb <piweb@localhost>")
+# One person's comments (posts and edits) per window: 40 mentions in 5 s must not become 40 emails.
+PIWEB_COMMENT_RATE = ENV.get("PIWEB_COMMENT_RATE", "12/min")
+# A recipient gets at most one notification email per this many seconds; what arrives meanwhile is batched.
+PIWEB_MAIL_BATCH_SECONDS = int(ENV.get("PIWEB_MAIL_BATCH_SECONDS", "120"))
 # The address people open piweb at, for links in emails.
 PIWEB_BASE_URL = ENV.get("PIWEB_BASE_URL", "http://localhost:8000")

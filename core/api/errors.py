@@ -16,7 +16,15 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from core.errors import AccessDenied, Forbidden, InvalidSharing, NotSignedIn, NotVisible, TeamConflict
+from core.errors import (
+    AccessDenied,
+    Forbidden,
+    InvalidSharing,
+    NotSignedIn,
+    NotVisible,
+    TeamConflict,
+    TooFrequent,
+)
 
 __all__ = ["ACCESS_ERRORS", "PayloadTooLarge", "api_exception_handler", "error_response", "register_error"]
 
@@ -83,6 +91,10 @@ def _handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         exc = exceptions.ValidationError({exc.field: [exc.message]})
     if isinstance(exc, TeamConflict):
         return error_response(str(exc), status.HTTP_409_CONFLICT)
+    if isinstance(exc, TooFrequent):
+        answer = error_response(exc.message, status.HTTP_429_TOO_MANY_REQUESTS, retryAfter=exc.retry_after)
+        answer["Retry-After"] = str(exc.retry_after)
+        return answer
     for kind, status_code, extra, message in _REGISTERED:
         if isinstance(exc, kind):
             return error_response(message(exc), status_code, **(extra(exc) if extra else {}))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from governance.domain.scanning import Finding
+from documents.secrets import Finding
 from pitree.jsjson import js_stringify, parse_json
 from pitree.redacted import MARKER_PREFIX, marker
 

@@ -118,7 +118,10 @@ def test_every_page_comes_with_the_unread_count(crew: Crew, client: Any) -> None
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("eager_tasks")
 @pytest.mark.parametrize(("choice", "emails"), [("all", 2), ("mentions", 1), ("none", 0)])
-def test_each_user_chooses_which_notifications_come_by_email(crew: Crew, choice: str, emails: int) -> None:
+def test_each_user_chooses_which_notifications_come_by_email(
+    crew: Crew, choice: str, emails: int, settings: Any
+) -> None:
+    settings.PIWEB_MAIL_BATCH_SECONDS = 0  # each line its own email: the choice alone decides
     crew.client(crew.editor).put("/api/inbox/settings/", {"email": choice}, format="json")
     root = post(crew, crew.editor, entryId="a2", body="a question").json()
     post(crew, crew.owner, entryId="a2", body="@eddie see this", parentId=root["id"])  # mention

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from documents.secrets import scan_value
 from governance.domain.redaction import redact_line
-from governance.domain.scanning import scan_value
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 

@@ -38,7 +38,9 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-__all__ = ["PRIVATE_KEY", "Finding", "kind_of", "scan_value", "secret_spans"]
+from pitree.redacted import marker
+
+__all__ = ["PRIVATE_KEY", "Finding", "kind_of", "masked", "scan_value", "secret_spans"]
 
 DETECTORS: tuple[type[RegexBasedDetector], ...] = (
     ArtifactoryDetector,
@@ -174,3 +176,10 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
+
+
+def masked(text: str) -> str:
+    """Return ``text`` with every secret in it replaced by its marker (``[REDACTED:<kind>]``)."""
+    for kind, start, end in sorted(secret_spans(text), key=lambda span: -span[1]):
+        text = text[:start] + marker(kind) + text[end:]
+    return text
