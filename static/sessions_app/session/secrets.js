@@ -16,7 +16,8 @@ export async function initSecrets(treeView) {
 async function refresh() {
   const { body } = await api("GET", `${base}/secrets/`);
   const open = body.findings.filter((f) => !f.redacted);
-  tree.secretIds = new Set(open.map((f) => f.entryId).filter(Boolean));
+  // A comment's secret is in the comment, not in the entry it is on: the entry's mark stays off.
+  tree.secretIds = new Set(open.filter((f) => !f.commentId).map((f) => f.entryId).filter(Boolean));
   tree.render();
   const button = $("secrets-button");
   button.hidden = open.length === 0;
@@ -27,7 +28,7 @@ async function refresh() {
       el(
         "li",
         { dataset: { findingId: String(finding.id) } },
-        el("button", { type: "button", class: "link", text: finding.entryId || `line ${finding.seq}`, onclick: () => show(finding.entryId) }),
+        el("button", { type: "button", class: "link", text: finding.commentId ? `comment on ${finding.entryId}` : finding.entryId || `line ${finding.seq}`, onclick: () => show(finding.entryId) }),
         el("span", { class: "tag", text: finding.kind }),
         el("span", { class: "mono muted small", text: ` ${finding.path} @ ${finding.start}–${finding.end} ` }),
         el("button", { type: "button", class: "danger small", text: "Redact", onclick: () => redact({ findingIds: [finding.id] }) }),
