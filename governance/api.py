@@ -19,6 +19,8 @@ from sessions_app.facade import ChatSession, access
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 MAX_IDS = 10_000
+# A prompt is checked as a whole; the detectors take about half a second a megabyte at worst.
+MAX_CHECK_CHARS = 1_000_000
 
 
 class FindingSerializer(serializers.Serializer[Any]):
@@ -142,6 +144,36 @@ class SessionRedactView(APIView):
             actor=request.user, session=session, finding_ids=None if data.get("all") else data["findingIds"]
         )
         return Response({"redacted": len(done), "findings": [finding_body(f) for f in done]})
+
+
+class CheckTextSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_CHECK_CHARS)
+
+
+class TextSecretSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField()
+    start = serializers.IntegerField(help_text="Character offset of the secret in the text")
+    end = serializers.IntegerField()
+    marker = serializers.CharField(help_text="What the secret would be replaced by")
+
+
+class CheckTextResultSerializer(serializers.Serializer[Any]):
+    secrets = TextSecretSerializer(many=True)
+
+
+class CheckTextView(APIView):
+    parser_classes = [LimitedJSONParser]
+
+    @extend_schema(
+        request=CheckTextSerializer, responses={200: CheckTextResultSerializer, 400: ERROR, 401: ERROR}
+    )
+    def post(self, request: Request) -> Response:
+        """Say which secrets a text holds (kind and place) before it leaves: a prompt for the provider."""
+        data = parse(CheckTextSerializer, request.data)
+        found = scanning.secrets_in(actor=request.user, text=data["text"])
+        return Response(
+            {"secrets": [{"kind": k, "start": s, "end": e, "marker": marker(k)} for k, s, e in found]}
+        )
 
 
 class SecretsSummaryView(APIView):

@@ -13,12 +13,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from core import realtime
 from core.actors import Actor, user_of
 from core.tasks import enqueue
 from discussion.facade import Comment
@@ -36,6 +38,7 @@ __all__ = [
     "scan_comment",
     "scan_range",
     "scan_session_now",
+    "secrets_in",
     "sweep_pending_scans",
 ]
 
@@ -46,6 +49,7 @@ log = logging.getLogger(__name__)
 INLINE_ENTRIES = 1000
 INLINE_BYTES = 256 * 1024
 BATCH = 2000
+SECRETS_FOUND = "secrets_found"
 # Where a comment's finding sits: its body, the one string it has.
 COMMENT_PATH = "/body"
 
@@ -129,7 +133,14 @@ def _store(session_id: int, lines: Iterable[Line]) -> int:
     if findings:
         with transaction.atomic():
             SecretFinding.objects.bulk_create(findings, ignore_conflicts=True)
+            transaction.on_commit(partial(_announce_found, session_id))
     return len(findings)
+
+
+def _announce_found(session_id: int) -> None:
+    """Tell the session's pages that findings were recorded; the owner's page lists them again. The
+    event says nothing of where or what."""
+    realtime.broadcast(session_id, SECRETS_FOUND)
 
 
 def _findings(session_id: int, lines: Iterable[Line]) -> Iterator[SecretFinding]:
@@ -163,6 +174,8 @@ def scan_comment(sender: Any, *, comment_id: int, **kwargs: Any) -> None:
         spans = secret_spans(comment.body)
         with transaction.atomic():
             SecretFinding.objects.filter(comment=comment, redacted_at__isnull=True).delete()
+            if spans:
+                transaction.on_commit(partial(_announce_found, comment.session_id))
             SecretFinding.objects.bulk_create(
                 [
                     SecretFinding(
@@ -181,6 +194,13 @@ def scan_comment(sender: Any, *, comment_id: int, **kwargs: Any) -> None:
             )
     except Exception:
         log.exception("the secret scan of comment %s failed", comment_id)
+
+
+def secrets_in(*, actor: Actor, text: str) -> list[tuple[str, int, int]]:
+    """Return (kind, start, end) of each secret in ``text``, for a signed-in user about to send it."""
+    if user_of(actor) is None:
+        raise access.NotSignedIn()
+    return secret_spans(text)
 
 
 def authorize_findings(actor: Actor, session: ChatSession) -> None:

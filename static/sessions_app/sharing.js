@@ -76,10 +76,42 @@ export function initSharing(sessionId) {
     /** @type {HTMLInputElement} */ (newLink.querySelector("input")).select();
   }
 
+  // Before anything is shared: the secrets it would show, and the way to take them out first.
+  const secretsNote = byId("share-secrets");
+  async function warnOfSecrets() {
+    const { body } = await api("GET", `${base}/secrets/`);
+    const open = body.findings.filter((f) => !f.redacted);
+    clear(secretsNote);
+    secretsNote.hidden = open.length === 0;
+    if (!open.length) return;
+    const kinds = [...new Set(open.map((f) => f.kind))].join(", ");
+    const redact = el("button", { type: "button", id: "share-redact-first", class: "danger", text: "Redact them first" });
+    redact.addEventListener("click", async () => {
+      redact.disabled = true;
+      try {
+        await api("POST", `${base}/secrets/redact/`, { all: true });
+        await warnOfSecrets();
+        document.dispatchEvent(new CustomEvent("piweb:secrets"));
+      } catch (error) {
+        fail(error);
+      } finally {
+        redact.disabled = false;
+      }
+    });
+    const what = open.length === 1 ? "1 secret that is not redacted" : `${open.length} secrets that are not redacted`;
+    secretsNote.append(
+      el("p", { text: `This session holds ${what} (${kinds}). Anyone with a link to it, and every member of a team you share it with, would read them as they are.` }),
+      el("div", {}, redact),
+    );
+  }
+
   byId("sharing-button").addEventListener("click", () => {
     clear(newLink);
     newLink.hidden = true;
     refresh().catch(fail);
+    warnOfSecrets().catch(() => {
+      secretsNote.hidden = true; // a teammate's page or a failed read: no claim either way
+    });
     ask(dialog);
   });
 

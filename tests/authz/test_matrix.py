@@ -169,6 +169,14 @@ ROWS = [
     ),
     # Secrets found in a session and a link's opens: the owner only (teammates and link holders never).
     Row("api/secrets/", "GET", lambda w: "/api/secrets/", "200 200 200 403 200 403"),
+    # Checking a text about to be sent: anyone signed in, about their own text; link holders are not.
+    Row(
+        "api/secrets/check/",
+        "POST",
+        lambda w: "/api/secrets/check/",
+        "200 200 200 403 200 403",
+        {"text": "nothing secret"},
+    ),
     Row("api/sessions/<int:pk>/secrets/", "GET", s("secrets/"), "200 403 403 403 404 403"),
     Row(
         "api/sessions/<int:pk>/secrets/redact/",

@@ -361,3 +361,21 @@ def test_a_huge_appended_line_is_scanned_by_a_worker_not_in_the_request(world: W
     assert sweep_pending_scans(older_than=timedelta(0)) == 1
     kinds = [f["kind"] for f in findings(world)["findings"]]
     assert kinds.count("aws-access-key") == 2
+
+
+def test_a_text_about_to_be_sent_is_checked_for_secrets(world: World) -> None:
+    answer = world.client(world.stranger).post(
+        "/api/secrets/check/", {"text": f"use {AWS_KEY} and {GITHUB_TOKEN}"}, format="json"
+    )
+    assert answer.status_code == 200
+    found = answer.json()["secrets"]
+    assert [(s["kind"], s["marker"]) for s in found] == [
+        ("aws-access-key", "[REDACTED:aws-access-key]"),
+        ("github-token", "[REDACTED:github-token]"),
+    ]
+    text = f"use {AWS_KEY} and {GITHUB_TOKEN}"
+    assert text[found[0]["start"] : found[0]["end"]] == AWS_KEY
+    assert world.client(world.stranger).post(
+        "/api/secrets/check/", {"text": "nothing here"}, format="json"
+    ).json() == {"secrets": []}
+    assert APIClient().post("/api/secrets/check/", {"text": AWS_KEY}, format="json").status_code in (401, 403)

@@ -4,6 +4,7 @@
 // pasted), shown as thumbnails until sent.
 import { api, clear, el } from "../api.js";
 import { imageBlock, pictureProblem } from "../attachments.js";
+import { confirmAction } from "../dialogs.js";
 import { $, cfg, showError } from "./page.js";
 import { runActive, runStarted } from "./steering.js";
 
@@ -100,6 +101,10 @@ export function initComposer() {
     }
     if (!text || !cfg.runsUrl || send.disabled) return;
     send.disabled = true;
+    if (!(await secretsCleared(text))) {
+      send.disabled = runActive();
+      return;
+    }
     $("composer-note").textContent = "Sending…";
     try {
       // A run continues from the session's leaf; "Continue here" on a node moves the leaf first.
@@ -120,5 +125,23 @@ export function initComposer() {
     } finally {
       send.disabled = runActive(); // Send comes back when the run ends (steering.js)
     }
+  });
+}
+
+// A prompt leaves for the provider as it is: say so before a secret goes with it. Unreachable check: send.
+/** @param {string} text */
+async function secretsCleared(text) {
+  let found = [];
+  try {
+    found = (await api("POST", "/api/secrets/check/", { text })).body.secrets;
+  } catch {
+    return true;
+  }
+  if (!found.length) return true;
+  const kinds = [...new Set(found.map((/** @type {{kind: string}} */ s) => s.kind))].join(", ");
+  return confirmAction({
+    title: found.length === 1 ? "This prompt holds a secret" : `This prompt holds ${found.length} secrets`,
+    text: `It looks like ${kinds}. The provider receives the prompt as it is, and the session keeps it. Send it anyway?`,
+    confirm: "Send anyway",
   });
 }

@@ -116,6 +116,10 @@ export function initLive() {
         case "compaction_start":
           showOperation("Compacting…");
           return;
+        case "secrets_found":
+          // The scanner recorded findings: the owner's list and the tree's marks are read again.
+          document.dispatchEvent(new CustomEvent("piweb:secrets"));
+          return;
         case "entries_redacted":
           // Lines this page may hold were rewritten on the server; what is drawn is the old text.
           showError("Secrets were redacted from this session: reload the page to see the redacted text.");

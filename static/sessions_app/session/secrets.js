@@ -10,6 +10,7 @@ export async function initSecrets(treeView) {
   tree = treeView;
   $("secrets-button").addEventListener("click", () => (/** @type {HTMLDialogElement} */ ($("secrets-dialog"))).showModal());
   $("secrets-redact-all").addEventListener("click", () => redact({ all: true }));
+  document.addEventListener("piweb:secrets", () => refresh().catch(() => {}));
   await refresh();
 }
 
