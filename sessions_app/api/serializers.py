@@ -167,6 +167,9 @@ class ImportResultSerializer(serializers.Serializer[Any]):
     session = SessionSerializer()
     created = serializers.BooleanField()
     appended = serializers.IntegerField()
+    serverOnly = serializers.IntegerField(
+        help_text="Entries of the stored session this file does not have (it grew in piweb since)"
+    )
     skippedLines = SkippedLineSerializer(many=True, help_text="The first skipped lines, by line number")
     skippedCount = serializers.IntegerField(help_text="All skipped lines, listed or not")
     migrated = serializers.BooleanField()

@@ -545,6 +545,7 @@ class ImportView(SessionAPIView):
             "session": SessionSerializer(result.session).data,
             "created": result.created,
             "appended": result.appended,
+            "serverOnly": result.server_only,
             **skipped_payload(result.skipped),
             "migrated": result.migrated,
         }

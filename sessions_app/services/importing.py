@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import itertools
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,8 @@ class ImportResult:
     appended: int
     skipped: SkipReport = field(default_factory=SkipReport)
     migrated: bool = False
+    # Entries the stored session holds that the file does not (it grew on the server since).
+    server_only: int = 0
 
 
 def import_jsonl(
@@ -97,8 +101,8 @@ def import_stream(
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
-            appended = _import_into_existing(existing, (raw for raw, _, _ in lines), author)
-            result = ImportResult(existing, False, appended, loaded.skipped, loaded.migrated)
+            appended, ahead = _import_into_existing(existing, (raw for raw, _, _ in lines), author)
+            result = ImportResult(existing, False, appended, loaded.skipped, loaded.migrated, ahead)
         else:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
@@ -115,6 +119,7 @@ def import_stream(
             session=result.session,
             created=result.created,
             appended=result.appended,
+            serverOnly=result.server_only or None,
         )
     refresh_statistics(result.appended)
     return result
@@ -239,30 +244,96 @@ def _read(stream: IO[bytes]) -> Read:
     return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums
 
 
-def _import_into_existing(session: ChatSession, raws: Iterator[str], author: Author) -> int:
-    """Append the lines beyond what is stored when the stored lines are a prefix of the file.
+def _import_into_existing(session: ChatSession, raws: Iterator[str], author: Author) -> tuple[int, int]:
+    """Append the file's entries the session does not hold; return (appended, held only by the server).
 
-    File and stored lines are compared as they stream, a batch of stored rows at a time: only the new
-    lines are ever held together (a re-import of a 100k-entry file held both copies, 458 MB).
+    The usual case streams: the stored lines are a prefix of the file (the file grew in Pi), compared
+    a batch of stored rows at a time, so only the new lines are ever held together (a re-import of a
+    100k-entry file held both copies, 458 MB). When the session grew on the server too (a run, a
+    branch), the two are one append-only tree: entries are matched by id, those the file alone has are
+    appended in its order, and an id whose line differs (other than by a redaction) refuses the file.
     """
     stored_rows = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
     stored = 0
+    pending: str | None = None
     for old in stored_rows.iterator(chunk_size=STREAM_ROWS):
         # Sessions imported before lines that are not objects were skipped may still hold some.
         if not is_object_line(old):
             continue
         line = next(raws, None)
-        if line != old and (line is None or not is_redaction_of(old, line)):
-            raise InvalidSessionFile(
-                f"a different session with id {session.pi_id!r} is already stored "
-                "(its entries differ from this file)"
-            )
+        if line is None:
+            # The file ends where the session goes on: the server holds what came after it.
+            return 0, _object_lines(session) - stored
+        if line != old and not is_redaction_of(old, line):
+            pending = line
+            break
         stored += 1
+    if pending is not None:
+        return _merge_by_id(session, itertools.chain([pending], raws), author, matched=stored)
     new_raws = list(raws)
     if not new_raws:
-        return 0
+        return 0, 0
     new_entries = [entry_from_value(0, parse_json(raw)) for raw in new_raws]
     entry_store().append_lines(
         session, new_entries, new_raws, where=lambda i: f"entry {stored + i + 1}", author=author
     )
-    return len(new_raws)
+    return len(new_raws), 0
+
+
+def _object_lines(session: ChatSession) -> int:
+    return sum(
+        1
+        for raw in Entry.objects.filter(session=session).values_list("raw", flat=True).iterator(STREAM_ROWS)
+        if is_object_line(raw)
+    )
+
+
+def _digest(raw: str) -> bytes:
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _merge_by_id(
+    session: ChatSession, raws: Iterator[str], author: Author, *, matched: int
+) -> tuple[int, int]:
+    """Append the file's entries whose ids the session lacks, after checking the shared ones agree.
+
+    ``matched``: how many of the file's first lines were already found equal to the stored ones.
+    """
+    # A digest per stored entry, not its line: the memory stays small for a large session.
+    held = {
+        entry_id: _digest(raw)
+        for entry_id, raw in Entry.objects.filter(session=session, entry_id__isnull=False)
+        .values_list("entry_id", "raw")
+        .iterator(STREAM_ROWS)
+    }
+    new_raws: list[str] = []
+    shared = matched
+    for raw in raws:
+        value = parse_json(raw)
+        entry_id = value.get("id") if isinstance(value, dict) else None
+        if not isinstance(entry_id, str):
+            raise InvalidSessionFile(
+                f"a different session with id {session.pi_id!r} is already stored "
+                "(its entries differ from this file)"
+            )
+        digest = held.get(entry_id)
+        if digest is None:
+            new_raws.append(raw)
+            continue
+        if digest != _digest(raw):
+            old = (
+                Entry.objects.filter(session=session, entry_id=entry_id).values_list("raw", flat=True).first()
+            )
+            if old is None or not is_redaction_of(old, raw):
+                raise InvalidSessionFile(
+                    f"a different session with id {session.pi_id!r} is already stored: its entry "
+                    f"{entry_id!r} differs from this file's, and one id cannot hold both"
+                )
+        shared += 1
+    server_only = len(held) - shared
+    if new_raws:
+        new_entries = [entry_from_value(0, parse_json(raw)) for raw in new_raws]
+        entry_store().append_lines(
+            session, new_entries, new_raws, where=lambda i: f"new entry {i + 1} of the file", author=author
+        )
+    return len(new_raws), server_only

@@ -41,11 +41,12 @@ function finish(item, state, phaseText, nodes) {
 function report(body) {
   const s = body.session;
   const title = s.name || s.piId;
+  const ahead = body.serverOnly ? ` piweb holds ${body.serverOnly} ${body.serverOnly === 1 ? "entry" : "entries"} this file does not have (added here since), and keeps them.` : "";
   const summary = body.created
     ? `Imported ${s.entryCount} entries.`
     : body.appended > 0
-      ? `Appended ${body.appended} new entries to the existing session.`
-      : "This session is already stored; nothing changed.";
+      ? `Appended ${body.appended} new ${body.appended === 1 ? "entry" : "entries"} to the existing session.${ahead}`
+      : `This session is already stored; nothing new in this file.${ahead}`;
   const nodes = [el("p", {}, el("strong", { text: summary }), " ", el("a", { href: `/sessions/${s.id}/`, class: "open-imported", text: `Open “${title}”` }))];
   if (body.migrated) nodes.push(el("p", { class: "muted", text: "The file was migrated from an older session format." }));
   // The server lists the first skipped lines and counts them all.

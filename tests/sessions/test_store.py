@@ -312,3 +312,41 @@ def test_appends_under_the_leaf_keep_segments_names_and_paths_right(user: Callab
         row = queries.find_entry(session, leaf)
         assert [by_seq[s] for s in queries.path_seqs(session, row)] == [e.id for e in tree.path(leaf)]
         assert row.depth == len(tree.path(leaf)) - 1
+
+
+def test_the_original_file_imported_again_after_the_session_grew_on_the_server(
+    user: Callable[..., Any],
+) -> None:
+    owner = user()
+    lines = [_line("u1", None, "one"), _line("a1", "u1", "two")]
+    services.import_jsonl(actor=owner, data=_session_file("grew", lines))
+    session = ChatSession.objects.get(owner=owner)
+    services.append_entries(
+        actor=owner, session=session, entries=[json.loads(_line("u2", "a1", "asked in piweb"))]
+    )
+
+    again = services.import_jsonl(actor=owner, data=_session_file("grew", lines))
+    assert (again.created, again.appended, again.server_only) == (False, 0, 1)
+
+    # Meanwhile Pi went on from the same point: both continuations are kept, as branches of one tree.
+    in_pi = services.import_jsonl(
+        actor=owner, data=_session_file("grew", [*lines, _line("u3", "a1", "asked in Pi")])
+    )
+    assert (in_pi.appended, in_pi.server_only) == (1, 1)
+    stored = list(session.entries.order_by("seq").values_list("entry_id", "parent_id"))
+    assert stored == [("u1", None), ("a1", "u1"), ("u2", "a1"), ("u3", "a1")]
+    assert Entry.objects.filter(session=session).count() == 4
+
+
+def test_a_file_whose_shared_entry_was_changed_is_refused_whatever_else_it_adds(
+    user: Callable[..., Any],
+) -> None:
+    owner = user()
+    lines = [_line("u1", None, "one"), _line("a1", "u1", "two")]
+    services.import_jsonl(actor=owner, data=_session_file("edit", lines))
+    session = ChatSession.objects.get(owner=owner)
+    services.append_entries(actor=owner, session=session, entries=[json.loads(_line("u2", "a1", "more"))])
+    tampered = [lines[0], _line("a1", "u1", "rewritten"), _line("u9", "a1", "new")]
+    with pytest.raises(services.InvalidSessionFile, match="entry 'a1'"):
+        services.import_jsonl(actor=owner, data=_session_file("edit", tampered))
+    assert Entry.objects.filter(session=session).count() == 3
