@@ -172,9 +172,8 @@ class ActionLogAdmin(admin.ModelAdmin):
     def session_link(self, row: ActionLog) -> SafeString | str:
         if row.session is None or row.session.deleted_at is not None:
             return row.session_label or "—"  # a deleted session: its label, no link
-        return format_html(
-            '<a href="{}">{}</a>', _session_page(row.session.pk), row.session_label or row.session
-        )
+        # A live session is named as people know it now: its name, else its first prompt.
+        return format_html('<a href="{}">{}</a>', _session_page(row.session.pk), row.session.title)
 
 
 def _csv_row(row: ActionLog) -> list[Any]:

@@ -259,7 +259,7 @@ def _item(note: Notification) -> dict[str, Any]:
         "id": note.pk,
         "kind": note.kind,
         "sessionId": note.session_id,
-        "sessionName": note.session.name or note.session.pi_id,
+        "sessionName": note.session.title,
         "entryId": note.comment.entry_id,
         "commentId": note.comment_id,
         "threadId": note.comment.root_id,

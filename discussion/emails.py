@@ -116,7 +116,7 @@ def _link(note: Notification) -> str:
 
 
 def _title(note: Notification) -> str:
-    return note.session.name or note.session.pi_id
+    return note.session.title
 
 
 def _quoted(comment: Comment) -> str:

@@ -174,8 +174,15 @@ def _fence(text: str, lang: str) -> str:
 
 
 def _inline(text: str) -> str:
-    """One line of session text in a heading or list item: no line breaks, no raw markup."""
-    return " ".join(text.split()).replace("<", "&lt;").replace("`", "'")
+    """One line of session text in a heading or list item: no line breaks, no raw markup, no link (a title
+    may be a prompt cut short, whose link syntax no later pass could recognise)."""
+    flat = " ".join(text.split()).replace("<", "&lt;").replace("`", "'")
+    flat = flat.replace("[", "\\[").replace("]", "\\]")
+    return _SCRIPT_SCHEME.sub(lambda m: m.group(1) + "\\:", flat)
+
+
+# Shown as text, but kept from reading as a scheme anywhere the line is pasted.
+_SCRIPT_SCHEME = re.compile(r"\b(javascript|vbscript|data):", re.IGNORECASE)
 
 
 # Links to other schemes than the web's and mail's are dropped; raw HTML is shown as text.

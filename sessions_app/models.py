@@ -7,6 +7,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Left
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 
@@ -14,6 +16,7 @@ from pitree.attribution import Author
 from pitree.entries import Entry as DomainEntry
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
+from pitree.titles import TITLE_CHARS, title_of
 from sessions_app.fast_get import ByPk
 from teams.models import WRITER_ROLES
 
@@ -156,7 +159,43 @@ class ChatSession(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.name or self.pi_id
+        # Never a query: logs and admin rows name sessions by the thousand. ``title`` reads the prompt.
+        prompt = self.__dict__.get("first_prompt")
+        return title_of(self.name, prompt or "", self.pi_id)
+
+    @property
+    def title(self) -> str:
+        """The name, else the first prompt (one indexed read, kept on the instance), else the Pi id."""
+        if self.name.strip():
+            return self.name
+        prompt = self.__dict__.get("first_prompt")
+        if prompt is None and self.pk is not None:
+            prompt = (
+                Entry.objects.filter(session_id=self.pk, seq__lt=PROMPT_WITHIN, type="message", role="user")
+                .exclude(search_text="")
+                .order_by("seq")
+                .values_list(Left("search_text", PROMPT_CHARS), flat=True)
+                .first()
+            )
+            self.__dict__["first_prompt"] = prompt or ""
+        return title_of(self.name, prompt or "", self.pi_id)
+
+
+# Enough of a prompt to make a title of, however long the prompt (whitespace is folded after).
+PROMPT_CHARS = TITLE_CHARS * 4
+# The prompt is looked for among the first entries only: a session of tool output alone costs no more.
+PROMPT_WITHIN = 200
+
+
+def first_prompt(session: str = "pk") -> Subquery:
+    """Annotate a list of sessions (``session`` names the session's id) with their first prompt, so their
+    titles need no query each."""
+    return Subquery(
+        Entry.objects.filter(session_id=OuterRef(session), seq__lt=PROMPT_WITHIN, type="message", role="user")
+        .exclude(search_text="")
+        .order_by("seq")
+        .values(prompt=Left("search_text", PROMPT_CHARS))[:1]
+    )
 
 
 # The access check's read of one live session, compiled once (see ``fast_get``).

@@ -17,7 +17,7 @@ from pitree.entries import Entry as DomainEntry
 from pitree.projection import Projection, project, settings_from_anchors
 from pitree.tokens import TokenEstimate, estimate_projected_context_tokens
 from pitree.tree import SessionTree
-from sessions_app.models import ChatSession, Entry, Segment, SessionShare
+from sessions_app.models import ChatSession, Entry, Segment, SessionShare, first_prompt
 
 __all__ = [
     "ContextView",
@@ -299,6 +299,7 @@ def team_sessions(team: Any, words: str = "") -> list[SessionShare]:
     query = (
         SessionShare.objects.filter(team=team, session__deleted_at__isnull=True)
         .select_related("session", "session__owner")
+        .annotate(session_first_prompt=first_prompt("session_id"))
         .order_by("-session__updated_at", "-session_id")
     )
     for word in words.split():

@@ -18,7 +18,7 @@ from pitree.operations import FORK_MODES
 from pitree.searchable import marked, query_terms
 from providers.facade import available_models
 from sessions_app import access, link_scope, signals, text_search
-from sessions_app.models import ChatSession, ShareLink
+from sessions_app.models import ChatSession, ShareLink, first_prompt
 from teams.facade import Team
 
 PAGE_SIZE = 50
@@ -35,7 +35,7 @@ SCOPES = ("all", "mine", "shared")
 
 def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[ChatSession]:
     """Return the sessions ``user`` can read whose name, cwd or message text contains ``text``."""
-    query = ChatSession.objects.visible_to(user).select_related("owner")
+    query = ChatSession.objects.visible_to(user).select_related("owner").annotate(first_prompt=first_prompt())
     if scope == "mine":
         query = query.filter(owner=user)
     elif scope == "shared":

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from sessions_app import link_scope, text_search
 from sessions_app.api.views import ERRORS, LinkReadableView, SessionAPIView
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, first_prompt
 
 MAX_SESSIONS = 50  # sessions listed per search, most recently updated first
 HIT_PAGE = 200  # hits per page of one session's list, unless asked otherwise
@@ -38,6 +38,7 @@ class SearchHitSerializer(serializers.Serializer[Any]):
 class SearchSessionSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    title = serializers.CharField(help_text="The name, else the first prompt")
     cwd = serializers.CharField()
     updatedAt = serializers.DateTimeField()
     hits = SearchHitSerializer(many=True, help_text="Newest first")
@@ -78,7 +79,10 @@ class SearchView(SessionAPIView):
         listed = readable if probe is None else probe[:MAX_SESSIONS]
         found = text_search.search_entries(listed, text)
         sessions = {
-            s.pk: s for s in query.filter(pk__in=found.session_ids).only("pk", "name", "cwd", "updated_at")
+            s.pk: s
+            for s in query.filter(pk__in=found.session_ids)
+            .only("pk", "name", "pi_id", "cwd", "updated_at")
+            .annotate(first_prompt=first_prompt())
         }
         return Response(
             {
@@ -94,6 +98,7 @@ def _session(session: ChatSession, found: text_search.SearchResult, pk: int) -> 
     return {
         "id": session.pk,
         "name": session.name,
+        "title": session.title,
         "cwd": session.cwd,
         "updatedAt": serializers.DateTimeField().to_representation(session.updated_at),
         "hits": [

@@ -83,6 +83,17 @@ class SessionSerializer(serializers.ModelSerializer[ChatSession]):
         return obj.forked_by.get_username() if obj.forked_by is not None else None
 
 
+class SessionListItemSerializer(SessionSerializer):
+    """A session as lists show it: with the title people know it by (the list's query reads the prompt)."""
+
+    title = serializers.CharField(
+        read_only=True, help_text="The name; without one the first prompt, as Pi's session picker shows it"
+    )
+
+    class Meta(SessionSerializer.Meta):
+        fields = [*SessionSerializer.Meta.fields, "title"]
+
+
 _DATETIME = serializers.DateTimeField()
 
 
@@ -164,7 +175,7 @@ class SkippedLineSerializer(serializers.Serializer[Any]):
 
 
 class ImportResultSerializer(serializers.Serializer[Any]):
-    session = SessionSerializer()
+    session = SessionListItemSerializer()
     created = serializers.BooleanField()
     appended = serializers.IntegerField()
     serverOnly = serializers.IntegerField(

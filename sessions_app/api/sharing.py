@@ -147,9 +147,12 @@ class TeamSessionsQuery(serializers.Serializer[Any]):
 
 def team_session_payload(share: SessionShare) -> dict[str, Any]:
     session = share.session
+    # The list's query brought the first prompt along (``team_sessions``): no query per row.
+    session.__dict__.setdefault("first_prompt", getattr(share, "session_first_prompt", None))
     return {
         "id": session.pk,
         "name": session.name,
+        "title": session.title,
         "cwd": session.cwd,
         "sourceFilename": session.source_filename,
         "owner": session.owner.get_username(),

@@ -47,6 +47,7 @@ from sessions_app.api.serializers import (
     PathQuerySerializer,
     SessionCreateSerializer,
     SessionFilterSerializer,
+    SessionListItemSerializer,
     SessionRenameSerializer,
     SessionSerializer,
     TreeQuerySerializer,
@@ -57,7 +58,7 @@ from sessions_app.api.serializers import (
     skipped_payload,
 )
 from sessions_app.attribution import author_of
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, first_prompt
 from sessions_app.overview_cache import overview_json
 from sessions_app.state_cache import cached, state_key
 
@@ -94,11 +95,18 @@ class SessionAPIView(GenericAPIView[ChatSession]):
 class SessionListView(SessionAPIView):
     pagination_class = SessionPagination
 
-    @extend_schema(parameters=[SessionFilterSerializer], responses={200: SessionSerializer(many=True)})
+    @extend_schema(
+        parameters=[SessionFilterSerializer], responses={200: SessionListItemSerializer(many=True)}
+    )
     def get(self, request: Request) -> Response:
         """List my sessions, most recently updated first."""
         filters = self.valid(SessionFilterSerializer, request.query_params)
-        query = self.get_queryset().select_related("owner", "forked_by").order_by("-updated_at", "-pk")
+        query = (
+            self.get_queryset()
+            .select_related("owner", "forked_by")
+            .annotate(first_prompt=first_prompt())
+            .order_by("-updated_at", "-pk")
+        )
         lookups = {
             "name": "name__icontains",
             "cwd": "cwd",
@@ -109,7 +117,7 @@ class SessionListView(SessionAPIView):
         }
         query = query.filter(**{lookups[k]: v for k, v in filters.items()})
         page = self.paginate_queryset(query)
-        return self.get_paginated_response(SessionSerializer(page, many=True).data)
+        return self.get_paginated_response(SessionListItemSerializer(page, many=True).data)
 
     @extend_schema(request=SessionCreateSerializer, responses={201: SessionSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
@@ -542,7 +550,7 @@ class ImportView(SessionAPIView):
         finally:
             stream.close()
         body = {
-            "session": SessionSerializer(result.session).data,
+            "session": SessionListItemSerializer(result.session).data,
             "created": result.created,
             "appended": result.appended,
             "serverOnly": result.server_only,

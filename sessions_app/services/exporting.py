@@ -93,7 +93,7 @@ def export_document(
         raws = dict(query.values_list("seq", "raw"))
         rows = [raws[seq] for seq in tree_order(shape)]
     info = DocumentInfo(
-        title=session.name or session.pi_id,
+        title=session.title,
         session_id=session.pi_id,
         cwd=session.cwd,
         scope=scope,

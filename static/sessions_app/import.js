@@ -40,7 +40,7 @@ function finish(item, state, phaseText, nodes) {
 
 function report(body) {
   const s = body.session;
-  const title = s.name || s.piId;
+  const title = s.title || s.name || s.piId;
   const ahead = body.serverOnly ? ` piweb holds ${body.serverOnly} ${body.serverOnly === 1 ? "entry" : "entries"} this file does not have (added here since), and keeps them.` : "";
   const summary = body.created
     ? `Imported ${s.entryCount} entries.`

@@ -20,7 +20,7 @@ async function load() {
         el(
           "tr",
           { dataset: { session: String(session.id) } },
-          el("td", {}, el("a", { href: `/sessions/${session.id}/`, text: session.name || session.sourceFilename || `Session ${session.id}` })),
+          el("td", {}, el("a", { href: `/sessions/${session.id}/`, text: session.title || session.name || session.sourceFilename || `Session ${session.id}` })),
           el("td", { text: session.owner }),
           el("td", {}, el("code", { text: session.cwd })),
           el("td", { text: session.access === "editor" ? "edit" : "read" }),

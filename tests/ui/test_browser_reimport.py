@@ -1,4 +1,4 @@
-"""In Chromium: the Pi file imported again after the session grew in piweb is the same session, not a clash."""
+"""In Chromium: the Pi file imported again after the session grew in piweb is the same session."""
 
 from __future__ import annotations
 

@@ -103,7 +103,22 @@ export function showNotice(text) {
   }, 8000);
 }
 
+// The page was drawn with the name as of this sequence; a rename after it (here or by anyone) retitles it.
+let namedAt = typeof cfg.lastSeq === "number" ? cfg.lastSeq : -1;
+
 export function remember(record) {
   state.entries.set(record.id, record);
   if (record.seq > state.lastSeq) state.lastSeq = record.seq;
+  if (record.type === "session_info" && record.seq > namedAt) {
+    namedAt = record.seq;
+    const name = record.entry && typeof record.entry.name === "string" ? record.entry.name.trim() : "";
+    if (name) retitle(name);
+  }
+}
+
+/** @param {string} name */
+export function retitle(name) {
+  const title = document.getElementById("session-title");
+  if (title) title.textContent = name;
+  document.title = `${name} · piweb`;
 }
