@@ -361,6 +361,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": PIWEB_LOG_LEVEL},
     "loggers": {
         "django": {"handlers": ["console"], "level": ENV.get("DJANGO_LOG_LEVEL", "INFO"), "propagate": False},
+        # Never at DEBUG, whatever DJANGO_LOG_LEVEL says: a template's debug record dumps the page's whole
+        # context (tokens, addresses), and a query's carries its parameters (what people wrote, searched).
+        "django.template": {"level": "INFO"},
+        "django.db.backends": {"level": "INFO"},
         "piweb.access": {
             "handlers": ["access"],
             "level": "INFO" if PIWEB_ACCESS_LOG else "CRITICAL",
