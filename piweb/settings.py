@@ -69,6 +69,8 @@ if sys.argv[1:2] == ["runserver"]:
 MIDDLEWARE = [
     # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
     "core.proxies.ClientAddressMiddleware",
+    # Outside the rest: every answer, refusals included, carries the Content-Security-Policy.
+    "piweb.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the body or the session: oversized bodies and unusable query values stop here.
     "piweb.limits.RequestLimitsMiddleware",
