@@ -87,6 +87,8 @@ MIDDLEWARE = [
 
 # Prometheus metrics at /metrics (README "Operations"); counted by the first middleware.
 PIWEB_METRICS = config.env_flag(ENV, "PIWEB_METRICS", default=False)
+# Set, /metrics answers only a scraper sending "Authorization: Bearer <token>" (401 otherwise).
+PIWEB_METRICS_TOKEN = ENV.get("PIWEB_METRICS_TOKEN", "").strip()
 if PIWEB_METRICS:
     MIDDLEWARE.insert(0, "core.metrics.MetricsMiddleware")
 
