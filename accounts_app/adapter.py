@@ -65,14 +65,15 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
             _trust_matched_address(sociallogin)
             return
         # Not linked yet and not matched by a verified email: an account holding the address stays apart.
+        # The page names no account and no address: whoever signs in may not own the one they claimed.
         email = (sociallogin.user.email or "").strip()
         if email and get_user_model().objects.filter(email__iexact=email).exists():
             raise ImmediateHttpResponse(
                 refusal(
                     request,
-                    f"An account with the email {email} exists already, and the identity provider does "
-                    "not say that address is verified, so it was not linked. Ask the provider's "
-                    "administrator to verify it, or sign in with your password.",
+                    "This sign-in could not be completed: the identity provider does not say your email "
+                    "address is verified. Ask the provider's administrator to verify it, or sign in with "
+                    "your password.",
                     status=403,
                 )
             )

@@ -53,11 +53,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
     Only hashes are stored, so there is nothing to show or edit; tokens are made by their owners.
     """
 
-    list_display = ("token_key", "name", "user", "created", "expiry")
+    # The short id, as its owner's list shows it; the stored key is longer than any list needs.
+    list_display = ("token_id", "name", "user", "created", "expiry")
     search_fields = ("token_key", "name", "user__username")
     list_select_related = ("user",)
-    fields = ("token_key", "name", "user", "created", "expiry")
+    fields = ("token_id", "name", "user", "created", "expiry")
     readonly_fields = fields
+
+    @admin.display(description="token")
+    def token_id(self, obj: ApiToken) -> str:
+        return f"{obj.public_id}…"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -67,7 +72,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
         # Through the use case, so the revocation is in the action log under the staff member.
-        api_tokens.revoke_api_token(actor=request.user, user=obj.user, token_key=obj.token_key, as_staff=True)
+        api_tokens.revoke_api_token(actor=request.user, user=obj.user, token_id=obj.token_key, as_staff=True)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for token in queryset.select_related("user"):

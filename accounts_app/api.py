@@ -34,7 +34,7 @@ class TokenRequestSerializer(serializers.Serializer[Any]):
 
 def token_payload(token: ApiToken) -> dict[str, Any]:
     return {
-        "id": token.token_key,
+        "id": token.public_id,
         "name": token.name,
         "created": token.created.isoformat(),
         "expiry": token.expiry.isoformat() if token.expiry else None,
@@ -105,7 +105,7 @@ class TokenCreateSerializer(serializers.Serializer[Any]):
 class TokenListView(TokenAPIView):
     @extend_schema(responses={200: OpenApiResponse(description="My API tokens (never their text)")})
     def get(self, request: Request) -> Response:
-        """List my tokens: id (the token's first characters), name, creation and expiry."""
+        """List my tokens: id (the token's first 8 characters, never more), name, creation and expiry."""
         tokens = ApiToken.objects.filter(user=request.user).order_by("-created")
         return Response({"results": [token_payload(t) for t in tokens]})
 
@@ -130,5 +130,5 @@ class TokenDetailView(TokenAPIView):
     @extend_schema(responses={204: None, 404: OpenApiResponse(description='{"error": <message>}')})
     def delete(self, request: Request, token_id: str) -> Response:
         """Revoke one of my tokens at once."""
-        api_tokens.revoke_api_token(actor=request.user, user=request.user, token_key=token_id)
+        api_tokens.revoke_api_token(actor=request.user, user=request.user, token_id=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -18,24 +18,38 @@ def create_api_token(*, actor: Actor, user: Any, name: str = "") -> tuple[ApiTok
     """Create a token for ``user`` (themselves, or a command for them); return it and its text."""
     _authorize(actor, user)
     with transaction.atomic():
-        token, text = ApiToken.objects.create(user=user, name=name[:100])
+        while True:
+            token, text = ApiToken.objects.create(user=user, name=name[:100])
+            # The short id names one token of the user's: a new one sharing it (one chance in 2^32 per
+            # token they hold) is drawn again.
+            if not _mine(user, token.public_id).exclude(digest=token.digest).exists():
+                break
+            token.delete()
         record_action(
-            actor=actor, action=Action.TOKEN_CREATE, session=None, token=token.token_key, name=token.name
+            actor=actor, action=Action.TOKEN_CREATE, session=None, token=token.public_id, name=token.name
         )
     return token, text
 
 
-def revoke_api_token(*, actor: Actor, user: Any, token_key: str, as_staff: bool = False) -> None:
-    """Revoke one of ``user``'s tokens at once; NotVisible if they have none with that id.
+def revoke_api_token(*, actor: Actor, user: Any, token_id: str, as_staff: bool = False) -> None:
+    """Revoke one of ``user``'s tokens at once; NotVisible unless exactly one has that id.
 
-    ``as_staff``: a staff member with the admin's delete right revokes someone else's token.
+    ``token_id`` is the token's id as lists show it, or any longer start of the token (the admin's
+    ``token_key``). ``as_staff``: a staff member with the admin's delete right revokes someone else's.
     """
     _authorize(actor, user, as_staff=as_staff)
     with transaction.atomic():
-        deleted, _ = ApiToken.objects.filter(user=user, token_key=token_key).delete()
-        if not deleted:
-            raise access.NotVisible(f"Token not found: {token_key}")
-        record_action(actor=actor, action=Action.TOKEN_REVOKE, session=None, token=token_key)
+        matching = list(_mine(user, token_id)[:2]) if len(token_id) >= ApiToken.ID_CHARS else []
+        if len(matching) != 1:
+            raise access.NotVisible(f"Token not found: {token_id}")
+        (token,) = matching
+        token.delete()
+        record_action(actor=actor, action=Action.TOKEN_REVOKE, session=None, token=token.public_id)
+
+
+def _mine(user: Any, token_id: str) -> Any:
+    """``user``'s tokens whose text starts with ``token_id``."""
+    return ApiToken.objects.filter(user=user, token_key__startswith=token_id)
 
 
 def _authorize(actor: Actor, user: Any, *, as_staff: bool = False) -> None:

@@ -11,7 +11,7 @@ import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.views import LoginView
@@ -80,11 +80,6 @@ class SigninThrottle:
             cache.set(key, [*history, now], period)
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 class ThrottledLoginView(LoginView):
     """Django's login page, refusing with 429 once failed sign-ins pass either limit."""
 
@@ -95,8 +90,6 @@ class ThrottledLoginView(LoginView):
         # The provider's sign-in route (accounts_app) under the one provider id settings configure.
         context["sso_url"] = reverse("openid_connect_login", args=["sso"]) if oidc else None
         context["sso_name"] = oidc.name if oidc else ""
-        # The sign-in form's redirect goes on to the provider, which the page's form-action must allow.
-        context["sso_origin"] = _origin(oidc.issuer) if oidc else ""
         return context
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:

@@ -5,7 +5,8 @@
   same answers in ``piweb.servers``).
 - A body that has not arrived ``body_deadline`` seconds after its headers gets 408.
 - The access log (logger ``piweb.access``) names the client per ``PIWEB_TRUSTED_PROXIES`` and the path
-  with its secrets redacted; the servers' own access logs, which print raw paths, are turned off.
+  with its secrets redacted and its query reduced to its keys; the servers' own access logs, which print
+  raw paths, are turned off.
 - Each request and socket gets a request id (``piweb.json_logs``), answered as ``X-Request-ID`` and put
   on every log record written while it is handled; open sockets are counted for the metrics.
 
@@ -72,7 +73,8 @@ def error_body(path: str, status: int, message: str | None = None) -> tuple[byte
 
 
 def log_access(client: str, method: str, target: str, status: int | str, size: int, started: float) -> None:
-    """Write one access-log line; the target's secrets are redacted here (and again by the handler)."""
+    """Write one access-log line; the target's secrets and query values are dropped here (the handler's
+    filter redacts the line again)."""
     if not access_log.isEnabledFor(logging.INFO):
         return
     elapsed = (time.monotonic() - started) * 1000

@@ -5,6 +5,7 @@ Queue lengths and active runs are read at scrape time, so they are right whichev
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 from collections.abc import Iterator
@@ -115,9 +116,28 @@ class _Process(Collector):
         yield from REGISTRY.collect()
 
 
+def _authorized(request: HttpRequest) -> bool:
+    """Whether the request may read the metrics: always without PIWEB_METRICS_TOKEN, else only with it."""
+    expected = str(settings.PIWEB_METRICS_TOKEN or "")
+    if not expected:
+        return True
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    # Compared in constant time, so the answer's timing tells nothing of how much of a guess was right.
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected.encode())
+
+
 @require_safe
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Return the metrics in Prometheus' text format; "not found" unless PIWEB_METRICS is on."""
+    """Return the metrics in Prometheus' text format; "not found" unless PIWEB_METRICS is on, and 401
+    without the bearer token when PIWEB_METRICS_TOKEN is set."""
     if not settings.PIWEB_METRICS:
         raise Http404("Metrics are off (PIWEB_METRICS=1 turns them on)")
+    if not _authorized(request):
+        refused = HttpResponse(
+            "The metrics need the scrape token: Authorization: Bearer <PIWEB_METRICS_TOKEN>.\n",
+            status=401,
+            content_type="text/plain; charset=utf-8",
+        )
+        refused["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return refused
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)

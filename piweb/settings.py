@@ -69,6 +69,8 @@ if sys.argv[1:2] == ["runserver"]:
 MIDDLEWARE = [
     # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
     "core.proxies.ClientAddressMiddleware",
+    # Outside the rest: every answer, refusals included, carries the Content-Security-Policy.
+    "piweb.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the body or the session: oversized bodies and unusable query values stop here.
     "piweb.limits.RequestLimitsMiddleware",
@@ -85,6 +87,8 @@ MIDDLEWARE = [
 
 # Prometheus metrics at /metrics (README "Operations"); counted by the first middleware.
 PIWEB_METRICS = config.env_flag(ENV, "PIWEB_METRICS", default=False)
+# Set, /metrics answers only a scraper sending "Authorization: Bearer <token>" (401 otherwise).
+PIWEB_METRICS_TOKEN = ENV.get("PIWEB_METRICS_TOKEN", "").strip()
 if PIWEB_METRICS:
     MIDDLEWARE.insert(0, "core.metrics.MetricsMiddleware")
 
@@ -363,6 +367,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": PIWEB_LOG_LEVEL},
     "loggers": {
         "django": {"handlers": ["console"], "level": ENV.get("DJANGO_LOG_LEVEL", "INFO"), "propagate": False},
+        # Never at DEBUG, whatever DJANGO_LOG_LEVEL says: a template's debug record dumps the page's whole
+        # context (tokens, addresses), and a query's carries its parameters (what people wrote, searched).
+        "django.template": {"level": "INFO"},
+        "django.db.backends": {"level": "INFO"},
         "piweb.access": {
             "handlers": ["access"],
             "level": "INFO" if PIWEB_ACCESS_LOG else "CRITICAL",

@@ -2,9 +2,10 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from accounts_app.facade import ThrottledLoginView, admin_sign_in
+from piweb.csp import loosened
 from piweb.health import healthz, readyz
 from piweb.metrics_view import metrics_view
 
@@ -21,8 +22,22 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("accounts_app.page_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    # The documentation pages run only their own files (Swagger's start script is served apart), but
+    # style with <style> elements and Redoc runs a worker from a blob: (piweb.csp).
+    path(
+        "api/docs/",
+        loosened(SpectacularSwaggerSplitView.as_view(url_name="schema"), style_src=("'unsafe-inline'",)),
+        name="api-docs",
+    ),
+    path(
+        "api/redoc/",
+        loosened(
+            SpectacularRedocView.as_view(url_name="schema"),
+            style_src=("'unsafe-inline'",),
+            worker_src=("'self'", "blob:"),
+        ),
+        name="api-redoc",
+    ),
 ]
 
 urlpatterns += [

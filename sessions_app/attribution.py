@@ -29,7 +29,7 @@ def author_of(actor: Actor, *, token: Any = None, imported: bool = False) -> Aut
     if user is None:
         return Author(kind="link", name="link visitor", imported=imported)
     if token is not None and getattr(token, "user_id", None) == user.pk:
-        name = getattr(token, "name", "") or f"token {getattr(token, 'token_key', '')}"
+        name = getattr(token, "name", "") or f"token {getattr(token, 'public_id', '')}"
         return Author(kind="device", name=user.get_username(), user_id=user.pk, via=name, imported=imported)
     return Author(kind="user", name=user.get_username(), user_id=user.pk, imported=imported)
 

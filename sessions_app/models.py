@@ -395,8 +395,12 @@ class ApiToken(AbstractAuthToken):
     """An API token for one device or script: only its hash is stored, it expires, and it is revoked alone.
 
     The token text itself is shown once, when it is created (``POST /api/token/`` or
-    ``manage.py create_api_token``); ``token_key`` (its first 15 characters) names it in lists.
+    ``manage.py create_api_token``). ``token_key`` (its first 15 characters, which knox looks tokens up
+    by) stays in the table; lists, logs and authors name a token by ``public_id``, a shorter prefix.
     """
+
+    ID_CHARS = 8
+    """Hex characters of a token that name it in lists: 32 of its 256 bits, distinct among a user's tokens."""
 
     name = models.CharField(
         max_length=100, blank=True, default="", help_text="The device or script it is for"
@@ -406,7 +410,12 @@ class ApiToken(AbstractAuthToken):
         verbose_name = "API token"
 
     def __str__(self) -> str:
-        return f"{self.name or 'token'} {self.token_key}… of {self.user}"
+        return f"{self.name or 'token'} {self.public_id}… of {self.user}"
+
+    @property
+    def public_id(self) -> str:
+        """The token's name in lists and URLs: too short to help anyone guess the rest."""
+        return self.token_key[: self.ID_CHARS]
 
 
 class EntryAuthor(models.Model):

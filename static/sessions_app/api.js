@@ -13,7 +13,7 @@ export function getShareToken() {
 /**
  * @template {keyof HTMLElementTagNameMap} K
  * @param {K} tag
- * @param {Record<string, any> | null} [attrs] class, text, on<event>, dataset, or an attribute
+ * @param {Record<string, any> | null} [attrs] class, text, on<event>, dataset, style (properties), or an attribute
  * @param {...any} children nodes or text; null, undefined and false are left out
  * @returns {HTMLElementTagNameMap[K]}
  */
@@ -25,6 +25,8 @@ export function el(tag, attrs, ...children) {
     else if (key === "text") node.textContent = value;
     else if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
     else if (key === "dataset") Object.assign(node.dataset, value);
+    // Through the CSSOM: the pages' policy refuses style attributes (piweb.csp).
+    else if (key === "style") for (const [name, css] of Object.entries(value)) node.style.setProperty(name, String(css));
     else node.setAttribute(key, value === true ? "" : String(value));
   }
   append(node, children);

@@ -67,9 +67,10 @@ def test_switched_off_passwords_leave_only_the_provider(db: None, settings: Any,
     settings.PIWEB_PASSWORD_LOGIN = False
     settings.OIDC_SIGN_IN = read_config({**ENV, "PIWEB_OIDC_NAME": "Sign in with Example"})
     client = Client()
-    page = client.get("/accounts/login/").content.decode()
+    answer = client.get("/accounts/login/")
+    page = answer.content.decode()
     assert 'id="password-form"' not in page and "Sign in with Example" in page
-    assert "form-action 'self' https://id.example.com;" in page
+    assert "form-action 'self' https://id.example.com;" in answer["Content-Security-Policy"]
     refused = client.post("/accounts/login/", {"username": "alice", "password": "pw-alice-123"})
     assert refused.status_code == 403 and "Password sign-in is turned off" in refused.content.decode()
     assert "_auth_user_id" not in client.session

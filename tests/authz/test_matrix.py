@@ -36,7 +36,7 @@ PUBLIC = {
     "api/token/": "exchanges a username and password for a token",
     "healthz": "a probe: says only that the process is up",
     "readyz": "a probe: names the services that did not answer, nothing of any session",
-    "metrics": "counts by route pattern only; off unless PIWEB_METRICS=1, kept off the public network",
+    "metrics": "counts by route pattern only; off unless PIWEB_METRICS=1; PIWEB_METRICS_TOKEN: bearer token",
     "accounts/oidc/<str:provider_id>/login/": "starts a sign-in with the identity provider (POST, CSRF)",
     "accounts/oidc/<str:provider_id>/login/callback/": "guarded by the state of a sign-in started here",
 }

@@ -100,6 +100,28 @@ def test_probes_and_metrics_add_up_across_processes(tmp_path: Path, owner: Any, 
     assert f"/api/sessions/{stored.pk}/" not in text and token not in text
 
 
+def test_metrics_with_a_token_answer_only_the_scraper_that_sends_it(tmp_path: Path) -> None:
+    cache = PrivateRedis(tmp_path)
+    scrape_token = "scrape-" + "k3y" * 8
+    with running(cache):
+        env = server_env(cache.url, PIWEB_METRICS="1", PIWEB_METRICS_TOKEN=scrape_token)
+        server = AsgiServer(env, tmp_path)
+        with running(server):
+            url = f"{server.base_url}/metrics"
+            refused = [
+                httpx.get(url, timeout=10),
+                httpx.get(url, headers={"Authorization": "Bearer wrong"}, timeout=10),
+                httpx.get(url, headers={"Authorization": f"Bearer {scrape_token}x"}, timeout=10),
+                httpx.get(url, headers={"Authorization": f"Token {scrape_token}"}, timeout=10),
+            ]
+            scraped = httpx.get(url, headers={"Authorization": f"Bearer {scrape_token}"}, timeout=10)
+    for answer in refused:
+        assert answer.status_code == 401
+        assert answer.headers["www-authenticate"].startswith("Bearer")
+        assert "piweb_" not in answer.text
+    assert scraped.status_code == 200 and "piweb_http_requests_total" in scraped.text
+
+
 def test_readyz_names_redis_when_it_stops_answering_and_healthz_stays_up(tmp_path: Path) -> None:
     cache = PrivateRedis(tmp_path)
     with running(cache):
@@ -153,5 +175,5 @@ def test_json_logs_carry_the_request_id_and_no_secret(tmp_path: Path, owner: Any
     ]
     assert warnings and "[redacted]" in warnings[0]["message"]
     (probe,) = [r for r in access if r["request_id"] == generated]
-    assert probe["path"] == "/healthz?token=[redacted]"
+    assert probe["path"] == "/healthz?token"  # a query's keys, never its values
     assert secret not in log

@@ -39,6 +39,9 @@ def test_a_token_made_on_the_page_is_shown_once_and_revoked_there(
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
     expect(page.locator("#new-token")).to_be_hidden()
+    # The list names the token by 8 characters at most, in its text and in its markup.
+    expect(rows).to_contain_text(f"{token[:8]}…")
+    assert token[:9] not in page.content()
     page.get_by_role("button", name="Revoke").click()
     page.locator("dialog[open] button", has_text="Revoke").click()
     expect(page.locator("#token-rows tr")).to_have_count(0)

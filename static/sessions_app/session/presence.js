@@ -48,7 +48,7 @@ function avatar(person, small) {
     title,
     "aria-label": title,
     dataset: { person: person.name },
-    style: `--avatar-hue: ${hue(person.id)}`,
+    style: { "--avatar-hue": hue(person.id) },
   });
 }
 
