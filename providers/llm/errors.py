@@ -70,3 +70,21 @@ def is_transient_error(message: Mapping[str, Any]) -> bool:
     streams, but never an exhausted quota or budget (pi-ai's rule, which Pi's summaries retry by)."""
     return is_retryable_assistant_error(message)
 
+
+# What Pi's HTTP client (Node's fetch) reports when the server closes the connection: before the
+# response ("other side closed"), or in a chunked body that then cannot end.
+_CLOSED_BEFORE_RESPONSE = "Connection error.: other side closed (UND_ERR_SOCKET)"
+_CLOSED_IN_BODY = "terminated: Response does not match the HTTP/1.1 protocol (Invalid EOF state)"
+
+
+def transport_error_text(label: str, kind: str, detail: str, *, responded: bool) -> str:
+    """Return the stored text of a connection failure, in Pi's words where Pi's client meets the same.
+
+    ``kind`` and ``detail`` name the client's exception; ``responded`` says whether the status line
+    had arrived.
+    """
+    if kind == "RemoteProtocolError" and not responded:
+        return _CLOSED_BEFORE_RESPONSE
+    if kind == "RemoteProtocolError" and "incomplete chunked read" in detail:
+        return _CLOSED_IN_BODY
+    return f"{label} connection error: {kind}: {detail}"
