@@ -14,54 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
-# JavaScript's \s without the u flag; neither of Python's modes has exactly this set.
-_JS_SPACE_CHARS: Final = (
-    "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
-)
-# JavaScript's '.' also stops at \r and the two Unicode line separators.
-_JS_DOT: Final = "[^\\n\\r\\u2028\\u2029]"
-
-
-def translate_js_regex(source: str) -> str:
-    """Return a Python pattern that matches like the JavaScript pattern ``source`` (no u, s, m flags)."""
-    out: list[str] = []
-    in_class = False
-    i = 0
-    while i < len(source):
-        char = source[i]
-        if char == "\\":
-            escaped = source[i + 1]
-            if escaped == "s":
-                out.append(_JS_SPACE_CHARS if in_class else f"[{_JS_SPACE_CHARS}]")
-            elif escaped == "S":
-                if in_class:
-                    raise ValueError(f"\\S inside a class has no Python spelling: {source}")
-                out.append(f"[^{_JS_SPACE_CHARS}]")
-            else:
-                out.append(char + escaped)
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-            out.append(char)
-        elif char == "[":
-            in_class = True
-            out.append(char)
-        elif char == ".":
-            out.append(_JS_DOT)
-        elif char == "$":
-            # Without the m flag JavaScript's $ is the end of input; Python's $ also accepts a final \n.
-            out.append("\\Z")
-        else:
-            out.append(char)
-        i += 1
-    return "".join(out)
-
-
-def _compile_js(source: str) -> re.Pattern[str]:
-    # re.ASCII keeps \d, \w and case folding ASCII-only: JavaScript without the u flag does not fold
-    # U+017F to 's' or U+212A to 'k'.
-    return re.compile(translate_js_regex(source), re.IGNORECASE | re.ASCII)
+from pitree.jsregex import compile_js as _compile_js
+from pitree.retryable import is_retryable_assistant_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +77,6 @@ NON_OVERFLOW_PATTERNS: Final[tuple[JsPattern, ...]] = (
 
 # Cerebras answers an oversized request with a bodyless 400/413.
 CEREBRAS_NO_BODY_PATTERN: Final = _pattern(r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)", "Cerebras")
-
-_TRANSIENT_PATTERNS: Final[tuple[JsPattern, ...]] = (
-    _pattern(r"\b(?:429|500|502|503|504|529)\b", "HTTP status"),
-    _pattern(r"overloaded", "overloaded"),
-    _pattern(r"rate[_ ]?limit", "rate limit"),
-    _pattern(r"too many requests", "rate limit"),
-    _pattern(r"service unavailable", "unavailable"),
-    _pattern(r"connection (?:reset|refused|error)|ECONNRESET|socket hang up|fetch failed", "network"),
-    _pattern(r"stream ended unexpectedly|ended without", "dropped stream"),
-    _pattern(r"time(?:d)? ?out", "timeout"),
-)
 
 OverflowReason = Literal["error_text", "cerebras_no_body", "silent", "length_stop"]
 
@@ -227,8 +170,7 @@ def is_recoverable_length(message: Mapping[str, object], desired_max_output: flo
 
 
 def is_transient_error(message: Mapping[str, object]) -> bool:
-    """Return whether an error stop looks worth retrying as is: rate limits, 5xx, dropped streams."""
-    text = _error_text(message)
-    if text is None or is_context_overflow(message):
+    """Return whether an error stop is worth retrying as is: never an overflow, then Pi's retry rule."""
+    if _error_text(message) is None or is_context_overflow(message):
         return False
-    return any(p.search(text) for p in _TRANSIENT_PATTERNS)
+    return is_retryable_assistant_error(message)

@@ -8,7 +8,7 @@ from typing import Any
 
 from providers.llm.messages import prepare_messages
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, StreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "Anthropic"
@@ -183,8 +183,19 @@ class Decoder:
         self.stop_reason: StopReason | None = None
         self.finished = False
         self.error: str | None = None
+        self.started = False  # message_start arrived
+        self.abort_text = "This operation was aborted"
+        self.abort_closes_calls = False
+
+    def incomplete(self) -> str | None:
+        if self.started and not self.finished:
+            return f"{LABEL} stream ended before message_stop"
+        return None if self.stop_reason is not None else f"{LABEL} stream ended without a stop reason"
 
     def feed(self, event: SseEvent) -> None:
+        if event.event == "error":
+            # Stored as sent: Pi keeps the event's data as the error text.
+            raise ProviderStreamError(event.data)
         try:
             data = json.loads(event.data)
         except ValueError as exc:
@@ -194,6 +205,7 @@ class Decoder:
         kind = data.get("type", event.event)
         b = self._builder
         if kind == "message_start":
+            self.started = True
             message = data.get("message") or {}
             if message.get("id"):
                 b.message["responseId"] = message["id"]

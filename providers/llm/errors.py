@@ -11,46 +11,12 @@ match on the text, and a session written by piweb should read like one written b
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-MAX_ERROR_BODY = 4000
+from pitree.retryable import is_retryable_assistant_error
 
-# A compact subset of Pi's overflow patterns: enough to keep overflow out of the retry loop.
-_OVERFLOW = re.compile(
-    r"prompt (?:is )?too long|request_too_large|exceeds the context window|maximum context length"
-    r"|context[_ ]length[_ ]exceeded|context window exceeded|model_context_window_exceeded|too many tokens"
-    r"|token limit exceeded|^[\w -]+ API error \(413\):|^413(?:\s|:|$)",
-    re.IGNORECASE | re.ASCII,
-)
-_RATE_LIMIT = re.compile(r"rate limit|too many requests", re.IGNORECASE)
-# Pi's classification of transient provider failures (pi-ai utils/retry), plus piweb's own wording for
-# a stream that stopped before its end marker.
-_NOT_RETRYABLE = re.compile(
-    r"GoUsageLimitError|FreeUsageLimitError|Monthly usage limit reached|available balance"
-    r"|insufficient_quota|out of budget|quota exceeded|billing|subscription_sharing_usage_limit_exceeded"
-    r"|subscription_sharing_workplace_individual_usage_limit_exceeded|\"code\"\s*:\s*\"?1308(?![0-9])",
-    re.IGNORECASE,
-)
-_TRANSIENT = re.compile(
-    r"overloaded|server_busy|servers are currently busy|currently experiencing high demand"
-    r"|model is at capacity|rate.?limit|too many requests"
-    r"|(?<![a-z0-9])(?:429|500|502|503|504|520|524)(?![a-z0-9])"
-    r"|service.?(?:is.?)?(?:temporarily.?)?unavailable|server.?error|internal.?error"
-    r"|provider.?returned.?(?:an.?)?error|exceeded request buffer limit while retrying upstream"
-    r"|unable to forward upstream|upstream.?request.?failed|upstream_stream_read_error"
-    r"|stream was interrupted|http/?2 stream failed|network.?error|connection.?error|connection.?refused"
-    r"|connection.?lost|connection.?closed|other side closed|fetch failed|request to \S+ failed, reason:"
-    r"|getaddrinfo|(?<![a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?![a-z0-9_])"
-    r"|connection reset by peer|ENOTFOUND|EAI_AGAIN|upstream.?connect|reset before headers|socket hang up"
-    r"|socket connection was closed|timed? out|timeout|terminated|websocket.?closed|websocket.?error"
-    r"|websocket.?connection.?limit.?reached|ended without|stream ended before message_stop"
-    r"|stream ended before a terminal response event|http2 request did not get a response"
-    r"|stream disconnected before completion|cut short after the reply had begun"
-    r"|pending stream has been canceled|stream ended unexpectedly",
-    re.IGNORECASE,
-)
+MAX_ERROR_BODY = 4000
 
 
 def _compact(value: Any) -> str:
@@ -100,14 +66,25 @@ def format_http_error(label: str, status: int, body: str) -> str:
 
 
 def is_transient_error(message: Mapping[str, Any]) -> bool:
-    """Return True for failures a retry may fix: rate limits, overload, 5xx, dropped or stalled streams."""
-    if message.get("stopReason") != "error":
-        return False
-    text = str(message.get("errorMessage") or "")
-    if not text:
-        return False
-    if _OVERFLOW.search(text) and not _RATE_LIMIT.search(text):
-        return False
-    if _NOT_RETRYABLE.search(text):
-        return False
-    return bool(_TRANSIENT.search(text))
+    """Return True for failures Pi retries as they are: rate limits, overload, 5xx, dropped or stalled
+    streams, but never an exhausted quota or budget (pi-ai's rule, which Pi's summaries retry by)."""
+    return is_retryable_assistant_error(message)
+
+
+# What Pi's HTTP client (Node's fetch) reports when the server closes the connection: before the
+# response ("other side closed"), or in a chunked body that then cannot end.
+_CLOSED_BEFORE_RESPONSE = "Connection error.: other side closed (UND_ERR_SOCKET)"
+_CLOSED_IN_BODY = "terminated: Response does not match the HTTP/1.1 protocol (Invalid EOF state)"
+
+
+def transport_error_text(label: str, kind: str, detail: str, *, responded: bool) -> str:
+    """Return the stored text of a connection failure, in Pi's words where Pi's client meets the same.
+
+    ``kind`` and ``detail`` name the client's exception; ``responded`` says whether the status line
+    had arrived.
+    """
+    if kind == "RemoteProtocolError" and not responded:
+        return _CLOSED_BEFORE_RESPONSE
+    if kind == "RemoteProtocolError" and "incomplete chunked read" in detail:
+        return _CLOSED_IN_BODY
+    return f"{label} connection error: {kind}: {detail}"

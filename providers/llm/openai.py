@@ -6,10 +6,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pitree.jsjson import js_stringify, js_truthy
 from providers.llm.compat import OpenAICompat, resolve_compat
 from providers.llm.messages import images_of, prepare_messages, text_of
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, StreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "OpenAI"
@@ -132,6 +133,14 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
     return []
 
 
+def _stream_error_text(error: Any) -> str:
+    """The text OpenAI's client gives an error chunk: its message, else the error as JSON."""
+    message = error.get("message") if isinstance(error, Mapping) else None
+    if js_truthy(message):
+        return message if isinstance(message, str) else js_stringify(message)
+    return js_stringify(error)
+
+
 class Decoder:
     """Map chat.completion.chunk events onto the assistant message."""
 
@@ -141,6 +150,11 @@ class Decoder:
         self.stop_reason: StopReason | None = None
         self.finished = False
         self.error: str | None = None
+        self.abort_text = "Request was aborted"
+        self.abort_closes_calls = True
+
+    def incomplete(self) -> str | None:
+        return None if self.stop_reason is not None else "Stream ended without finish_reason"
 
     def feed(self, event: SseEvent) -> None:
         if event.data.strip() == "[DONE]":
@@ -152,8 +166,8 @@ class Decoder:
             raise StreamError(f"invalid JSON in stream: {event.data[:200]}") from exc
         if not isinstance(chunk, dict):
             raise StreamError(f"unexpected stream data: {event.data[:200]}")
-        if isinstance(chunk.get("error"), dict):
-            raise StreamError(str(chunk["error"].get("message") or chunk["error"]))
+        if js_truthy(chunk.get("error")):
+            raise ProviderStreamError(_stream_error_text(chunk["error"]))
         if chunk.get("id"):
             self._builder.message["responseId"] = chunk["id"]
         if isinstance(chunk.get("usage"), dict):

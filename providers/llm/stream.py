@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import socket
 import ssl
 import threading
@@ -14,7 +13,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from providers.llm.errors import format_http_error
+from providers.llm.arguments import parse_tool_call_arguments, partial_tool_call_arguments
+from providers.llm.errors import format_http_error, transport_error_text
 from providers.llm.sse import SseEvent, iter_sse
 from providers.llm.types import (
     Done,
@@ -44,7 +44,11 @@ def zero_usage() -> dict[str, Any]:
 
 
 class StreamError(Exception):
-    """The provider reported an error inside the stream, or sent data we cannot read."""
+    """The provider sent data we cannot read."""
+
+
+class ProviderStreamError(StreamError):
+    """The provider reported an error inside the stream; its text is what Pi stores for it."""
 
 
 class AssistantBuilder:
@@ -136,17 +140,21 @@ class AssistantBuilder:
         if text is None:
             return
         block = self.message["content"][index]
-        try:
-            arguments = json.loads(text) if text.strip() else {}
-        except ValueError as exc:
-            arguments, block["argumentsError"] = {}, f"Invalid tool call arguments JSON: {exc}"
-        if not isinstance(arguments, dict):
-            arguments, block["argumentsError"] = {}, "Tool call arguments are not a JSON object"
-        block["arguments"] = arguments
+        block["arguments"], error = parse_tool_call_arguments(text)
+        if error is not None:
+            block["argumentsError"] = error
         self._on_event(ToolCallEnd(index, dict(block)))
 
-    def finish(self, stop_reason: StopReason, error: str | None = None) -> Message:
-        """Close open tool calls, total the usage and emit Done."""
+    def cut_tool_calls(self) -> None:
+        """Leave open tool calls as far as they streamed: the arguments their text shows so far."""
+        for index, text in list(self._arguments.items()):
+            self.message["content"][index]["arguments"] = partial_tool_call_arguments(text)
+        self._arguments.clear()
+
+    def finish(self, stop_reason: StopReason, error: str | None = None, *, cut: bool = False) -> Message:
+        """Close open tool calls (``cut``: keep them as streamed), total the usage and emit Done."""
+        if cut:
+            self.cut_tool_calls()
         for index in list(self._arguments):
             self.end_tool_call(index)
         usage = self.usage
@@ -167,8 +175,16 @@ class Decoder(Protocol):
     stop_reason: StopReason | None  # set once the provider said how the turn ended
     finished: bool  # the provider's end-of-stream marker arrived
     error: str | None  # the provider's text when stop_reason is "error"
+    # What Pi's client for this format stores when the user stops a reply mid-stream, and whether it
+    # then finishes the tool calls (OpenAI's reads an aborted stream as ended) or keeps them as streamed.
+    abort_text: str
+    abort_closes_calls: bool
 
     def feed(self, event: SseEvent) -> None: ...
+
+    def incomplete(self) -> str | None:
+        """Pi's error text for a stream that ended cleanly before the turn did; None when it is whole."""
+        ...
 
 
 class _AbortWatch:
@@ -255,22 +271,28 @@ def run_stream(
                     break
     except httpx.TimeoutException:
         if not aborted():
-            return builder.finish("error", f"{label} request timed out after {timeout:g}s")
+            return builder.finish("error", f"{label} request timed out after {timeout:g}s", cut=True)
+    except ProviderStreamError as exc:
+        if not aborted():
+            return builder.finish("error", str(exc), cut=True)
     except StreamError as exc:
         if not aborted():
-            return builder.finish("error", f"{label} stream error: {exc}")
+            return builder.finish("error", f"{label} stream error: {exc}", cut=True)
     except (httpx.HTTPError, OSError) as exc:
         if not aborted():
-            return builder.finish("error", f"{label} connection error: {type(exc).__name__}: {exc}")
+            text = transport_error_text(label, type(exc).__name__, str(exc), responded=status > 0)
+            return builder.finish("error", text, cut=True)
     if aborted():
-        return builder.finish("aborted", "Request was aborted")
+        if status == 0:
+            return builder.finish("aborted", "Request was aborted")
+        return builder.finish("aborted", decoder.abort_text, cut=not decoder.abort_closes_calls)
     if not seen_events:
         sample = " ".join(skipped)[:200] or "(empty body)"
         return builder.finish(
             "error", f"{label} sent a response that is not an event stream (HTTP {status}): {sample}"
         )
-    if decoder.stop_reason is None:
-        return builder.finish("error", f"{label} stream ended unexpectedly before the response completed")
+    if (incomplete := decoder.incomplete()) is not None:
+        return builder.finish("error", incomplete, cut=not decoder.abort_closes_calls)
     if decoder.stop_reason == "error":
         return builder.finish("error", decoder.error or f"{label} reported an error")
-    return builder.finish(decoder.stop_reason)
+    return builder.finish(decoder.stop_reason or "stop")

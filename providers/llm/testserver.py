@@ -324,6 +324,8 @@ class _Handler(BaseHTTPRequestHandler):
         stop = self.server.owner.stopping
         for position in range(len(events) + 1):
             if fault.get("after") == position and fault["type"] == "hang":
+                self.wfile.flush()
+                self.server.owner.stalled.set()
                 stop.wait(fault["seconds"])
             if fault.get("after") == position and fault["type"] == "drop":
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -395,6 +397,7 @@ class ProviderServer:
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self.stopping = threading.Event()  # wakes stalled handlers on stop
+        self.stalled = threading.Event()  # set when a scripted hang begins (what came before it is sent)
         self._httpd = _HTTPServer((host, port), self)
         self._thread: threading.Thread | None = None
 

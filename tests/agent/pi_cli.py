@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -78,13 +80,49 @@ class PiCli:
             "PI_TELEMETRY": "0",
         }
 
+    def _command(self) -> list[str]:
+        command = [str(NODE), str(PI_CLI), "--tools", "read", "--no-extensions", "--no-skills"]
+        return [*command, "--no-prompt-templates", "--no-context-files"]
+
+    def prompt_aborted(self, text: str, *, session: Path, stalled: threading.Event) -> Path:
+        """Run one prompt over Pi's RPC mode and abort it (Pi's Esc) once ``stalled`` is set, i.e. once the
+        provider has sent part of the reply and stopped; return the session file."""
+        command = [*self._command(), "--mode", "rpc", "--session", str(session)]
+        process = subprocess.Popen(
+            command,
+            cwd=self.work,
+            env=self.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        watchdog = threading.Timer(120, process.kill)
+        watchdog.start()
+        try:
+            process.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": text}) + "\n")
+            process.stdin.flush()
+            assert stalled.wait(60), "the provider never reached the stall"
+            time.sleep(0.5)  # Pi reads what was sent before the stall
+            process.stdin.write(json.dumps({"id": "a", "type": "abort"}) + "\n")
+            process.stdin.flush()
+            for line in process.stdout:
+                if json.loads(line).get("type") == "agent_settled":
+                    break
+            process.stdin.close()
+            process.wait(60)
+        finally:
+            watchdog.cancel()
+            process.kill()
+        return session
+
     def prompt(
         self, text: str, *, session: Path | None = None, check: bool = True, files: tuple[str, ...] = ()
     ) -> Path:
         """Run one prompt (continuing ``session`` when given, attaching ``files`` as Pi's ``@file``
         arguments); return the session file Pi wrote."""
-        command = [str(NODE), str(PI_CLI), "--tools", "read", "--no-extensions", "--no-skills"]
-        command += ["--no-prompt-templates", "--no-context-files"]
+        command = self._command()
         if session is not None:
             command += ["--session", str(session)]
         command += ["-p", *(f"@{name}" for name in files), text]

@@ -127,7 +127,8 @@ def test_stop_ends_the_active_run_and_keeps_what_streamed(api_client, make_provi
     run.refresh_from_db()
     assert run.status == "aborted" and not run.error
     last = entries(session)[-1]["message"]
-    assert last["stopReason"] == "aborted" and last["errorMessage"] == "Request was aborted"
+    # Pi's words for an Anthropic reply stopped mid-stream.
+    assert last["stopReason"] == "aborted" and last["errorMessage"] == "This operation was aborted"
     assert last["content"] == [{"type": "text", "text": "Once upon"}]
     # The session is free again: a new prompt is accepted.
     server.enqueue(script.reply("The end."))

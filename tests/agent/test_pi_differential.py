@@ -26,12 +26,15 @@ import json
 import os
 import random
 import struct
+import threading
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from agent import services
 from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
@@ -151,11 +154,13 @@ def _run_both(
     reasoning: bool = False,
     thinking: str = "off",
     pictures: dict[int, dict[str, bytes]] | None = None,
+    aborted: frozenset[int] = frozenset(),
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
     ``pictures`` attaches files to the scenario's prompt at that index: Pi gets them as ``@file``
     arguments; piweb gets the text Pi made of that prompt and the same files as image attachments.
+    The prompts at the indexes in ``aborted`` are stopped by their user once the reply stalls.
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -209,9 +214,20 @@ def _run_both(
             for name, data in files.items():
                 (pi.work / name).write_bytes(data)
             pi_server.enqueue(*answers)
-            # Pi's print mode exits non-zero when its turn ends in an error; the entries are what count.
-            pi.prompt(prompt, session=file, check=False, files=tuple(files))
+            if index in aborted:
+                pi_server.stalled.clear()
+                pi.prompt_aborted(prompt, session=file, stalled=pi_server.stalled)
+            else:
+                # Pi's print mode exits non-zero when its turn ends in an error; the entries are what count.
+                pi.prompt(prompt, session=file, check=False, files=tuple(files))
             web_server.enqueue(*answers)
+            stopper = None
+            if index in aborted:
+                web_server.stalled.clear()
+                stopper = threading.Thread(
+                    target=_stop_when_stalled, args=(session, owner, web_server.stalled)
+                )
+                stopper.start()
             images = [
                 {"data": base64.b64encode(data).decode(), "mimeType": "image/png"} for data in files.values()
             ]
@@ -220,6 +236,8 @@ def _run_both(
             run = services.start_run(
                 session=session, user=owner, prompt=prompt, provider=provider, images=images
             )
+            if stopper is not None:
+                stopper.join()
             run.refresh_from_db()
             runs.append((run.status, run.error))
         return Outcome(
@@ -229,6 +247,16 @@ def _run_both(
             web_requests=[r.body for r in web_server.requests],
             runs=runs,
         )
+
+
+def _stop_when_stalled(session: Any, owner: Any, stalled: threading.Event) -> None:
+    """Press Stop on the session's run once the provider has sent part of the reply and stalled."""
+    try:
+        assert stalled.wait(60), "the provider never reached the stall"
+        time.sleep(0.5)  # the run reads what was sent before the stall, as Pi does
+        services.abort_active_run(session=session, actor=owner)
+    finally:
+        connection.close()
 
 
 def _last_user_text(file: Path) -> str:
@@ -341,6 +369,85 @@ def test_an_attached_picture_is_stored_and_sent_as_pi_stores_and_sends_it(
     stored = outcome.web_written[-2]["message"]["content"]
     assert [b["type"] for b in stored] == ["text", "image"]
     assert base64.b64decode(stored[1]["data"]) == pictures[0]["dot.png"]
+
+
+# -- failures Pi classifies by their text (issue 37) ----------------------------------------------------
+
+QUOTA = script.error(
+    429,
+    "You exceeded your current quota, please check your plan and billing details.",
+    type="insufficient_quota",
+    code="insufficient_quota",
+)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_an_exhausted_quota_is_final_as_in_pi(api: str, tmp_path: Path, user, run_settings) -> None:
+    # A 429 saying the quota (or billing) is exhausted will fail again: one request, an error, no retry.
+    scenario = [("Go on.", [QUOTA, script.reply("Answered on a second, paid request.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario)
+
+    assert len(outcome.web_requests) == 1
+    ((status, error),) = outcome.runs
+    assert status == "failed" and "insufficient_quota" in error
+    assert outcome.web_written[-1]["message"]["stopReason"] == "error"
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("text", ["stream was interrupted", "Connection closed."])
+def test_an_error_event_inside_a_stream_is_retried_as_in_pi(
+    api: str, text: str, tmp_path: Path, user, run_settings
+) -> None:
+    # A gateway that loses its upstream mid-reply says so in an error event of a 200 stream.
+    answers = [script.stream_error(text, type="api_error"), script.reply("Recovered.")]
+    outcome = _run_both(api, tmp_path, user(), [("Go on.", answers)])
+
+    assert outcome.runs == [("succeeded", "")]
+    assert len(outcome.web_requests) == 2
+    failed = next(e for e in outcome.web_written if e.get("message", {}).get("stopReason") == "error")
+    assert text in failed["message"]["errorMessage"]
+    assert outcome.web_written[-1]["message"]["content"] == [{"type": "text", "text": "Recovered."}]
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("after", [0, 4])
+def test_a_dropped_connection_is_stored_and_retried_as_in_pi(
+    api: str, after: int, tmp_path: Path, user, run_settings
+) -> None:
+    answers = [script.dropped(after=after, text="one two three four five"), script.reply("Recovered.")]
+    outcome = _run_both(api, tmp_path, user(), [("Go on.", answers)])
+
+    assert outcome.runs == [("succeeded", "")]
+    kinds = [(e["type"], e.get("message", {}).get("stopReason")) for e in outcome.web_written]
+    assert ("message", "error") in kinds and ("context_edit", None) in kinds
+    _assert_same(outcome)
+
+
+def _stall_in_arguments(api: str, spec: script.Spec, pieces: int) -> script.Spec:
+    """``spec`` stalling for good once ``pieces`` pieces of its tool call's arguments are sent."""
+    render = script.render_openai if api == "openai-completions" else script.render_anthropic
+    events = render(spec, {})
+    deltas = [i for i, e in enumerate(events) if b"partial_json" in e or b'"function": {"arguments"' in e]
+    return {**spec, "fault": {"type": "hang", "after": deltas[pieces], "seconds": 30}}
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_reply_stopped_inside_a_tool_call_is_stored_as_pi_stores_it(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    calls = [{"id": "call_9", "name": "read", "arguments": {"path": "calc.py", "offset": 1}}]
+    # Stopped after '{"path": "calc.py", "off' of the arguments.
+    stalled = _stall_in_arguments(api, script.reply("Let me look.", tool_calls=calls), 2)
+    outcome = _run_both(api, tmp_path, user(), [("Read it.", [stalled])], aborted=frozenset({0}))
+
+    assert [status for status, _ in outcome.runs] == ["aborted"]
+    message = outcome.web_written[-1]["message"]
+    assert message["stopReason"] == "aborted"
+    assert message["content"][0] == {"type": "text", "text": "Let me look."}
+    assert message["content"][-1]["name"] == "read"
+    _assert_same(outcome)
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------

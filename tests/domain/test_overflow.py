@@ -158,7 +158,10 @@ class TestTransientErrors:
             "Service unavailable: prompt is too long",
             "Rate limit reached for requests",
             "read ECONNRESET",
-            "stream ended unexpectedly",
+            "Anthropic stream ended before message_stop",
+            "Stream ended without finish_reason",
+            "stream was interrupted",
+            '{"type":"error","error":{"type":"api_error","message":"Connection closed."}}',
             "Request timed out",
         ],
     )
@@ -167,7 +170,13 @@ class TestTransientErrors:
 
     @pytest.mark.parametrize(
         "text",
-        ["prompt is too long: 500 tokens > 400 maximum", "Too many tokens", "401 invalid x-api-key"],
+        [
+            "prompt is too long: 500 tokens > 400 maximum",
+            "Too many tokens",
+            "401 invalid x-api-key",
+            '429: {"message":"You exceeded your current quota","code":"insufficient_quota"}',
+            "429 Monthly usage limit reached",
+        ],
     )
     def test_overflow_and_permanent_failures_are_not_retried(self, text: str) -> None:
         assert not is_transient_error(error(text))

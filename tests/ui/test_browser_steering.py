@@ -224,9 +224,9 @@ def test_stop_and_escape_end_the_run_keeping_the_partial_reply_and_send_follows_
     for tab in (page, other):
         expect(tab.locator("#composer-stop")).to_be_hidden()
         expect(tab.locator("#composer-send")).to_be_enabled()
-    # The kept reply is shown, rendered, and marked as stopped.
+    # The kept reply is shown, rendered, and marked as stopped (in the words Pi stores for Anthropic).
     kept = page.locator("#branch .branch-item.msg-assistant").last
-    expect(kept).to_contain_text("Request was aborted")
+    expect(kept).to_contain_text("This operation was aborted")
     expect(kept.locator("pre")).to_contain_text("print('streamed')")
     expect(page.locator("#branch .streaming")).to_have_count(0)
     assert page.evaluate("window.__rawFence") is False
