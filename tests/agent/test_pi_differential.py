@@ -343,6 +343,22 @@ def test_an_attached_picture_is_stored_and_sent_as_pi_stores_and_sends_it(
     assert base64.b64decode(stored[1]["data"]) == pictures[0]["dot.png"]
 
 
+def test_redacted_thinking_is_stored_and_replayed_as_pi_does(tmp_path: Path, user, run_settings) -> None:
+    scenario = [
+        ("Think about it.", [script.reply("Done.", thinking="Hmm.", redacted="EqQBCgIYAhIM-redacted")]),
+        ("Go on.", [script.reply("On.")]),
+    ]
+    outcome = _run_both("anthropic-messages", tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    _assert_same(outcome)
+    answer = next(
+        e["message"] for e in outcome.web_written if "Done." in str(e.get("message", {}).get("content"))
+    )
+    sealed = answer["content"][0]
+    assert sealed["redacted"] is True and sealed["thinking"]  # a placeholder a reader sees, not nothing
+    replayed = [m for m in outcome.web_requests[-1]["messages"] if m["role"] == "assistant"][-1]
+    assert replayed["content"][0] == {"type": "redacted_thinking", "data": "EqQBCgIYAhIM-redacted"}
+
+
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
 
 FUZZ_N = int(os.environ.get("PIWEB_FUZZ_RUNS_N") or 1)
