@@ -343,6 +343,53 @@ def test_an_attached_picture_is_stored_and_sent_as_pi_stores_and_sends_it(
     assert base64.b64decode(stored[1]["data"]) == pictures[0]["dot.png"]
 
 
+SEALED = {
+    "type": "reasoning.encrypted",
+    "data": "gAAAAB-sealed-reasoning==",
+    "id": "rs_1",
+    "format": "openai-responses-v1",
+    "index": 1,
+}
+
+
+def test_encrypted_reasoning_details_are_stored_and_replayed_as_pi_does(
+    tmp_path: Path, user, run_settings
+) -> None:
+    # OpenRouter-style answers: readable reasoning in `reasoning` and its replay data in
+    # `reasoning_details` (text deltas that merge, then an encrypted entry); then one with only the
+    # encrypted entry. The next request must give the details back, not the readable text.
+    details = [
+        {"type": "reasoning.text", "text": "Weigh ", "format": "unknown", "index": 0},
+        {"type": "reasoning.text", "text": "the options.", "index": 0},
+        SEALED,
+    ]
+    scenario = [
+        (
+            "Think about it.",
+            [
+                script.reply(
+                    "Done.",
+                    thinking="Weigh the options.",
+                    reasoning_field="reasoning",
+                    reasoning_details=details,
+                )
+            ],
+        ),
+        ("Only the sealed part now.", [script.reply("Sealed.", reasoning_details=[SEALED])]),
+        ("And again?", [script.reply("Again.")]),
+    ]
+    outcome = _run_both("openai-completions", tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    _assert_same(outcome)
+    answers = [e["message"] for e in outcome.web_written if e.get("message", {}).get("role") == "assistant"]
+    first, second = answers[-3]["content"][0], answers[-2]["content"][0]
+    assert first["thinking"] == "Weigh the options."
+    assert json.loads(first["thinkingSignature"])[-1] == SEALED
+    assert second["thinking"] == "" and json.loads(second["thinkingSignature"]) == [SEALED]
+    replayed = [m for m in outcome.web_requests[-1]["messages"] if m["role"] == "assistant"][-2:]
+    assert [m["reasoning_details"][-1] for m in replayed] == [SEALED, SEALED]
+    assert all("reasoning" not in m for m in replayed)
+
+
 def test_redacted_thinking_is_stored_and_replayed_as_pi_does(tmp_path: Path, user, run_settings) -> None:
     scenario = [
         ("Think about it.", [script.reply("Done.", thinking="Hmm.", redacted="EqQBCgIYAhIM-redacted")]),
