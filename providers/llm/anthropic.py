@@ -44,7 +44,7 @@ def build_request(
     with ``thinking_budget`` tokens at a thinking level, and is told not to think at ``off``.
     """
     wire: list[dict[str, Any]] = []
-    for message in prepare_messages(messages):
+    for message in prepare_messages(messages, accepts_images=config.accepts_images):
         block = _to_wire(message)
         if block is None:
             continue

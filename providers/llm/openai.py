@@ -40,7 +40,7 @@ def build_request(
     compat = resolve_compat(config.provider, config.base_url, config.compat)
     role = "developer" if config.reasoning and compat.supports_developer_role else "system"
     wire: list[dict[str, Any]] = [{"role": role, "content": system}] if system else []
-    for message in prepare_messages(messages):
+    for message in prepare_messages(messages, accepts_images=config.accepts_images):
         wire.extend(_to_wire(message, compat))
     body: dict[str, Any] = {"model": config.model_id, "messages": wire, "stream": True}
     if session_id and "api.openai.com" in config.base_url:

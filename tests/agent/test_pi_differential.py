@@ -151,11 +151,13 @@ def _run_both(
     reasoning: bool = False,
     thinking: str = "off",
     pictures: dict[int, dict[str, bytes]] | None = None,
+    text_only: bool = False,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
     ``pictures`` attaches files to the scenario's prompt at that index: Pi gets them as ``@file``
     arguments; piweb gets the text Pi made of that prompt and the same files as image attachments.
+    ``text_only`` declares the model as taking no pictures on both sides.
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -176,7 +178,7 @@ def _run_both(
             retry=RETRY,
             reasoning=reasoning,
             thinking=thinking,
-            images=bool(pictures),
+            images=bool(pictures) and not text_only,
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
@@ -198,6 +200,7 @@ def _run_both(
             max_output_tokens=MAX_TOKENS,
             api_key="k",
             reasoning=reasoning,
+            accepts_images=not text_only,
             cost_input=3,
             cost_output=15,
             cost_cache_read=0.3,
@@ -404,6 +407,30 @@ def test_redacted_thinking_is_stored_and_replayed_as_pi_does(tmp_path: Path, use
     assert sealed["redacted"] is True and sealed["thinking"]  # a placeholder a reader sees, not nothing
     replayed = [m for m in outcome.web_requests[-1]["messages"] if m["role"] == "assistant"][-1]
     assert replayed["content"][0] == {"type": "redacted_thinking", "data": "EqQBCgIYAhIM-redacted"}
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_text_only_model_is_sent_pis_note_in_place_of_each_picture(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [
+        ("What is in these pictures?", [script.reply("I cannot see them.")]),
+        ("And now?", [script.reply("Still not.")]),
+    ]
+    pictures = {0: {"dot.png": _png(3, 2), "box.png": _png(2, 2)}}
+    outcome = _run_both(api, tmp_path, user(), scenario, pictures=pictures, text_only=True)
+    _assert_same(outcome)
+    stored = next(
+        e["message"]["content"]
+        for e in outcome.web_written
+        if "pictures" in str(e.get("message", {}).get("content"))
+    )
+    assert [b["type"] for b in stored] == ["text", "image", "image"]  # the pictures are kept
+    for body in outcome.web_requests:
+        sent = json.dumps(body["messages"])
+        assert '"image' not in sent  # no picture block in either format (image, image_url)
+        # The two pictures went out as one note, in both turns.
+        assert sent.count("(image omitted: model does not support images)") == 1
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
