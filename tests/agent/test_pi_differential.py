@@ -35,6 +35,7 @@ import pytest
 
 from agent import services
 from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
+from compaction_app.services import start_branch_summary
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from providers.models import LLMProvider
@@ -152,12 +153,15 @@ def _run_both(
     thinking: str = "off",
     pictures: dict[int, dict[str, bytes]] | None = None,
     text_only: bool = False,
+    navigate_back: bool = False,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
     ``pictures`` attaches files to the scenario's prompt at that index: Pi gets them as ``@file``
     arguments; piweb gets the text Pi made of that prompt and the same files as image attachments.
-    ``text_only`` declares the model as taking no pictures on both sides.
+    ``text_only`` declares the model as taking no pictures on both sides. ``navigate_back`` then returns
+    both to the end of the starting session, summarizing the branch left (piweb's summaries by the same
+    model, as its default summarizer).
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -187,6 +191,7 @@ def _run_both(
         )
         file = pi.prompt("Look at calc.py and fix the parser.")
         started = len(pi_server.requests)
+        start_leaf = _pi_lines(file)[-1]["id"]
 
         session = session_services.import_jsonl(actor=owner, data=file.read_bytes()).session
         base_url = f"{web_server.url}/v1" if api == "openai-completions" else web_server.url
@@ -201,6 +206,7 @@ def _run_both(
             api_key="k",
             reasoning=reasoning,
             accepts_images=not text_only,
+            is_summarizer_default=navigate_back,
             cost_input=3,
             cost_output=15,
             cost_cache_read=0.3,
@@ -225,6 +231,9 @@ def _run_both(
             )
             run.refresh_from_db()
             runs.append((run.status, run.error))
+        if navigate_back:
+            pi.navigate(start_leaf, session=file)
+            start_branch_summary(session=session, target_id=start_leaf, actor=owner)
         return Outcome(
             pi_written=_normalize(_pi_lines(file)),
             web_written=_normalize(entries(session)),
@@ -344,6 +353,50 @@ def test_an_attached_picture_is_stored_and_sent_as_pi_stores_and_sends_it(
     stored = outcome.web_written[-2]["message"]["content"]
     assert [b["type"] for b in stored] == ["text", "image"]
     assert base64.b64decode(stored[1]["data"]) == pictures[0]["dot.png"]
+
+
+def _is_summary(body: dict[str, Any]) -> bool:
+    return _wording_aside(body) != body
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_summaries_inside_a_run_think_at_the_sessions_level_as_pi_asks(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # An overflow compacted inside the run: the summary request carries the session's thinking level.
+    scenario = [
+        ("Now explain the parser in detail.", [script.reply(LONG)]),
+        (
+            "And the tokenizer?",
+            [script.overflow(tokens=20000, window=WINDOW), script.reply("Tokenizer: fine.")],
+        ),
+    ]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    summaries = [body for body in outcome.web_requests if _is_summary(body)]
+    assert summaries, "the overflow was compacted by the run's model"
+    for body in summaries:
+        if api == "anthropic-messages":
+            assert body["thinking"]["type"] == "enabled"
+            assert body["max_tokens"] > body["thinking"]["budget_tokens"]
+        else:
+            assert body.get("reasoning_effort") == "medium"
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_branch_summaries_think_at_the_sessions_level_as_pi_asks(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("Now explain the parser in detail.", [script.reply(LONG, thinking="Hmm.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking="high", navigate_back=True)
+    assert outcome.web_written[-1]["type"] == "branch_summary"
+    summary = outcome.web_requests[-1]
+    assert _is_summary(summary)
+    if api == "anthropic-messages":
+        assert summary["thinking"]["type"] == "enabled"
+    else:
+        assert summary.get("reasoning_effort") == "high"
+    _assert_same(outcome)
 
 
 SEALED = {
