@@ -49,6 +49,7 @@ def run_summarizer(loop: RunLoop) -> Summarizer | None:
     retry = loop.retry
     return LLMSummarizer(
         config=loop.config,
+        thinking_level=loop.thinking_level(),
         timeout=float(django_settings.PIWEB_LLM_TIMEOUT),
         attempts=(retry.max_retries + 1) if retry.enabled else 1,
         base_delay=retry.base_delay_ms / 1000,

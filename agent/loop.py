@@ -34,8 +34,7 @@ from providers.facade import (
     ToolCallDelta,
     Transcript,
     estimate_request_tokens,
-    fit_max_tokens,
-    fit_thinking,
+    output_limits,
     resolve_compat,
     stream_completion,
     zero_usage,
@@ -125,6 +124,11 @@ class RunLoop:
     def context(self) -> ContextView:
         # The run's own position: None before a new root (an edited first message), not the session's leaf.
         return context_for_leaf(self.session, self.leaf, use_session_leaf=False)
+
+    def thinking_level(self, view: ContextView | None = None) -> str:
+        """The level the run thinks at: the one it was started with, else the session's."""
+        level = (view or self.context()).projection.thinking_level
+        return self.run.thinking_level or (level if isinstance(level, str) and level else "off")
 
     def save_run(self, *fields: str) -> None:
         self.run.save(update_fields=list(fields))
@@ -246,8 +250,7 @@ class RunLoop:
         """Send the context, stream the answer to viewers and append it whole at message end."""
         view = self.context()
         transcript = request_transcript(self.config, view.projection.messages)
-        level = view.projection.thinking_level
-        thinking_level = self.run.thinking_level or (level if isinstance(level, str) and level else "off")
+        thinking_level = self.thinking_level(view)
         max_tokens, budget = output_cap(self.config, view.projection.messages, thinking_level)
         if not connection.in_atomic_block:
             # The reply takes seconds and needs no database until it ends: a runs worker with dozens of
@@ -478,10 +481,7 @@ def output_cap(
     """The output cap and thinking budget Pi sends: the model's limit fitted into the window after Pi's
     estimate of the context; an Anthropic reasoning model thinking at a level gets its budget on top."""
     tokens = estimate_request_tokens(convert_to_llm(messages))
-    cap = fit_max_tokens(config.context_window, tokens, config.max_output_tokens)
-    if config.api != "anthropic-messages" or not config.reasoning or thinking_level in ("", "off"):
-        return cap, None
-    return fit_thinking(config.context_window, tokens, cap, config.max_output_tokens, thinking_level)
+    return output_limits(config, tokens, config.max_output_tokens, thinking_level)
 
 
 def interrupted_message(config: ProviderConfig | None) -> dict[str, Any]:

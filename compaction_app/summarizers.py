@@ -36,7 +36,7 @@ from providers.facade import (
     ProviderConfig,
     complete,
     estimate_request_tokens,
-    fit_max_tokens,
+    output_limits,
     retry_transient,
 )
 
@@ -380,9 +380,13 @@ class OfflineSummarizer:
 
 @dataclass(frozen=True, slots=True)
 class LLMSummarizer:
-    """Ask a provider's model for the summary: Pi's system prompt, one user message, no prompt cache."""
+    """Ask a provider's model for the summary: Pi's system prompt, one user message, no prompt cache.
+
+    ``thinking_level`` is the session's: a reasoning model thinks at it while summarizing, as in Pi.
+    """
 
     config: ProviderConfig
+    thinking_level: str | None = None
     timeout: float = 120.0
     attempts: int = 3
     base_delay: float = 2.0
@@ -400,10 +404,11 @@ class LLMSummarizer:
         prompt_tokens = estimate_request_tokens(
             [{"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT}, message]
         )
-        cap = fit_max_tokens(
-            self.config.context_window,
+        cap, budget = output_limits(
+            self.config,
             prompt_tokens,
             request.max_output_tokens or self.config.max_output_tokens,
+            self.thinking_level,
         )
         # A fresh routing id per summary: a summary must not be pinned to the chat's backend or cache.
         session_id = str(uuid.uuid4())
@@ -417,6 +422,8 @@ class LLMSummarizer:
                 session_id=session_id,
                 cache=False,
                 timeout=self.timeout,
+                thinking_level=self.thinking_level,
+                thinking_budget=budget,
             )
 
         return retry_transient(call, attempts=self.attempts, base_delay=self.base_delay, sleep=self.sleep)

@@ -50,7 +50,7 @@ class LLMProviderForm(forms.ModelForm):
 class LLMProviderAdmin(admin.ModelAdmin):
     form = LLMProviderForm
     list_display = ["name", "provider", "model_id", "api", "context_window", "is_summarizer_default", "key"]
-    list_filter = ["api", "is_summarizer_default"]
+    list_filter = ["api", "is_summarizer_default", "reasoning", "accepts_images"]
     search_fields = ["name", "provider", "model_id"]
     readonly_fields = ["key", "compat_in_force"]
 

@@ -14,6 +14,7 @@ from providers.llm import (
     ToolCallDelta,
     complete,
     fit_max_tokens,
+    output_limits,
     retry_transient,
     stream_completion,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "estimate_request_tokens",
     "fit_max_tokens",
     "fit_thinking",
+    "output_limits",
     "requests",
     "resolve_compat",
     "retry_transient",

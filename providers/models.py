@@ -42,6 +42,14 @@ class LLMProvider(models.Model):
     api_key = EncryptedTextField(blank=True, default="", help_text="Encrypted at rest (PIWEB_SECRETS_KEY)")
     is_summarizer_default = models.BooleanField(default=False)
     reasoning = models.BooleanField(default=False)
+    accepts_images = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text=(
+            'The model takes pictures (Pi\'s input "image"). Off for a text-only model: each picture in '
+            "the conversation is sent as a note that it was omitted, as Pi sends it."
+        ),
+    )
     compat = models.JSONField(
         default=dict,
         blank=True,
@@ -91,6 +99,7 @@ class LLMProvider(models.Model):
             context_window=self.context_window,
             max_output_tokens=self.max_output_tokens,
             reasoning=self.reasoning,
+            accepts_images=self.accepts_images,
             compat=dict(self.compat or {}),
             cost={
                 "input": self.cost_input,

@@ -30,7 +30,7 @@ def context_window_for(model: Mapping[str, Any] | None) -> int | None:
 def available_models() -> list[dict[str, Any]]:
     """Return the configured model providers for the composer's picker (none when runs are not offered)."""
     rows = LLMProvider.objects.order_by("-is_summarizer_default", "name").values(
-        "pk", "name", "provider", "model_id", "context_window", "reasoning"
+        "pk", "name", "provider", "model_id", "context_window", "reasoning", "accepts_images"
     )
     return [
         {
@@ -40,6 +40,7 @@ def available_models() -> list[dict[str, Any]]:
             "modelId": row["model_id"],
             "contextWindow": row["context_window"],
             "reasoning": row["reasoning"],
+            "acceptsImages": row["accepts_images"],
         }
         for row in rows
     ]

@@ -16,6 +16,8 @@ declare namespace Piweb {
     modelId: string;
     contextWindow: number;
     reasoning: boolean;
+    /** False for a text-only model: its pictures are sent as a note that they were omitted. */
+    acceptsImages: boolean;
   }
 
   /** The session page ("session-config"). */

@@ -56,6 +56,7 @@ from core.actors import Actor
 from pitree.entries import Entry as DomainEntry
 from pitree.messages import convert_to_llm
 from pitree.operations import NavigationPlan, apply_navigation, plan_navigation
+from pitree.projection import session_settings
 from pitree.storable import MAX_NAME_CHARS, check_text, check_texts
 from pitree.tree import SessionTree
 from sessions_app.facade import (
@@ -210,10 +211,11 @@ def summarize_and_navigate(
     old_leaf, target_id = run.planned_leaf, run.target_id or ""
     if session.leaf_entry_id != old_leaf:
         return _outcome(fail_run(run, SESSION_CHANGED_NAVIGATING, actor=actor))
-    recorder = Recorder(summarizer or summarizer_for(session))
     summary: _BranchSummary | None = None
     try:
         tree = _navigation_tree(session, old_leaf, target_id)
+        level = session_settings(tree.path(old_leaf)).thinking_level
+        recorder = Recorder(summarizer or summarizer_for(session, thinking_level=level))
         plan = plan_navigation(tree, old_leaf, target_id)
         entries, _ = (
             collect_entries_for_branch_summary(tree, old_leaf, target_id) if plan.changed else ([], None)

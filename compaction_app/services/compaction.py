@@ -105,6 +105,7 @@ class _Plan:
     error: str | None
     system_message: dict[str, Any] | None
     path: list[DomainEntry]
+    thinking_level: Any  # the session's at the planned leaf
 
 
 def _plan(session: ChatSession, leaf_id: str | None) -> _Plan:
@@ -119,6 +120,7 @@ def _plan(session: ChatSession, leaf_id: str | None) -> _Plan:
         manual_compaction_error(view.path, preparation),
         current_system_message(view.projection.messages),
         view.path,
+        view.projection.thinking_level,
     )
 
 
@@ -275,7 +277,7 @@ def _compact_begun(
     if session.leaf_entry_id != planned_leaf:
         return _outcome(fail_run(run, SESSION_CHANGED, actor=actor), error=SESSION_CHANGED)
 
-    recorder = Recorder(summarizer or summarizer_for(session))
+    recorder = Recorder(summarizer or summarizer_for(session, thinking_level=plan.thinking_level))
     try:
         result = compact(plan.preparation, recorder, run.custom_instructions)
     except Exception as exc:  # any failure of the summary, Pi's messages included, fails the run

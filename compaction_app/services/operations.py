@@ -59,18 +59,20 @@ class OperationFinished(Exception):
 # -- summarizers ----------------------------------------------------------------------------------------
 
 
-def summarizer_for(session: ChatSession) -> Summarizer:
+def summarizer_for(session: ChatSession, *, thinking_level: Any = None) -> Summarizer:
     """Return the summarizer for a session: the setting's factory, the default provider, or the offline one.
 
     ``PIWEB_SUMMARIZER`` names a callable taking the session; it is where a deployment substitutes its
-    own summaries (Pi's ``session_before_compact`` extension point).
+    own summaries (Pi's ``session_before_compact`` extension point). ``thinking_level`` is the session's
+    where the summary starts: a reasoning model summarizes at it, as Pi's does.
     """
     factory = settings.PIWEB_SUMMARIZER
     if factory:
         return import_string(factory)(session)
     provider = LLMProvider.objects.filter(is_summarizer_default=True).first()
     if provider is not None:
-        return LLMSummarizer(config=provider.config())
+        level = thinking_level if isinstance(thinking_level, str) else None
+        return LLMSummarizer(config=provider.config(), thinking_level=level)
     return OfflineSummarizer()
 
 

@@ -26,14 +26,21 @@ __all__ = [
     "complete",
     "fit_max_tokens",
     "is_transient_error",
+    "output_limits",
     "retry_transient",
     "stream_completion",
 ]
 
 if TYPE_CHECKING:
-    from providers.llm.client import complete, fit_max_tokens, retry_transient, stream_completion
+    from providers.llm.client import (
+        complete,
+        fit_max_tokens,
+        output_limits,
+        retry_transient,
+        stream_completion,
+    )
 
-_CLIENT = frozenset({"complete", "fit_max_tokens", "retry_transient", "stream_completion"})
+_CLIENT = frozenset({"complete", "fit_max_tokens", "output_limits", "retry_transient", "stream_completion"})
 
 
 def __getattr__(name: str) -> Any:

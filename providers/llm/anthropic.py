@@ -21,6 +21,8 @@ _STOP: dict[str, StopReason] = {
     "tool_use": "toolUse",
 }
 _CACHE = {"type": "ephemeral"}
+# What Pi stores as the text of a redacted thinking block.
+REDACTED_THINKING = "[Reasoning redacted]"
 
 
 def build_request(
@@ -42,7 +44,7 @@ def build_request(
     with ``thinking_budget`` tokens at a thinking level, and is told not to think at ``off``.
     """
     wire: list[dict[str, Any]] = []
-    for message in prepare_messages(messages):
+    for message in prepare_messages(messages, accepts_images=config.accepts_images):
         block = _to_wire(message)
         if block is None:
             continue
@@ -239,10 +241,12 @@ class Decoder:
             index = b.open_block({"type": "text", "text": ""})
             if block.get("text"):
                 b.add_text(index, block["text"])
-        elif kind in ("thinking", "redacted_thinking"):
+        elif kind == "thinking":
             index = b.open_block({"type": "thinking", "thinking": ""})
-            if kind == "redacted_thinking":
-                b.message["content"][index].update(redacted=True, thinkingSignature=block.get("data", ""))
+        elif kind == "redacted_thinking":
+            # The reasoning itself is sealed in ``data`` (sent back as it came); readers get Pi's note.
+            redacted = {"type": "thinking", "thinking": REDACTED_THINKING}
+            index = b.open_block({**redacted, "thinkingSignature": block.get("data", ""), "redacted": True})
         elif kind == "tool_use":
             tool_call = {
                 "type": "toolCall",

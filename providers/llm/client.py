@@ -59,6 +59,19 @@ def fit_thinking(
     return max_tokens, min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
 
 
+def output_limits(
+    config: ProviderConfig, input_tokens: int, max_tokens: int, thinking_level: str | None = None
+) -> tuple[int, int | None]:
+    """The output cap and thinking budget Pi sends for ``input_tokens`` of estimated input: ``max_tokens``
+    fitted into the window; an Anthropic reasoning model thinking at a level gets its budget on top."""
+    cap = fit_max_tokens(config.context_window, input_tokens, max_tokens)
+    if config.api != "anthropic-messages" or not config.reasoning or thinking_level in (None, "", "off"):
+        return cap, None
+    return fit_thinking(
+        config.context_window, input_tokens, cap, config.max_output_tokens, str(thinking_level)
+    )
+
+
 def stream_completion(
     config: ProviderConfig,
     *,
@@ -135,6 +148,8 @@ def complete(
     cache: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     abort: threading.Event | None = None,
+    thinking_level: str | None = None,
+    thinking_budget: int | None = None,
 ) -> Message:
     """Return the finished assistant message without watching the stream."""
     return stream_completion(
@@ -147,6 +162,8 @@ def complete(
         cache=cache,
         timeout=timeout,
         abort=abort,
+        thinking_level=thinking_level,
+        thinking_budget=thinking_budget,
     )
 
 

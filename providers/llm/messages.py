@@ -8,15 +8,46 @@ from typing import Any
 from providers.llm.types import Message
 
 _MISSING_RESULT = "No result provided"
+# What a text-only model reads in place of pictures: Pi's notes, word for word, so both send the same.
+USER_IMAGE_OMITTED = "(image omitted: model does not support images)"
+TOOL_IMAGE_OMITTED = "(tool image omitted: model does not support images)"
 
 
-def prepare_messages(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+def _without_images(content: Iterable[Mapping[str, Any]], note: str) -> list[Message]:
+    """Each run of pictures becomes one note; a picture right after the note (or a text equal to it)
+    adds none."""
+    out: list[Message] = []
+    after_note = False
+    for block in content:
+        if block.get("type") == "image":
+            if not after_note:
+                out.append({"type": "text", "text": note})
+            after_note = True
+            continue
+        out.append(dict(block))
+        after_note = block.get("text") == note
+    return out
+
+
+def omit_images(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A message as a text-only model receives it: user and tool-result pictures replaced by notes."""
+    role, content = message.get("role"), message.get("content")
+    if role == "user" and isinstance(content, list):
+        return {**message, "content": _without_images(content, USER_IMAGE_OMITTED)}
+    if role == "toolResult" and isinstance(content, list):
+        return {**message, "content": _without_images(content, TOOL_IMAGE_OMITTED)}
+    return message
+
+
+def prepare_messages(messages: Iterable[Mapping[str, Any]], *, accepts_images: bool = True) -> list[Message]:
     """Drop failed turns and pair every tool call with exactly one result.
 
     Failed or aborted assistant turns are partial and providers reject replaying them. Both wire formats
     require each tool call to be answered before the next turn, so unanswered calls get an error result
-    and results whose call is gone are dropped.
+    and results whose call is gone are dropped. A model that takes no pictures gets notes in their place.
     """
+    if not accepts_images:
+        messages = [omit_images(m) for m in messages]
     out: list[Message] = []
     pending: dict[str, str] = {}  # open tool call id -> tool name
 

@@ -9,6 +9,7 @@ from typing import Any
 from pitree.jsjson import js_stringify, js_truthy
 from providers.llm.compat import OpenAICompat, resolve_compat
 from providers.llm.messages import images_of, prepare_messages, text_of
+from providers.llm.reasoning_details import append_detail, is_detail, replayed_details, serialize_details
 from providers.llm.sse import SseEvent
 from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
@@ -40,7 +41,7 @@ def build_request(
     compat = resolve_compat(config.provider, config.base_url, config.compat)
     role = "developer" if config.reasoning and compat.supports_developer_role else "system"
     wire: list[dict[str, Any]] = [{"role": role, "content": system}] if system else []
-    for message in prepare_messages(messages):
+    for message in prepare_messages(messages, accepts_images=config.accepts_images):
         wire.extend(_to_wire(message, compat))
     body: dict[str, Any] = {"model": config.model_id, "messages": wire, "stream": True}
     if session_id and "api.openai.com" in config.base_url:
@@ -107,8 +108,10 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
         text = "".join(b["text"] for b in blocks if b.get("type") == "text" and b["text"].strip())
         out: dict[str, Any] = {"role": "assistant", "content": text or empty}
         thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking", "")).strip()]
+        details = replayed_details(blocks)
         signature = thinking[0].get("thinkingSignature") if thinking else None
-        if signature in _REASONING_FIELDS:
+        # Replay data, when the server sent some, stands in for the readable reasoning.
+        if details is None and signature in _REASONING_FIELDS:
             out[signature] = "\n".join(b["thinking"] for b in thinking)
         calls = [b for b in blocks if b.get("type") == "toolCall"]
         if calls:
@@ -120,6 +123,10 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
                 }
                 for b in calls
             ]
+        if details is not None:
+            out["reasoning_details"] = details
+        if not out["content"] and not calls:
+            return []  # nothing to say (reasoning alone): servers refuse an empty assistant turn
         return [out]
     if role == "toolResult":
         content = message["content"]
@@ -147,6 +154,7 @@ class Decoder:
     def __init__(self, builder: AssistantBuilder) -> None:
         self._builder = builder
         self._tools: dict[int, int] = {}  # provider tool index -> content index
+        self._details: list[dict[str, Any]] = []  # reasoning_details so far, merged as they stream
         self.stop_reason: StopReason | None = None
         self.finished = False
         self.error: str | None = None
@@ -186,6 +194,10 @@ class Decoder:
             index = b.trailing("thinking")
             b.message["content"][index].setdefault("thinkingSignature", field)
             b.add_thinking(index, delta[field])
+        details = delta.get("reasoning_details")
+        for detail in details if isinstance(details, list) else ():
+            if is_detail(detail):
+                self._add_detail(detail)
         if isinstance(delta.get("content"), str) and delta["content"]:
             b.add_text(b.trailing("text"), delta["content"])
         for call in delta.get("tool_calls") or []:
@@ -207,6 +219,17 @@ class Decoder:
                 block["name"] = function["name"]
             if function.get("arguments"):
                 b.add_arguments(index, function["arguments"])
+
+    def _add_detail(self, detail: Mapping[str, Any]) -> None:
+        """Keep a piece of replay data on the answer's thinking block (opened empty when the server sent
+        no readable reasoning), stored as the whole list so far."""
+        b = self._builder
+        content = b.message["content"]
+        index = next((i for i, block in enumerate(content) if block["type"] == "thinking"), None)
+        if index is None:
+            index = b.open_block({"type": "thinking", "thinking": "", "thinkingSignature": ""})
+        append_detail(self._details, detail)
+        content[index]["thinkingSignature"] = serialize_details(self._details)
 
     def _finish(self, reason: str) -> None:
         self._builder.message["rawStopReason"] = reason

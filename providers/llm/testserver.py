@@ -39,12 +39,23 @@ def reply(
     usage: Mapping[str, int] | None = None,
     stop: str | None = None,
     delay: float = 0.0,
+    reasoning_field: str = "reasoning_content",
+    reasoning_details: Sequence[Mapping[str, Any]] = (),
+    redacted: str | None = None,
 ) -> Spec:
-    """A streamed turn. ``usage`` takes Pi names (input, output, cacheRead, cacheWrite); ``stop`` Pi's."""
+    """A streamed turn. ``usage`` takes Pi names (input, output, cacheRead, cacheWrite); ``stop`` Pi's.
+
+    OpenAI-compatible only: ``thinking`` streams in ``reasoning_field``, and ``reasoning_details`` follow
+    one per chunk (as OpenRouter sends encrypted reasoning). Anthropic only: ``redacted`` is the data of
+    a ``redacted_thinking`` block sent before the rest.
+    """
     return {
         "kind": "reply",
         "text": text,
         "thinking": thinking,
+        "reasoning_field": reasoning_field,
+        "reasoning_details": [dict(d) for d in reasoning_details],
+        "redacted": redacted,
         "tool_calls": [dict(c) for c in tool_calls],
         "usage": {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0, **(usage or {})},
         "stop": stop or ("toolUse" if tool_calls else "stop"),
@@ -135,7 +146,9 @@ def render_openai(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
         )
 
     events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"reasoning_content": p}) for p in _pieces(spec["thinking"] or "")]
+    field = spec.get("reasoning_field") or "reasoning_content"
+    events += [chunk({field: p}) for p in _pieces(spec["thinking"] or "")]
+    events += [chunk({"reasoning_details": [d]}) for d in spec.get("reasoning_details") or ()]
     events += [chunk({"content": p}) for p in _pieces(spec["text"])]
     for i, call in enumerate(spec["tool_calls"]):
         function = {"name": call["name"], "arguments": ""}
@@ -184,6 +197,8 @@ def render_anthropic(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
         _sse({"type": "ping"}, "ping"),
     ]
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if spec.get("redacted"):
+        blocks.append(({"type": "redacted_thinking", "data": spec["redacted"]}, []))
     if spec["thinking"]:
         deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(spec["thinking"])]
         blocks.append(

@@ -32,6 +32,8 @@ class ProviderConfig:
     # The model thinks: a thinking level is sent (where the server takes one) and an OpenAI prompt
     # may go out as the developer role.
     reasoning: bool = False
+    # The model takes pictures; a text-only model gets Pi's omission note in place of each one.
+    accepts_images: bool = True
     # Pi's OpenAI-compatible ``compat`` settings; what is left out is detected from the host.
     compat: Mapping[str, Any] = field(default_factory=dict)
     # Prices in dollars per million tokens (input, output, cacheRead, cacheWrite), as Pi's model cost.

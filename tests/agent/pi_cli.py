@@ -117,6 +117,19 @@ class PiCli:
             process.kill()
         return session
 
+    def navigate(self, target_id: str, *, session: Path) -> None:
+        """Move ``session``'s leaf to ``target_id`` with a summary of the branch left, as Pi's tree
+        navigation writes it (a one-command extension: print mode has no navigation of its own)."""
+        extension = self.agent / "summarize_back.mjs"
+        extension.write_text(_SUMMARIZE_BACK)
+        command = [str(NODE), str(PI_CLI), "--no-extensions", "-e", str(extension), "--no-skills"]
+        command += ["--no-prompt-templates", "--no-context-files", "--session", str(session)]
+        command += ["-p", f"/summarize-back {target_id}"]
+        done = subprocess.run(
+            command, cwd=self.work, env=self.env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, f"pi failed: {done.stdout[-2000:]} {done.stderr[-2000:]}"
+
     def prompt(
         self, text: str, *, session: Path | None = None, check: bool = True, files: tuple[str, ...] = ()
     ) -> Path:
@@ -134,3 +147,16 @@ class PiCli:
             return session
         (written,) = sorted(self.sessions.glob("*.jsonl"))
         return written
+
+
+# The command the navigation test runs: the session tree moves to the named entry, summarizing the branch.
+_SUMMARIZE_BACK = """
+export default function (pi) {
+  pi.registerCommand("summarize-back", {
+    description: "Return to an entry, summarizing the branch left",
+    handler: async (args, ctx) => {
+      await ctx.navigateTree(args.trim(), { summarize: true });
+    },
+  });
+}
+"""

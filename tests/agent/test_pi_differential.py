@@ -38,6 +38,7 @@ from django.db import connection
 
 from agent import services
 from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
+from compaction_app.services import start_branch_summary
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from providers.models import LLMProvider
@@ -155,12 +156,17 @@ def _run_both(
     thinking: str = "off",
     pictures: dict[int, dict[str, bytes]] | None = None,
     aborted: frozenset[int] = frozenset(),
+    text_only: bool = False,
+    navigate_back: bool = False,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
     ``pictures`` attaches files to the scenario's prompt at that index: Pi gets them as ``@file``
     arguments; piweb gets the text Pi made of that prompt and the same files as image attachments.
     The prompts at the indexes in ``aborted`` are stopped by their user once the reply stalls.
+    ``text_only`` declares the model as taking no pictures on both sides. ``navigate_back`` then returns
+    both to the end of the starting session, summarizing the branch left (piweb's summaries by the same
+    model, as its default summarizer).
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -181,7 +187,7 @@ def _run_both(
             retry=RETRY,
             reasoning=reasoning,
             thinking=thinking,
-            images=bool(pictures),
+            images=bool(pictures) and not text_only,
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
@@ -190,6 +196,7 @@ def _run_both(
         )
         file = pi.prompt("Look at calc.py and fix the parser.")
         started = len(pi_server.requests)
+        start_leaf = _pi_lines(file)[-1]["id"]
 
         session = session_services.import_jsonl(actor=owner, data=file.read_bytes()).session
         base_url = f"{web_server.url}/v1" if api == "openai-completions" else web_server.url
@@ -203,6 +210,8 @@ def _run_both(
             max_output_tokens=MAX_TOKENS,
             api_key="k",
             reasoning=reasoning,
+            accepts_images=not text_only,
+            is_summarizer_default=navigate_back,
             cost_input=3,
             cost_output=15,
             cost_cache_read=0.3,
@@ -240,6 +249,9 @@ def _run_both(
                 stopper.join()
             run.refresh_from_db()
             runs.append((run.status, run.error))
+        if navigate_back:
+            pi.navigate(start_leaf, session=file)
+            start_branch_summary(session=session, target_id=start_leaf, actor=owner)
         return Outcome(
             pi_written=_normalize(_pi_lines(file)),
             web_written=_normalize(entries(session)),
@@ -448,6 +460,137 @@ def test_a_reply_stopped_inside_a_tool_call_is_stored_as_pi_stores_it(
     assert message["content"][0] == {"type": "text", "text": "Let me look."}
     assert message["content"][-1]["name"] == "read"
     _assert_same(outcome)
+
+
+def _is_summary(body: dict[str, Any]) -> bool:
+    return _wording_aside(body) != body
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_summaries_inside_a_run_think_at_the_sessions_level_as_pi_asks(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # An overflow compacted inside the run: the summary request carries the session's thinking level.
+    scenario = [
+        ("Now explain the parser in detail.", [script.reply(LONG)]),
+        (
+            "And the tokenizer?",
+            [script.overflow(tokens=20000, window=WINDOW), script.reply("Tokenizer: fine.")],
+        ),
+    ]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    summaries = [body for body in outcome.web_requests if _is_summary(body)]
+    assert summaries, "the overflow was compacted by the run's model"
+    for body in summaries:
+        if api == "anthropic-messages":
+            assert body["thinking"]["type"] == "enabled"
+            assert body["max_tokens"] > body["thinking"]["budget_tokens"]
+        else:
+            assert body.get("reasoning_effort") == "medium"
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_branch_summaries_think_at_the_sessions_level_as_pi_asks(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("Now explain the parser in detail.", [script.reply(LONG, thinking="Hmm.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking="high", navigate_back=True)
+    assert outcome.web_written[-1]["type"] == "branch_summary"
+    summary = outcome.web_requests[-1]
+    assert _is_summary(summary)
+    if api == "anthropic-messages":
+        assert summary["thinking"]["type"] == "enabled"
+    else:
+        assert summary.get("reasoning_effort") == "high"
+    _assert_same(outcome)
+
+
+SEALED = {
+    "type": "reasoning.encrypted",
+    "data": "gAAAAB-sealed-reasoning==",
+    "id": "rs_1",
+    "format": "openai-responses-v1",
+    "index": 1,
+}
+
+
+def test_encrypted_reasoning_details_are_stored_and_replayed_as_pi_does(
+    tmp_path: Path, user, run_settings
+) -> None:
+    # OpenRouter-style answers: readable reasoning in `reasoning` and its replay data in
+    # `reasoning_details` (text deltas that merge, then an encrypted entry); then one with only the
+    # encrypted entry. The next request must give the details back, not the readable text.
+    details = [
+        {"type": "reasoning.text", "text": "Weigh ", "format": "unknown", "index": 0},
+        {"type": "reasoning.text", "text": "the options.", "index": 0},
+        SEALED,
+    ]
+    scenario = [
+        (
+            "Think about it.",
+            [
+                script.reply(
+                    "Done.",
+                    thinking="Weigh the options.",
+                    reasoning_field="reasoning",
+                    reasoning_details=details,
+                )
+            ],
+        ),
+        ("Only the sealed part now.", [script.reply("Sealed.", reasoning_details=[SEALED])]),
+        ("And again?", [script.reply("Again.")]),
+    ]
+    outcome = _run_both("openai-completions", tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    _assert_same(outcome)
+    answers = [e["message"] for e in outcome.web_written if e.get("message", {}).get("role") == "assistant"]
+    first, second = answers[-3]["content"][0], answers[-2]["content"][0]
+    assert first["thinking"] == "Weigh the options."
+    assert json.loads(first["thinkingSignature"])[-1] == SEALED
+    assert second["thinking"] == "" and json.loads(second["thinkingSignature"]) == [SEALED]
+    replayed = [m for m in outcome.web_requests[-1]["messages"] if m["role"] == "assistant"][-2:]
+    assert [m["reasoning_details"][-1] for m in replayed] == [SEALED, SEALED]
+    assert all("reasoning" not in m for m in replayed)
+
+
+def test_redacted_thinking_is_stored_and_replayed_as_pi_does(tmp_path: Path, user, run_settings) -> None:
+    scenario = [
+        ("Think about it.", [script.reply("Done.", thinking="Hmm.", redacted="EqQBCgIYAhIM-redacted")]),
+        ("Go on.", [script.reply("On.")]),
+    ]
+    outcome = _run_both("anthropic-messages", tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    _assert_same(outcome)
+    answer = next(
+        e["message"] for e in outcome.web_written if "Done." in str(e.get("message", {}).get("content"))
+    )
+    sealed = answer["content"][0]
+    assert sealed["redacted"] is True and sealed["thinking"]  # a placeholder a reader sees, not nothing
+    replayed = [m for m in outcome.web_requests[-1]["messages"] if m["role"] == "assistant"][-1]
+    assert replayed["content"][0] == {"type": "redacted_thinking", "data": "EqQBCgIYAhIM-redacted"}
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_text_only_model_is_sent_pis_note_in_place_of_each_picture(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [
+        ("What is in these pictures?", [script.reply("I cannot see them.")]),
+        ("And now?", [script.reply("Still not.")]),
+    ]
+    pictures = {0: {"dot.png": _png(3, 2), "box.png": _png(2, 2)}}
+    outcome = _run_both(api, tmp_path, user(), scenario, pictures=pictures, text_only=True)
+    _assert_same(outcome)
+    stored = next(
+        e["message"]["content"]
+        for e in outcome.web_written
+        if "pictures" in str(e.get("message", {}).get("content"))
+    )
+    assert [b["type"] for b in stored] == ["text", "image", "image"]  # the pictures are kept
+    for body in outcome.web_requests:
+        sent = json.dumps(body["messages"])
+        assert '"image' not in sent  # no picture block in either format (image, image_url)
+        # The two pictures went out as one note, in both turns.
+        assert sent.count("(image omitted: model does not support images)") == 1
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------

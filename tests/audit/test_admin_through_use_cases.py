@@ -40,6 +40,7 @@ def test_a_changed_provider_key_is_logged_by_name_and_never_by_value(user: Calla
         "provider": "x",
         "context_window": str(provider.context_window),
         "max_output_tokens": str(provider.max_output_tokens),
+        "accepts_images": "on",  # the box as the form shows it (checked by default)
         "api_key": "sk-very-secret-value",
     }
     assert staff.post(f"/admin/providers/llmprovider/{provider.pk}/change/", body).status_code == 302
@@ -146,3 +147,24 @@ def test_staff_setting_a_team_that_is_gone_get_not_found_and_nothing_is_written(
         discussion_services.set_viewers_may_comment(actor=staff, team_id=987654, allowed=False, as_staff=True)
     assert not TeamDiscussion.objects.exists()
     assert not ActionLog.objects.exists()
+
+
+def test_staff_declare_a_text_only_model_in_the_admin(user: Callable[..., Any]) -> None:
+    staff = _client(user("root", is_staff=True, is_superuser=True))
+    provider = LLMProvider.objects.create(
+        name="p", base_url="http://127.0.0.1:9/v1", model_id="m", provider="x"
+    )
+    assert provider.accepts_images and provider.config().accepts_images  # pictures by default
+    body = {
+        "name": "p",
+        "api": provider.api,
+        "base_url": provider.base_url,
+        "model_id": "m",
+        "provider": "x",
+        "context_window": str(provider.context_window),
+        "max_output_tokens": str(provider.max_output_tokens),
+    }  # the box left unticked
+    assert staff.post(f"/admin/providers/llmprovider/{provider.pk}/change/", body).status_code == 302
+    provider.refresh_from_db()
+    assert not provider.config().accepts_images
+    assert ActionLog.objects.get(action="provider_change").detail["changed"] == ["accepts_images"]

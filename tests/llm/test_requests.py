@@ -18,6 +18,7 @@ from providers.llm import (
 )
 from providers.llm import testserver as ts
 from providers.llm.compat import validate_compat
+from providers.llm.messages import prepare_messages
 from tests.llm.conftest import user
 
 SYSTEM = "You are a context summarization assistant."
@@ -296,3 +297,41 @@ def test_output_cap_fits_the_window_as_pi_fits_it(window: int, estimate: int, ca
 
 def test_api_key_is_hidden_from_repr(config: ProviderConfig) -> None:
     assert "secret" not in repr(config)
+
+
+def test_a_text_only_model_reads_one_note_for_each_run_of_pictures(config: ProviderConfig) -> None:
+    picture = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    user_note = "(image omitted: model does not support images)"
+    tool_note = "(tool image omitted: model does not support images)"
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Look:"},
+                picture,
+                picture,
+                {"type": "text", "text": "and"},
+                picture,
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": user_note}, picture]},
+        {"role": "user", "content": "plain text stays"},
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}],
+            "stopReason": "toolUse",
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "read",
+            "content": [picture],
+            "isError": False,
+        },
+    ]
+    sent = prepare_messages(messages, accepts_images=False)
+    assert [b.get("text") for b in sent[0]["content"]] == ["Look:", user_note, "and", user_note]
+    assert sent[1]["content"] == [{"type": "text", "text": user_note}]  # the note already stands there
+    assert sent[2]["content"] == "plain text stays"
+    assert sent[4]["content"] == [{"type": "text", "text": tool_note}]
+    assert prepare_messages(messages)[0]["content"][1] == picture  # a model that sees keeps them
