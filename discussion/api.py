@@ -254,6 +254,7 @@ class InboxView(PersonalAPIView):
 
 def _item(note: Notification) -> dict[str, Any]:
     from discussion.domain.text import snippet
+    from documents.plain import plain_text
 
     return {
         "id": note.pk,
@@ -264,7 +265,7 @@ def _item(note: Notification) -> dict[str, Any]:
         "commentId": note.comment_id,
         "threadId": note.comment.root_id,
         "author": note.comment.author_name,
-        "snippet": snippet(note.comment.body),
+        "snippet": snippet(plain_text(note.comment.body)),
         "createdAt": note.created_at.isoformat(),
         "read": note.read_at is not None,
     }

@@ -12,11 +12,11 @@ from django.db.models.functions import Left
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 
+from documents.titles import TITLE_CHARS, title_of
 from pitree.attribution import Author
 from pitree.entries import Entry as DomainEntry
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
-from pitree.titles import TITLE_CHARS, title_of
 from sessions_app.fast_get import ByPk
 from teams.models import WRITER_ROLES
 

@@ -13,6 +13,30 @@ export function textOf(content) {
     .join("\n");
 }
 
+// "1 thread", "2 threads": counts people read are never "1 threads".
+/**
+ * @param {number} n
+ * @param {string} one
+ * @param {string} [many]
+ */
+export function plural(n, one, many = `${one}s`) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
+
+// Markdown as a line of text, for previews: what the marks mean stays, the marks go.
+/** @param {string} text */
+export function plainText(text) {
+  return String(text ?? "")
+    .replace(/```[^\n]*\n?/g, " ")
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1")
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, "$2")
+    .replace(/(^|[^\w*])([*_])(?=\S)([^*_\n]*?\S)\2(?!\w)/g, "$1$3")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/~~(.*?)~~/g, "$1");
+}
+
 export function clip(text, n) {
   const flat = String(text ?? "").replace(/\s+/g, " ").trim();
   return flat.length > n ? flat.slice(0, n - 1) + "…" : flat;
@@ -39,12 +63,12 @@ export function preview(record, lookup) {
   switch (e.type) {
     case "message":
       if (m.role === "user") {
-        const text = textOf(m.content);
+        const text = plainText(textOf(m.content));
         if (text.trim()) return text;
         return Array.isArray(m.content) && m.content.some((b) => b && b.type === "image") ? "[image]" : "";
       }
       if (m.role === "assistant") {
-        const text = textOf(m.content);
+        const text = plainText(textOf(m.content));
         if (text.trim()) return text;
         const calls = (Array.isArray(m.content) ? m.content : []).filter((b) => b && b.type === "toolCall").map((b) => b.name);
         if (calls.length) return `[${calls.join(", ")}]`;
@@ -55,9 +79,9 @@ export function preview(record, lookup) {
       if (m.role === "bashExecution") return `$ ${m.command || ""}`;
       return textOf(m.content) || m.role || "message";
     case "branch_summary":
-      return `Branch summary: ${e.summary || ""}`;
+      return `Branch summary: ${plainText(e.summary || "")}`;
     case "compaction":
-      return `Compaction: ${e.summary || ""}`;
+      return `Compaction: ${plainText(e.summary || "")}`;
     case "label":
       return e.label ? `label “${e.label}”` : "label cleared";
     case "model_change":

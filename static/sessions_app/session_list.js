@@ -2,6 +2,7 @@
 // The session list: create an empty session and open it.
 import { api, el, query } from "./api.js";
 import { money } from "../costs/money.js";
+import { plural } from "./format.js";
 import { ask } from "./dialogs.js";
 
 /** @type {HTMLElement} */ (document.getElementById("new-session-button")).addEventListener("click", async () => {
@@ -37,7 +38,7 @@ async function fillCosts() {
     for (const cell of cells) {
       const found = body.results[/** @type {string} */ (cell.dataset.costSession)];
       cell.textContent = found ? money(found.cost) : "–";
-      if (found) cell.title = `${found.tokens.toLocaleString()} tokens in ${found.messages.toLocaleString()} assistant messages, all branches`;
+      if (found) cell.title = `${plural(found.tokens, "token")} in ${plural(found.messages, "assistant message")}, all branches`;
     }
   } catch {
     for (const cell of cells) cell.textContent = "–";

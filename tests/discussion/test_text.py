@@ -29,3 +29,12 @@ def test_an_oversized_comment_is_refused_with_both_lengths() -> None:
 def test_unstorable_text_is_refused() -> None:
     with pytest.raises(InvalidComment, match="NUL"):
         check_body("a\x00b")
+
+
+def test_a_preview_reads_markdown_as_text() -> None:
+    from documents.plain import plain_text
+
+    assert plain_text("**why** is `x` _so_ slow?") == "why is x so slow?"
+    assert plain_text("# Plan\n- [docs](https://example.com/docs)\n> quoted") == "Plan\ndocs\nquoted"
+    assert plain_text("snake_case_name and 2*3*4") == "snake_case_name and 2*3*4"
+    assert plain_text("![chart](c.png) ~~old~~ new") == "chart old new"

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { clip, humanBytes, isOffline, kindOf, placeholder, preview, textOf, tokens } from "../../static/sessions_app/format.js";
+import { clip, humanBytes, isOffline, kindOf, placeholder, plainText, plural, preview, textOf, tokens } from "../../static/sessions_app/format.js";
 
 const message = (message) => ({ entry: { type: "message", message } });
 
@@ -66,4 +66,20 @@ test("audit tables group the digits of whole numbers only", async () => {
   assert.equal(groupDigits("999"), null);
   assert.equal(groupDigits("0.2500"), null);
   assert.equal(groupDigits("a1b2c3d4"), null);
+});
+
+test("plural says 1 thread and 2 threads, with an irregular plural when given", () => {
+  assert.equal(plural(1, "thread"), "1 thread");
+  assert.equal(plural(2, "thread"), "2 threads");
+  assert.equal(plural(0, "session"), "0 sessions");
+  assert.equal(plural(1, "answer or summary", "answers and summaries"), "1 answer or summary");
+  assert.equal(plural(12000, "token"), `${(12000).toLocaleString()} tokens`);
+});
+
+test("previews read Markdown as text: the marks go, what they mark stays", () => {
+  assert.equal(plainText("**why** is `x` _so_ slow?"), "why is x so slow?");
+  assert.equal(plainText("# Plan\n- [docs](https://example.com/docs)\n> quoted"), "Plan\ndocs\nquoted");
+  assert.equal(plainText("snake_case_name and 2*3*4"), "snake_case_name and 2*3*4");
+  assert.equal(plainText("![chart](c.png) ~~old~~ new"), "chart old new");
+  assert.equal(preview(message({ role: "user", content: "**Fix** the `build`" })), "Fix the build");
 });

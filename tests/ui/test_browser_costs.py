@@ -73,7 +73,7 @@ def test_the_usage_page_charts_cost_per_day_and_model_from_local_files(
 
     page.select_option("#usage-scope", str(team.pk))
     expect(page.locator("#usage-totals")).to_contain_text("$0.700")
-    expect(page.locator("#usage-totals")).to_contain_text("in 1 sessions")
+    expect(page.locator("#usage-totals")).to_contain_text("in 1 session")
 
     page.goto(f"{server_url}/teams/")
     expect(page.locator(f'[data-team="{team.pk}"] .team-usage')).to_contain_text("1 shared sessions: $0.700")

@@ -5,6 +5,7 @@
 // with many comments opens as fast as one without. Changes arrive over the session socket as hints;
 // the counts and threads are then read again over HTTP.
 import { api, clear, el, query } from "../api.js";
+import { plural } from "../format.js";
 import { html } from "../render.js";
 import { $, base, cfg, hooks, showError, state } from "./page.js";
 
@@ -92,7 +93,9 @@ async function showThreads(entryId) {
   const box = clear($("comment-threads"));
   for (const thread of body.threads) box.appendChild(drawThread(thread));
   $("comment-form").hidden = !canComment;
-  $("comments-heading").textContent = body.threads.length ? `Comments (${body.threads.length} threads)` : "Comments";
+  $("comments-heading").textContent = body.threads.length ? `Comments (${plural(body.threads.length, "thread")})` : "Comments";
+  // Someone who may not comment has nothing to see under an empty heading (a link holder).
+  section.hidden = !canComment && !body.threads.length;
   const total = body.threads.reduce((n, t) => n + (t.deleted ? 0 : 1) + t.replies.filter((r) => !r.deleted).length, 0);
   const open = body.threads.filter((t) => !t.resolved && !t.deleted).length;
   counts.set(entryId, { comments: total, open });

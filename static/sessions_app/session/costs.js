@@ -3,6 +3,7 @@
 // cost of the path to the selected entry, of the whole session and of its abandoned branches.
 import { api, el, query } from "../api.js";
 import { money } from "../../costs/money.js";
+import { plural } from "../format.js";
 import { $, base, state } from "./page.js";
 
 const SOURCES = { recorded: "as recorded in the session", priced: "from the prices set for this model", unpriced: "no recorded cost and no price set for this model" };
@@ -29,7 +30,7 @@ export async function showCosts(id) {
   if (body.session) parts.push(`session ${money(body.session.cost)}`);
   if (body.abandoned) parts.push(`abandoned branches ${money(body.abandoned.cost)}`);
   line.textContent = `Cost: ${parts.join(" · ")}`;
-  line.title = `${body.branch.tokens.toLocaleString()} tokens in ${body.branch.messages.toLocaleString()} assistant messages on this branch`;
+  line.title = `${plural(body.branch.tokens, "token")} in ${plural(body.branch.messages, "assistant message")} on this branch`;
   line.dataset.branch = String(body.branch.cost);
   for (const card of cards) {
     const found = body.messages[/** @type {string} */ (card.dataset.id)];

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from documents.plain import plain_text
+
 __all__ = ["TITLE_CHARS", "title_of"]
 
 # Long enough to tell sessions apart in a list, short enough for a page title and a tab.
@@ -9,11 +11,11 @@ TITLE_CHARS = 80
 
 
 def title_of(name: str, first_prompt: str, pi_id: str) -> str:
-    """Return the session's name; without one, its first prompt on one line (cut with an ellipsis); without
-    a prompt, its id."""
+    """Return the session's name; without one, its first prompt as text on one line (Markdown marks
+    dropped, cut with an ellipsis); without a prompt, its id."""
     if name.strip():
         return name
-    flat = " ".join(first_prompt.split())
+    flat = " ".join(plain_text(first_prompt).split())
     if flat:
         return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1].rstrip() + "…"
     return pi_id

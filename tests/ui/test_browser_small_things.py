@@ -1,0 +1,103 @@
+"""In Chromium, the small things people notice: counts in good English, Markdown read as text in previews,
+no empty headings, and a usage chart that makes sense with a single day of data."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from discussion import services as discussion_services
+from sessions_app import services
+from teams.models import Team, TeamMembership
+from tests.factories import HEADER, assistant_message, session_file, user_message
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+expect.set_options(timeout=15000)
+
+
+def _open(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")
+
+
+def _show_tree(page: Any, phone: bool) -> None:
+    if phone:  # a phone shows one panel at a time
+        page.click(".panel-tabs button[data-panel=tree]")
+
+
+def _session(owner: Any, pi_id: str = "s") -> Any:
+    entries = [
+        user_message("u1", None, "**Why** does `make` fail on _staging_?"),
+        assistant_message("a1", "u1", "Because of the [cache](https://example.com/cache)."),
+    ]
+    return services.import_jsonl(actor=owner, data=session_file(entries, {**HEADER, "id": pi_id})).session
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (390, 844)], ids=["desktop", "phone"])
+def test_previews_counts_and_headings_read_as_people_write(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, size: tuple[int, int]
+) -> None:
+    owner, mate = account("olga"), account("max")
+    team = Team.objects.create(name="crew")
+    TeamMembership.objects.create(team=team, user=owner, role="owner")
+    TeamMembership.objects.create(team=team, user=mate, role="editor")
+    session = _session(owner)
+    services.share_with_team(session=session, team=team, access="editor", actor=owner)
+    discussion_services.post_comment(
+        actor=owner, session=session, entry_id="a1", body="@max is the **cache** _really_ it?"
+    )
+
+    phone = size[0] < 600
+    page = sign_in(open_browser(width=size[0], height=size[1]), "max")
+    _open(page, f"{server_url}/sessions/{session.pk}/")
+    _show_tree(page, phone)
+    row = page.locator('.tree-row[data-id="u1"]')
+    expect(row).to_contain_text("Why does make fail on staging?")
+    expect(row).not_to_contain_text("**")
+    page.locator('.tree-row[data-id="a1"]').click()
+    expect(page.locator("#comments-heading")).to_have_text("Comments (1 thread)")
+
+    page.goto(f"{server_url}/inbox/")
+    line = page.locator(".inbox-item").first
+    expect(line).to_contain_text("is the cache really it?")
+    expect(line).not_to_contain_text("**")
+
+    # A link holder on an entry nobody commented on sees no empty "Comments" heading.
+    link = services.create_share_link(session=session, actor=owner)
+    visitor = open_browser(width=size[0], height=size[1]).new_page()
+    _open(visitor, f"{server_url}/s/{link.raw_token}/")
+    _show_tree(visitor, phone)
+    visitor.locator('.tree-row[data-id="u1"]').click()
+    expect(visitor.locator("#comments")).to_be_hidden()
+
+
+def test_a_single_day_of_usage_is_charted_around_that_day(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    owner = account("uma")
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    usage = {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.25}}
+    stamp = f"{today}T10:00:00.000Z"
+    answer = assistant_message("a1", "u1", "done", model="alpha", usage=usage)
+    answer["timestamp"] = stamp
+    entries = [user_message("u1", None, "go", stamp), answer]
+    services.import_jsonl(actor=owner, data=session_file(entries, {**HEADER, "id": "one-day"}))
+
+    page = sign_in(open_browser(), "uma")
+    page.goto(f"{server_url}/usage/")
+    chart = page.locator("#usage-chart")
+    expect(chart.locator("canvas")).to_be_visible()
+    expect(chart).to_have_attribute("data-points", "1")
+    expect(chart).to_have_attribute("data-axis", re.compile(r"^\d{4}-\d\d-\d\d\.\."))
+    first, last = chart.get_attribute("data-axis").split("..")
+    span = datetime.fromisoformat(last) - datetime.fromisoformat(first)
+    assert span.days == 2 and first < today < last, (first, last)
+    legend = chart.locator(".u-legend")
+    expect(legend).to_contain_text("Day")
+    expect(legend).not_to_contain_text("--")
+    expect(page.locator("#usage-totals")).to_contain_text("in 1 session")
+    expect(page.locator("#usage-totals")).not_to_contain_text("1 sessions")
