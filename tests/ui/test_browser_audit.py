@@ -77,4 +77,7 @@ def test_staff_see_the_overflow_recovery_and_its_compaction(
 
     page.goto(f"{server_url}/admin/audit/usagerollup/")
     expect(page.locator("table[data-table=per-model]")).to_contain_text("anthropic/claude-test")
+    # What a team's row counts, said as the rollup counts it (the sessions shared with the team).
+    expect(page.locator(".usage-rollup")).to_contain_text("the sessions shared with it")
+    expect(page.locator(".usage-rollup")).not_to_contain_text("sum over its members")
     screenshot(page, "audit-usage")
