@@ -21,6 +21,7 @@ from django.utils.http import content_disposition_header
 from django.utils.safestring import SafeString
 
 from actionlog.models import ActionLog
+from actionlog.verbs import declared_verbs, spoken
 
 
 class InputFilter(admin.SimpleListFilter):
@@ -35,6 +36,30 @@ class InputFilter(admin.SimpleListFilter):
         # The other filters' parameters, kept as hidden fields of this filter's form.
         query = {k: v for k, v in changelist.get_filters_params().items() if k != self.parameter_name}
         yield {"query": query, "value": self.value() or "", "parameter": self.parameter_name}
+
+
+class ActionFilter(admin.SimpleListFilter):
+    """The action filter, offering each verb as people read it."""
+
+    title = "action"
+    parameter_name = "action"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return sorted(((verb, spoken(verb)) for verb in declared_verbs()), key=lambda pair: pair[1])
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        return queryset.filter(action=value) if value else queryset
+
+
+def _said(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_said(item) for item in value)
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 class SessionFilter(InputFilter):
@@ -105,9 +130,9 @@ class _Echo:
 @admin.register(ActionLog)
 class ActionLogAdmin(admin.ModelAdmin):
     change_list_template = "admin/actionlog/actionlog/change_list.html"
-    list_display = ["created_at", "who", "action", "session_link", "team_label", "detail"]
+    list_display = ["created_at", "who", "what", "session_link", "team_label", "details"]
     list_filter = [
-        "action",
+        ActionFilter,
         "actor_kind",
         ("actor", admin.RelatedOnlyFieldListFilter),
         ("team", admin.RelatedOnlyFieldListFilter),
@@ -162,6 +187,16 @@ class ActionLogAdmin(admin.ModelAdmin):
             as_attachment=True, filename="action-log.csv"
         )
         return response
+
+    @admin.display(description="action", ordering="action")
+    def what(self, row: ActionLog) -> str:
+        return spoken(row.action)
+
+    @admin.display(description="detail")
+    def details(self, row: ActionLog) -> str:
+        # Read as "key: value; …" rather than JSON; the row's own page keeps the JSON as stored.
+        detail = row.detail if isinstance(row.detail, dict) else {}
+        return "; ".join(f"{key}: {_said(value)}" for key, value in detail.items()) or "—"
 
     @admin.display(description="actor", ordering="actor_name")
     def who(self, row: ActionLog) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from actionlog import services
 from actionlog.models import ActionLog
 from actionlog.services import PendingAction, record_action
-from actionlog.verbs import declared_verbs, verbs, verbs_by_name
+from actionlog.verbs import declared_verbs, spoken, verbs, verbs_by_name
 
 __all__ = [
     "ActionLog",
@@ -16,6 +16,7 @@ __all__ = [
     "declared_verbs",
     "record_action",
     "services",
+    "spoken",
     "verbs",
     "verbs_by_name",
 ]

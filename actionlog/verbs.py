@@ -10,7 +10,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TypeVar
 
-__all__ = ["declared_verbs", "require_declared", "verbs", "verbs_by_name"]
+__all__ = ["declared_verbs", "require_declared", "spoken", "verbs", "verbs_by_name"]
 
 E = TypeVar("E", bound=type[StrEnum])
 
@@ -50,3 +50,60 @@ def declared_verbs() -> list[str]:
 def verbs_by_name() -> dict[str, str]:
     """Every declared verb by member name, e.g. ``{"TEAM_CREATE": "team_create"}``."""
     return {name: value for value, (_app, name) in _DECLARED.items()}
+
+
+# How people read a verb where its code would not do (the activity page, the admin's filters and lists).
+_SPOKEN = {
+    "token_create": "API token created",
+    "token_revoke": "API token revoked",
+    "run": "prompt run",
+    "abort": "run stopped",
+    "compact": "compaction requested",
+    "compact_refused": "compaction refused",
+    "compacted": "compacted",
+    "compact_failed": "compaction failed",
+    "branch_summary": "branch summarized",
+    "cancel": "operation cancelled",
+    "comment_create": "commented",
+    "comment_edit": "comment edited",
+    "comment_delete": "comment deleted",
+    "comment_resolve": "thread resolved",
+    "comment_reopen": "thread reopened",
+    "redact": "secrets redacted",
+    "hold": "legal hold placed",
+    "unhold": "legal hold lifted",
+    "policy": "team policy changed",
+    "provider_create": "model added",
+    "provider_change": "model changed",
+    "provider_delete": "model removed",
+    "import": "imported",
+    "export": "exported",
+    "navigate": "continued from an entry",
+    "fork": "forked",
+    "clone": "cloned",
+    "share": "shared",
+    "revoke": "sharing stopped",
+    "label": "labelled",
+    "append": "entries added",
+    "rename": "renamed",
+    "delete": "deleted",
+    "settings": "settings changed",
+    "create": "created",
+    "purge": "purged",
+    "sync": "synced",
+    "team_create": "team created",
+    "team_invite": "invited to a team",
+    "team_accept": "joined a team",
+    "team_decline": "declined an invitation",
+    "team_role": "team role changed",
+    "team_leave": "left a team",
+    "team_remove": "removed from a team",
+    "team_withdraw": "invitation withdrawn",
+    "team_settings": "team settings changed",
+    "team_sync": "team membership from sign-in",
+}
+
+
+def spoken(verb: str) -> str:
+    """Return the verb as people read it ("team created"); an undescribed one reads as its words."""
+    return _SPOKEN.get(verb, verb.replace("_", " "))

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from actionlog.facade import ActionLog
+from actionlog.facade import ActionLog, spoken
 from audit.domain.activity import public_detail
 from sessions_app.facade import ChatSession
 
@@ -92,6 +92,7 @@ def _item(row: ActionLog, user: Any) -> dict[str, Any]:
     return {
         "id": row.pk,
         "action": row.action,
+        "actionLabel": spoken(row.action),
         "at": _iso(row.created_at),
         "actor": row.actor_name or ("you" if row.actor_id == user.pk else ""),
         "actorKind": row.actor_kind,

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from rest_framework.exceptions import APIException, ValidationError
 
-from actionlog.facade import declared_verbs
+from actionlog.facade import declared_verbs, spoken
 from audit.activity_api import read_page
 
 
@@ -34,7 +34,7 @@ def activity_page(request: HttpRequest) -> HttpResponse:
         "items": page.items if page else [],
         "older": older,
         "error": error,
-        "actions": declared_verbs(),
+        "actions": sorted(((verb, spoken(verb)) for verb in declared_verbs()), key=lambda pair: pair[1]),
         "chosen_action": request.GET.get("action", ""),
         "chosen_session": request.GET.get("session", ""),
     }

@@ -112,6 +112,20 @@ export function kindOf(type, role) {
   return type || "entry";
 }
 
+// How people name an entry (never by its id): what it is and what it says, e.g. "User: “Why does…”".
+/**
+ * @param {any} record
+ * @param {number} [chars]
+ */
+export function describeEntry(record, chars = 48) {
+  if (!record || !record.entry) return "this entry";
+  const e = record.entry;
+  const kind = e.type === "message" ? ROLE_NAMES[(e.message || {}).role] || "Message" : String(e.type || "entry").replace(/_/g, " ");
+  const said = clip(preview(record), chars);
+  const what = kind.charAt(0).toUpperCase() + kind.slice(1);
+  return said && e.type === "message" ? `${what}: “${said}”` : said ? `${what} · ${said}` : what;
+}
+
 // What a context edit does, for a tooltip: the entry stays in history, the model no longer sees it.
 export const CONTEXT_EDIT_HELP =
   "After a failed attempt (the context overflowed, say), piweb retries without it: this entry leaves the failed message and its tool results out of the model's context. They stay in the history.";

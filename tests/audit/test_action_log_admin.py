@@ -110,3 +110,20 @@ def test_only_staff_download_the_log(logged: dict[str, Any], user: Any) -> None:
     client = Client()
     client.force_login(logged["ada"])
     assert client.get(f"{ACTIONS}csv/").status_code == 302  # to the admin login
+
+
+def test_every_verb_reads_as_words_in_the_log_and_its_filters(client, user) -> None:
+    from actionlog.verbs import declared_verbs, spoken
+
+    # A verb added without words would show its code: each has its own, and no two read alike.
+    described = {verb: spoken(verb) for verb in declared_verbs()}
+    assert all("_" not in words for words in described.values()), described
+    assert len(set(described.values())) == len(described)
+    staff = user("root", is_staff=True, is_superuser=True)
+    session = store(staff, conversation(1), pi_id="words")
+    services.rename_session(session=session, name="Words", actor=staff)
+    client.force_login(staff)
+    page = client.get("/admin/actionlog/actionlog/").content.decode()
+    assert "renamed" in page and ">rename<" not in page
+    assert "name: Words" in page and '{"name": "Words"}' not in page
+    assert ">team created<" in page  # the filter's choices read as words too

@@ -495,7 +495,7 @@ def test_my_activity_page_lists_a_teammates_rename_filters_and_pages_back(
     rows = page.locator("#activity-table tbody tr")
     expect(rows).to_have_count(50)
     expect(rows.first.locator(".who")).to_have_text("mateo")
-    expect(rows.first.locator(".what")).to_have_text("rename")
+    expect(rows.first.locator(".what")).to_have_text("renamed")
     expect(rows.first.locator(".where a")).to_have_attribute("href", f"/sessions/{session.pk}/")
     screenshot(page, "activity")
     # The rest, and my own writes, are one page back.

@@ -101,3 +101,29 @@ def test_a_single_day_of_usage_is_charted_around_that_day(
     expect(legend).not_to_contain_text("--")
     expect(page.locator("#usage-totals")).to_contain_text("in 1 session")
     expect(page.locator("#usage-totals")).not_to_contain_text("1 sessions")
+
+
+def test_entries_and_findings_are_named_as_people_read_them_not_by_ids(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    from tests.governance.test_secrets import leaky_entries
+
+    owner = account("olga")
+    session = services.import_jsonl(
+        actor=owner, data=session_file(leaky_entries(), {**HEADER, "id": "ids"}), filename="ids.jsonl"
+    ).session
+    page = sign_in(open_browser(), "olga")
+    _open(page, f"{server_url}/sessions/{session.pk}/")
+    page.locator('.tree-row[data-id="u1"]').click()
+    info = page.locator("#selected-info")
+    expect(info).to_have_text("User: “show me the deploy config”")
+    page.click('#node-actions button[data-action="compare"]')
+    expect(page.locator("#operation-text")).to_contain_text(
+        "Marked User: “show me the deploy config” for comparison"
+    )
+    expect(page.locator("#operation-text")).not_to_contain_text("u1 ")
+
+    page.click("#secrets-button")
+    items = page.locator("#secrets-list li")
+    expect(items.filter(has_text="github-token")).to_contain_text("in the message text")
+    expect(page.locator("#secrets-list")).not_to_contain_text("/message/")

@@ -2,6 +2,7 @@
 // The node actions (continue here, fork, clone, label, compact, compare), rename and delete, and the
 // operations they start (a branch summary, a compaction) followed until they end.
 import { api, query } from "../api.js";
+import { describeEntry } from "../format.js";
 import { ask, confirmAction } from "../dialogs.js";
 import { setEditor } from "./composer.js";
 import { $, base, cfg, hooks, showError, showNotice, showOperation, state } from "./page.js";
@@ -178,7 +179,7 @@ function compare() {
   if (!compareFrom || compareFrom === state.selectedId) {
     compareFrom = state.selectedId;
     button.textContent = "Compare with marked…";
-    showNotice(`Marked ${compareFrom} for comparison: select another entry and press “Compare with marked…”.`);
+    showNotice(`Marked ${describeEntry(compareFrom ? state.entries.get(compareFrom) : null)} for comparison: select another entry and press “Compare with marked…”.`);
     return;
   }
   const link = `/sessions/${cfg.session}/compare/${query({ a: compareFrom, b: state.selectedId })}`;

@@ -3,7 +3,7 @@
 // sibling switchers, and the message being streamed. `select` keeps the three panels in step.
 import { api, clear, el, query } from "../api.js";
 import { copyText } from "../dialogs.js";
-import { textOf } from "../format.js";
+import { describeEntry, textOf } from "../format.js";
 import { renderEntry } from "../render.js";
 import { authorTag } from "./attribution.js";
 import { clearContext, loadContext } from "./context.js";
@@ -23,7 +23,10 @@ export async function select(id, { fromTree = false, show = false } = {}) {
   else tree.selectedId = id;
   history.replaceState(null, "", `#entry=${encodeURIComponent(id)}`);
   const token = ++state.selectToken;
-  $("selected-info").textContent = id;
+  // Named as people read it; the id stays in the tooltip for those who need it.
+  const info = $("selected-info");
+  info.textContent = describeEntry(state.entries.get(id));
+  info.title = id;
   hooks.updateActions();
   document.dispatchEvent(new CustomEvent("piweb:selected", { detail: { id } }));
   // A click draws the branch first, then the context: its small request answers the click without
@@ -32,7 +35,12 @@ export async function select(id, { fromTree = false, show = false } = {}) {
   // branch: it is read from running sums, as cheap at the leaf of a long path as of a short one.
   // Callers that need the context wait for state.contextLoaded.
   clearContext(id);
-  const drawn = renderBranch(id, token).catch((e) => showError(e.message));
+  const drawn = renderBranch(id, token)
+    .then(() => {
+      // The branch brought the entry if the page had not read it yet.
+      if (token === state.selectToken && !state.entries.has(id) && shownPath.records.has(id)) info.textContent = describeEntry(shownPath.records.get(id));
+    })
+    .catch((e) => showError(e.message));
   state.branchDrawn = drawn;
   const turn = state.ready ? drawn.then(() => new Promise((resolve) => setTimeout(resolve, CONTEXT_PAUSE))) : Promise.resolve();
   state.contextLoaded = turn

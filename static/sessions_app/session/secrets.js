@@ -31,12 +31,27 @@ async function refresh() {
         { dataset: { findingId: String(finding.id) } },
         el("button", { type: "button", class: "link", text: finding.commentId ? `comment on ${finding.entryId}` : finding.entryId || `line ${finding.seq}`, onclick: () => show(finding.entryId) }),
         el("span", { class: "tag", text: finding.kind }),
-        el("span", { class: "mono muted small", text: ` ${finding.path} @ ${finding.start}–${finding.end} ` }),
+        el("span", { class: "muted small", title: `${finding.path} @ ${finding.start}–${finding.end}`, text: ` ${wherePath(finding.path, Boolean(finding.commentId))} ` }),
         el("button", { type: "button", class: "danger small", text: "Redact", onclick: () => redact({ findingIds: [finding.id] }) }),
       ),
     );
   }
   if (!open.length) /** @type {HTMLDialogElement} */ ($("secrets-dialog")).close();
+}
+
+// Where in an entry a secret sits, as people say it (the JSON pointer stays in the tooltip).
+/**
+ * @param {string} path
+ * @param {boolean} inComment
+ */
+export function wherePath(path, inComment) {
+  if (inComment) return "in the comment";
+  if (/^\/message\/content(\/\d+\/text)?$/.test(path)) return "in the message text";
+  if (/^\/message\/content\/\d+\/(arguments|input)(\/|$)/.test(path)) return "in a tool call's arguments";
+  if (/^\/message\/content\/\d+\/thinking$/.test(path)) return "in the thinking";
+  if (/^\/message\/(command|output)$/.test(path)) return "in a shell command or its output";
+  if (/^\/(summary|name|label)$/.test(path)) return `in the ${path.slice(1)}`;
+  return "in the entry";
 }
 
 function show(entryId) {
