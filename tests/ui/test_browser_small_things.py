@@ -127,3 +127,24 @@ def test_entries_and_findings_are_named_as_people_read_them_not_by_ids(
     items = page.locator("#secrets-list li")
     expect(items.filter(has_text="github-token")).to_contain_text("in the message text")
     expect(page.locator("#secrets-list")).not_to_contain_text("/message/")
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (390, 844)], ids=["desktop", "phone"])
+def test_a_short_linear_session_shows_every_entry_in_the_tree(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, axe: Any, size: tuple[int, int]
+) -> None:
+    owner = account("olga")
+    entries: list[dict[str, Any]] = []
+    parent = None
+    for i in range(12):
+        make = user_message if i % 2 == 0 else assistant_message
+        entries.append(make(f"m{i}", parent, f"message {i}"))
+        parent = f"m{i}"
+    session = services.import_jsonl(actor=owner, data=session_file(entries, {**HEADER, "id": "lin"})).session
+    page = sign_in(open_browser(width=size[0], height=size[1]), "olga")
+    _open(page, f"{server_url}/sessions/{session.pk}/")
+    _show_tree(page, size[0] < 600)
+    expect(page.locator(".tree-row.run")).to_have_count(0)
+    for i in range(12):
+        expect(page.locator(f'.tree-row[data-id="m{i}"]')).to_have_count(1)
+    assert [v for v in axe(page) if v["id"] == "label-content-name-mismatch"] == []

@@ -3,7 +3,7 @@
 // filter and the phone's panel tabs.
 import { api, query } from "../api.js";
 import { TreeView } from "../tree.js";
-import { $, PAGE, base, hooks, remember, showError, state } from "./page.js";
+import { $, PAGE, base, cfg, hooks, remember, showError, state } from "./page.js";
 
 // Small sessions are read whole, a page at a time after the last entry read (search and previews everywhere).
 export async function loadEntriesSince() {
@@ -85,6 +85,8 @@ export function showPanel(name) {
   /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll(".panel-tabs button")).forEach((b) => b.setAttribute("aria-selected", String(b.dataset.panel === name)));
 }
 
+const SHOW_ALL_ENTRIES = 100;
+
 export function initTree() {
   tree = new TreeView({
     scroller: $("tree-scroll"),
@@ -100,6 +102,8 @@ export function initTree() {
     recordFor: (id) => state.entries.get(id),
     wantRecords,
   });
+  // A short session shows every entry, as Pi's /tree does; a long one folds its straight runs.
+  if (cfg.entryCount <= SHOW_ALL_ENTRIES) tree.autoExpand = SHOW_ALL_ENTRIES;
 
   $("tree-filter").addEventListener("change", (event) => {
     tree.filter = /** @type {HTMLSelectElement} */ (event.target).value;
