@@ -148,3 +148,19 @@ def test_a_short_linear_session_shows_every_entry_in_the_tree(
     for i in range(12):
         expect(page.locator(f'.tree-row[data-id="m{i}"]')).to_have_count(1)
     assert [v for v in axe(page) if v["id"] == "label-content-name-mismatch"] == []
+
+
+def test_a_link_visitor_is_drawn_with_the_pages_own_icon(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    owner = account("olga")
+    session = _session(owner, "visit")
+    link = services.create_share_link(session=session, actor=owner)
+    page = sign_in(open_browser(), "olga")
+    _open(page, f"{server_url}/sessions/{session.pk}/")
+    visitor = open_browser().new_page()
+    _open(visitor, f"{server_url}/s/{link.raw_token}/")
+    avatar = page.locator("#presence .avatar.visitor")
+    expect(avatar).to_have_count(1)
+    expect(avatar.locator("svg.icon-link")).to_have_count(1)
+    assert "🔗" not in avatar.inner_text()

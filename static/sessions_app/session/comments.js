@@ -6,6 +6,7 @@
 // the counts and threads are then read again over HTTP.
 import { api, clear, el, query } from "../api.js";
 import { plural } from "../format.js";
+import { icon } from "../icons.js";
 import { html } from "../render.js";
 import { $, base, cfg, hooks, showError, state } from "./page.js";
 
@@ -51,12 +52,16 @@ function badge(row) {
   const count = countFor(row.id);
   if (!count || !count.comments) return null;
   const open = count.open > 0;
-  return el("span", {
-    class: `badge comments${open ? " open" : ""}`,
-    text: `💬 ${count.comments}`,
-    title: open ? `${count.comments} comments, ${count.open} open threads` : `${count.comments} comments, all resolved`,
-    dataset: { comments: String(count.comments), open: String(count.open) },
-  });
+  return el(
+    "span",
+    {
+      class: `badge comments${open ? " open" : ""}`,
+      title: open ? `${plural(count.comments, "comment")}, ${plural(count.open, "open thread")}` : `${plural(count.comments, "comment")}, all resolved`,
+      dataset: { comments: String(count.comments), open: String(count.open) },
+    },
+    icon("comment"),
+    ` ${count.comments}`,
+  );
 }
 
 async function refreshCount(entryId) {
@@ -94,8 +99,16 @@ async function showThreads(entryId) {
   for (const thread of body.threads) box.appendChild(drawThread(thread));
   $("comment-form").hidden = !canComment;
   $("comments-heading").textContent = body.threads.length ? `Comments (${plural(body.threads.length, "thread")})` : "Comments";
-  // Someone who may not comment has nothing to see under an empty heading (a link holder).
-  section.hidden = !canComment && !body.threads.length;
+  // A link holder has nothing to see under an empty heading; a signed-in reader who may not comment is
+  // told why instead of finding no box.
+  section.hidden = cfg.readOnly && !body.threads.length;
+  let refused = document.getElementById("comment-refused");
+  if (!canComment && !cfg.readOnly) {
+    if (!refused) {
+      refused = el("p", { id: "comment-refused", class: "muted small", text: "Only the owner and editors comment on this session: its team has turned viewers' comments off." });
+      $("comment-form").after(refused);
+    }
+  } else if (refused) refused.remove();
   const total = body.threads.reduce((n, t) => n + (t.deleted ? 0 : 1) + t.replies.filter((r) => !r.deleted).length, 0);
   const open = body.threads.filter((t) => !t.resolved && !t.deleted).length;
   counts.set(entryId, { comments: total, open });
@@ -315,7 +328,8 @@ function showCommentHits({ query: text, body }) {
         el(
           "button",
           { type: "button", class: "link comment-hit", dataset: { entry: hit.entryId }, onclick: () => hooks.select(hit.entryId) },
-          `💬 ${hit.author}: ${hit.snippet}`,
+          icon("comment"),
+          ` ${hit.author}: ${hit.snippet}`,
         ),
       ),
     );

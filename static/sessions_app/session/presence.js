@@ -3,6 +3,7 @@
 // the header and their initials at the tree rows they are on. The page tells the socket its selected
 // node when it changes and every heartbeat; a tab that stops beating drops out on the server.
 import { el } from "../api.js";
+import { icon } from "../icons.js";
 import { $, hooks, state } from "./page.js";
 import { liveSocket } from "./live.js";
 
@@ -42,14 +43,19 @@ function people() {
 
 function avatar(person, small) {
   const title = `${person.name}${person.you ? " (you)" : ""}`;
-  return el("span", {
-    class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${person.kind === "link" ? " visitor" : ""}`,
-    text: person.kind === "link" ? "🔗" : initials(person.name),
-    title,
-    "aria-label": title,
-    dataset: { person: person.name },
-    style: { "--avatar-hue": hue(person.id) },
-  });
+  const visitor = person.kind === "link";
+  return el(
+    "span",
+    {
+      class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${visitor ? " visitor" : ""}`,
+      text: visitor ? undefined : initials(person.name),
+      title,
+      "aria-label": title,
+      dataset: { person: person.name },
+      style: { "--avatar-hue": hue(person.id) },
+    },
+    visitor ? icon("link") : null,
+  );
 }
 
 function drawList() {
