@@ -164,3 +164,22 @@ def test_a_link_visitor_is_drawn_with_the_pages_own_icon(
     expect(avatar).to_have_count(1)
     expect(avatar.locator("svg.icon-link")).to_have_count(1)
     assert "🔗" not in avatar.inner_text()
+
+
+def test_people_on_a_session_get_colours_apart(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    owner, mate, third = account("olga"), account("max"), account("ines")
+    team = Team.objects.create(name="crew")
+    for person in (owner, mate, third):
+        TeamMembership.objects.create(team=team, user=person, role="owner" if person is owner else "editor")
+    session = _session(owner, "colours")
+    services.share_with_team(session=session, team=team, access="editor", actor=owner)
+    pages = [sign_in(open_browser(), name) for name in ("olga", "max", "ines")]
+    for page in pages:
+        _open(page, f"{server_url}/sessions/{session.pk}/")
+    avatars = pages[0].locator("#presence > .avatar")
+    expect(avatars).to_have_count(3)
+    hues = avatars.evaluate_all("els => els.map(e => Number(e.style.getPropertyValue('--avatar-hue')))")
+    gaps = [min(abs(a - b), 360 - abs(a - b)) for i, a in enumerate(hues) for b in hues[i + 1 :]]
+    assert min(gaps) >= 30, hues

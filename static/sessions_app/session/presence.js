@@ -22,10 +22,13 @@ export function initials(name) {
   return (words[0] || "?").slice(0, 2).toUpperCase();
 }
 
-function hue(text) {
-  let h = 0;
-  for (const c of String(text)) h = (h * 31 + /** @type {number} */ (c.codePointAt(0))) % 360;
-  return h;
+// A colour per person, far from the next person's: steps of the golden angle keep any run of account
+// numbers apart ("user-1", "user-2", … were one degree apart before); other keys are hashed (FNV-1a) first.
+export function hue(text) {
+  const account = /^user-(\d+)$/.exec(String(text));
+  let n = account ? Number(account[1]) : 0x811c9dc5;
+  if (!account) for (const c of String(text)) n = Math.imul(n ^ /** @type {number} */ (c.codePointAt(0)), 0x01000193) >>> 0;
+  return Math.round((n * 137.508) % 360);
 }
 
 // One entry per person (a person with two tabs is one avatar at two nodes); link visitors each apart.
