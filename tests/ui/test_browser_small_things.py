@@ -183,3 +183,28 @@ def test_people_on_a_session_get_colours_apart(
     hues = avatars.evaluate_all("els => els.map(e => Number(e.style.getPropertyValue('--avatar-hue')))")
     gaps = [min(abs(a - b), 360 - abs(a - b)) for i, a in enumerate(hues) for b in hues[i + 1 :]]
     assert min(gaps) >= 30, hues
+
+
+def test_on_a_phone_every_header_control_and_node_action_is_on_screen(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("olga", is_staff=True)
+    session = _session(owner, "phone")
+    page = sign_in(open_browser(width=390, height=844, is_mobile=True, has_touch=True), "olga")
+    for url in (f"{server_url}/", f"{server_url}/sessions/{session.pk}/", f"{server_url}/teams/"):
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        shown = ".topbar a:visible, .topbar button:visible"
+        controls = page.locator(f"{shown}, #node-actions button:visible, .session-bar button:visible")
+        assert controls.count() >= 5
+        boxes = controls.evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect();"
+            " return [e.textContent.trim(), r.left, r.right]; })"
+        )
+        off = [(text, left, right) for text, left, right in boxes if left < 0 or right > 390]
+        assert off == [], (url, off)
+        overflow = page.evaluate(
+            "document.scrollingElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, url
+    screenshot(page, "phone-header")
