@@ -15,6 +15,7 @@ from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app.link_tokens import PREFIX_CHARS
 from sessions_app.models import ChatSession, ShareLink
+from teams import services as team_services
 from tests.factories import HEADER, assistant_message, session_file, small_tree, user_message
 
 from .helpers_rich import TS, rich_session
@@ -436,6 +437,13 @@ def test_every_page_passes_axe(
     owner = account("axe", is_staff=True)
     session = store(owner, rich_session(), name="Accessible")
     link = services.create_share_link(session=session, actor=owner)
+    team = team_services.create_team(actor=owner, name="Axe team")
+    # A straight run long enough to fold into one row of the tree.
+    chain: list[dict[str, Any]] = []
+    for i in range(130):
+        make = user_message if i % 2 == 0 else assistant_message
+        chain.append(make(f"c{i}", f"c{i - 1}" if i else None, f"line {i}"))
+    long_session = store(owner, chain, name="Long")
     # A thread on the leaf, so the comments under the branch are checked too.
     leaf = session.leaf_entry_id
     root = post_comment(actor=owner, session=session, entry_id=leaf, body="Is **this** right? @axe")
@@ -458,7 +466,14 @@ def test_every_page_passes_axe(
         page.click("#node-actions button[data-action=fork]")
         problems[f"fork-dialog-{scheme}"] = axe(page)
         page.keyboard.press("Escape")
+        page.click("#sharing-button")
+        expect(page.locator("#sharing-panel")).to_be_visible()
+        problems[f"share-dialog-{scheme}"] = axe(page)
+        page.keyboard.press("Escape")
         for name, path in (
+            ("tokens", "/tokens/"),
+            ("team", f"/teams/{team.pk}/"),
+            ("long-session", f"/sessions/{long_session.pk}/"),
             ("import", "/import/"),
             ("links", "/links/"),
             ("teams", "/teams/"),
