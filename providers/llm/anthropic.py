@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from providers.llm.arguments import parse_json_with_repair
 from providers.llm.messages import prepare_messages
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "Anthropic"
@@ -21,6 +21,18 @@ _STOP: dict[str, StopReason] = {
     "tool_use": "toolUse",
 }
 _CACHE = {"type": "ephemeral"}
+# The SSE events Pi's client reads (others are passed over, whatever their data says).
+_MESSAGE_EVENTS = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+    }
+)
+_NULL_EVENT = "Cannot read properties of null (reading 'type')"
 # What Pi stores as the text of a redacted thinking block.
 REDACTED_THINKING = "[Reasoning redacted]"
 
@@ -198,13 +210,19 @@ class Decoder:
         if event.event == "error":
             # Stored as sent: Pi keeps the event's data as the error text.
             raise ProviderStreamError(event.data)
-        try:
-            data = json.loads(event.data)
-        except ValueError as exc:
-            raise StreamError(f"invalid JSON in stream: {event.data[:200]}") from exc
+        if event.event not in _MESSAGE_EVENTS:
+            return  # Pi reads only the message events by name; an error payload elsewhere is passed over
+        data, error = parse_json_with_repair(event.data)
+        if error is None and data is None:
+            error = _NULL_EVENT  # what reading the type of JSON null throws in Pi's reader
+        if error is not None:
+            raw = "\\n".join(event.raw)  # the lines joined by a backslash and "n", as Pi joins them
+            raise ProviderStreamError(
+                f"Could not parse {LABEL} SSE event {event.event}: {error}; data={event.data}; raw={raw}"
+            )
         if not isinstance(data, dict):
-            raise StreamError(f"unexpected stream data: {event.data[:200]}")
-        kind = data.get("type", event.event)
+            return
+        kind = data.get("type")
         b = self._builder
         if kind == "message_start":
             self.started = True
@@ -230,9 +248,6 @@ class Decoder:
                     self.error = f"{LABEL} stop_reason: {reason}"
         elif kind == "message_stop":
             self.finished = True
-        elif kind == "error":
-            error = data.get("error") or {}
-            raise StreamError(f"{error.get('type', 'error')}: {error.get('message', event.data[:200])}")
 
     def _start(self, provider_index: int, block: Mapping[str, Any]) -> None:
         b = self._builder

@@ -17,7 +17,7 @@ from typing import Any, Final
 from pitree.jsjson import INVALID, JS_WHITESPACE, parse_json
 from pitree.jsonerrors import json_parse_error
 
-__all__ = ["parse_tool_call_arguments", "partial_tool_call_arguments"]
+__all__ = ["parse_json_with_repair", "parse_tool_call_arguments", "partial_tool_call_arguments"]
 
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX: Final = "0123456789abcdefABCDEF"
@@ -64,8 +64,9 @@ def _repair(text: str) -> str:
     return "".join(out)
 
 
-def _parse_with_repair(text: str) -> tuple[Any, str | None]:
-    """The value of ``text``, or of its repair when only that parses; else the error of the last try."""
+def parse_json_with_repair(text: str) -> tuple[Any, str | None]:
+    """The value of ``text``, or of its repair when only that parses; else ``INVALID`` and the error of
+    the last try (Node's JSON.parse message). Pi reads tool arguments and Anthropic's events this way."""
     error = json_parse_error(text)
     if error is None:
         return parse_json(text), None
@@ -80,7 +81,7 @@ def parse_tool_call_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     """Return the arguments of a finished call and Pi's ``argumentsError`` (None when they parse)."""
     if not text.strip(JS_WHITESPACE):
         return {}, None
-    value, error = _parse_with_repair(text)
+    value, error = parse_json_with_repair(text)
     if error is None and not isinstance(value, dict):
         error = "Tool arguments must be a JSON object"
     if error is not None or value is INVALID:

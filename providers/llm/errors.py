@@ -71,20 +71,49 @@ def is_transient_error(message: Mapping[str, Any]) -> bool:
     return is_retryable_assistant_error(message)
 
 
-# What Pi's HTTP client (Node's fetch) reports when the server closes the connection: before the
-# response ("other side closed"), or in a chunked body that then cannot end.
+# What Pi's HTTP client (Node's fetch, through the providers' SDKs, which add "Connection error." and
+# the deepest cause) reports when the server closes the connection: before the response ("other side
+# closed"), or in the body of a response that was to close the connection, when the body's declared end
+# (chunked or sized) was not reached.
 _CLOSED_BEFORE_RESPONSE = "Connection error.: other side closed (UND_ERR_SOCKET)"
 _CLOSED_IN_BODY = "terminated: Response does not match the HTTP/1.1 protocol (Invalid EOF state)"
+# ...and in the body of a response that was to keep the connection open.
+_CLOSED_MID_RESPONSE = "terminated: other side closed (UND_ERR_SOCKET)"
+# What the SDKs keep of an error response whose body could not be read: the reader's message alone.
+UNREADABLE_ERROR_BODY = "terminated"
 
 
-def transport_error_text(label: str, kind: str, detail: str, *, responded: bool) -> str:
+def transport_error_text(
+    label: str,
+    kind: str,
+    detail: str,
+    *,
+    responded: bool,
+    errno: str | None = None,
+    peer: str = "",
+    keep_alive: bool = False,
+    framed: bool = True,
+) -> str | None:
     """Return the stored text of a connection failure, in Pi's words where Pi's client meets the same.
 
-    ``kind`` and ``detail`` name the client's exception; ``responded`` says whether the status line
-    had arrived.
+    ``kind`` and ``detail`` name the client's exception and ``errno`` its system error (``ECONNREFUSED``,
+    ``ECONNRESET``); ``responded`` says whether the status line had arrived, ``peer`` is the address
+    connected to (``host:port``). Of the response: ``keep_alive`` whether the connection was to stay
+    open after it, ``framed`` whether its body has a declared end (chunked or a length). None means
+    Node's client reads the failure as the body's clean end.
     """
-    if kind == "RemoteProtocolError" and not responded:
-        return _CLOSED_BEFORE_RESPONSE
-    if kind == "RemoteProtocolError" and "incomplete chunked read" in detail:
-        return _CLOSED_IN_BODY
+    reset = f"{'write' if kind == 'WriteError' else 'read'} ECONNRESET"
+    if not responded:
+        if errno == "ECONNREFUSED":
+            return f"Connection error.: connect ECONNREFUSED {peer}"
+        if errno == "ECONNRESET":
+            return f"Connection error.: {reset}"
+        if kind == "RemoteProtocolError":
+            return _CLOSED_BEFORE_RESPONSE
+    elif kind == "RemoteProtocolError" or errno == "ECONNRESET":
+        if keep_alive:
+            return f"terminated: {reset}" if errno == "ECONNRESET" else _CLOSED_MID_RESPONSE
+        # A response that closes its connection ends with it, reset or closed: cleanly, unless its body
+        # promised more.
+        return _CLOSED_IN_BODY if framed else None
     return f"{label} connection error: {kind}: {detail}"

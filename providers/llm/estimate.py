@@ -8,11 +8,11 @@ system messages. Lengths are JavaScript string lengths (UTF-16 code units).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pitree.jsjson import js_stringify
 from providers.llm.transcript import system_text
 
 __all__ = ["estimate_request_tokens"]
@@ -30,8 +30,9 @@ def _tokens(chars: int) -> int:
 
 
 def _stringify(value: Any) -> str:
+    """JSON as JavaScript writes it (``1e3`` counts as the four characters of ``1000``)."""
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return js_stringify(value)
     except (TypeError, ValueError):
         return "[unserializable]"
 

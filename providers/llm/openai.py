@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pitree.jsjson import js_stringify, js_truthy
+from pitree.jsjson import INVALID, js_stringify, js_truthy, parse_json
 from providers.llm.compat import OpenAICompat, resolve_compat
 from providers.llm.messages import images_of, prepare_messages, text_of
 from providers.llm.reasoning_details import append_detail, is_detail, replayed_details, serialize_details
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "OpenAI"
+# What OpenAI's client says of event data that is not JSON (Pi stores it as is).
+MALFORMED_EVENT = "Error reading response: malformed server-sent event JSON."
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH: dict[str, StopReason] = {
     "stop": "stop",
@@ -76,11 +77,6 @@ def _reasoning_effort(level: str | None) -> str | None:
     return "high" if level == "xhigh" else level
 
 
-def compact_json(value: Any) -> str:
-    """JSON as JavaScript's JSON.stringify writes it (how Pi sends tool-call arguments)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 def _image_part(block: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
 
@@ -119,7 +115,7 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
                 {
                     "id": b["id"],
                     "type": "function",
-                    "function": {"name": b["name"], "arguments": compact_json(b.get("arguments") or {})},
+                    "function": {"name": b["name"], "arguments": js_stringify(b.get("arguments") or {})},
                 }
                 for b in calls
             ]
@@ -168,12 +164,11 @@ class Decoder:
         if event.data.strip() == "[DONE]":
             self.finished = True
             return
-        try:
-            chunk = json.loads(event.data)
-        except ValueError as exc:
-            raise StreamError(f"invalid JSON in stream: {event.data[:200]}") from exc
+        chunk = parse_json(event.data)
+        if chunk is INVALID:
+            raise ProviderStreamError(MALFORMED_EVENT)
         if not isinstance(chunk, dict):
-            raise StreamError(f"unexpected stream data: {event.data[:200]}")
+            return  # Pi passes over data that is not an object
         if js_truthy(chunk.get("error")):
             raise ProviderStreamError(_stream_error_text(chunk["error"]))
         if chunk.get("id"):

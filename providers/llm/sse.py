@@ -11,18 +11,20 @@ from typing import cast
 class SseEvent:
     event: str  # "message" when the server names none
     data: str
+    raw: tuple[str, ...] = ()  # every line of the event as received (Pi quotes them when one is unreadable)
 
 
-def iter_sse(lines: Iterable[str], *, skipped: list[str] | None = None) -> Iterator[SseEvent]:
-    """Yield each event; lines that are not SSE fields go to ``skipped`` so callers can report them."""
-    event, data = "", cast("list[str]", [])
-    for raw in lines:
-        line = raw.rstrip("\r\n")
+def iter_sse(lines: Iterable[str]) -> Iterator[SseEvent]:
+    """Yield each event: one with data, or only a name (its data is then empty), as Pi's readers do."""
+    event, data, raw = "", cast("list[str]", []), cast("list[str]", [])
+    for line in lines:
+        line = line.rstrip("\r\n")
         if not line:
-            if data:
-                yield SseEvent(event or "message", "\n".join(data))
-            event, data = "", []
+            if data or event:
+                yield SseEvent(event or "message", "\n".join(data), tuple(raw))
+            event, data, raw = "", [], []
             continue
+        raw.append(line)
         if line.startswith(":"):
             continue
         name, _, value = line.partition(":")
@@ -31,8 +33,6 @@ def iter_sse(lines: Iterable[str], *, skipped: list[str] | None = None) -> Itera
             data.append(value)
         elif name == "event":
             event = value
-        elif name not in ("id", "retry") and skipped is not None:
-            skipped.append(line)
     # A final event without its blank line still counts: some servers close right after it.
-    if data:
-        yield SseEvent(event or "message", "\n".join(data))
+    if data or event:
+        yield SseEvent(event or "message", "\n".join(data), tuple(raw))

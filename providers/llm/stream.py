@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
+import ipaddress
 import socket
 import ssl
 import threading
@@ -13,8 +15,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from pitree.jsjson import js_stringify
 from providers.llm.arguments import parse_tool_call_arguments, partial_tool_call_arguments
-from providers.llm.errors import format_http_error, transport_error_text
+from providers.llm.errors import UNREADABLE_ERROR_BODY, format_http_error, transport_error_text
 from providers.llm.sse import SseEvent, iter_sse
 from providers.llm.types import (
     Done,
@@ -230,6 +233,56 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+# What Pi stores for a reply stopped before its response began: its retry wrapper's abort error, for
+# both formats.
+ABORTED_BEFORE_RESPONSE = "Request aborted"
+
+
+def _errno(exc: BaseException) -> str | None:
+    """The name of the system error under a client exception (``ECONNREFUSED``), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno is not None:
+            return errno.errorcode.get(current.errno)
+        for args in current.args:
+            if isinstance(args, OSError) and args.errno is not None:
+                return errno.errorcode.get(args.errno)
+        current = current.__cause__ or current.__context__
+    text = str(exc)
+    for code, words in (("ECONNREFUSED", "Connection refused"), ("ECONNRESET", "Connection reset by peer")):
+        if words in text:
+            return code
+    return None
+
+
+def _peer(url: str) -> str:
+    """``address:port`` as Node names the peer it connects to (a host name resolved to its address)."""
+    parsed = httpx.URL(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    host = parsed.host
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        with contextlib.suppress(OSError, UnicodeError):
+            host = str(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0])
+    return f"{host}:{port}"
+
+
+def _keeps_alive(resp: httpx.Response) -> bool:
+    """Whether the connection was to stay open after this response (HTTP/1.1 unless it says close)."""
+    connection = resp.headers.get("connection", "").lower()
+    if resp.http_version == "HTTP/1.0":
+        return "keep-alive" in connection
+    return "close" not in connection and _framed(resp)
+
+
+def _framed(resp: httpx.Response) -> bool:
+    """Whether the body has a declared end: chunked, or a length."""
+    return "chunked" in resp.headers.get("transfer-encoding", "").lower() or "content-length" in resp.headers
+
+
 def run_stream(
     *,
     label: str,
@@ -247,25 +300,36 @@ def run_stream(
         return abort is not None and abort.is_set()
 
     if aborted():
-        return builder.finish("aborted", "Request was aborted")
-    skipped: list[str] = []
-    seen_events, status = False, 0
+        return builder.finish("aborted", ABORTED_BEFORE_RESPONSE)
+    status, keep_alive, framed = 0, False, True
+    # Sent as JSON.stringify writes it: numbers parsed from a tool call (``1e3``) go out as Pi sends them.
+    content = js_stringify(body).encode()
     try:
         with (
             _AbortWatch(abort) as watch,
             httpx.Client(timeout=timeout, verify=tls_context()) as client,
             client.stream(
-                "POST", url, headers=dict(headers), json=body, extensions={"trace": watch.trace}
+                "POST",
+                url,
+                headers={**headers, "content-type": "application/json"},
+                content=content,
+                extensions={"trace": watch.trace},
             ) as resp,
         ):
-            status = resp.status_code
+            status, keep_alive, framed = resp.status_code, _keeps_alive(resp), _framed(resp)
             if status >= 400:
-                resp.read()
-                return builder.finish("error", format_http_error(label, status, resp.text))
-            for event in iter_sse(resp.iter_lines(), skipped=skipped):
+                try:
+                    resp.read()
+                    text = resp.text
+                except (httpx.TransportError, OSError):
+                    if aborted():
+                        raise
+                    # Pi's clients keep the reader's message in place of a body cut short.
+                    text = UNREADABLE_ERROR_BODY
+                return builder.finish("error", format_http_error(label, status, text))
+            for event in iter_sse(resp.iter_lines()):
                 if aborted():
                     break
-                seen_events = True
                 decoder.feed(event)
                 if decoder.finished:
                     break
@@ -280,17 +344,23 @@ def run_stream(
             return builder.finish("error", f"{label} stream error: {exc}", cut=True)
     except (httpx.HTTPError, OSError) as exc:
         if not aborted():
-            text = transport_error_text(label, type(exc).__name__, str(exc), responded=status > 0)
-            return builder.finish("error", text, cut=True)
+            failure = transport_error_text(
+                label,
+                type(exc).__name__,
+                str(exc),
+                responded=status > 0,
+                errno=_errno(exc),
+                peer=_peer(url),
+                keep_alive=keep_alive,
+                framed=framed,
+            )
+            if failure is not None:
+                return builder.finish("error", failure, cut=True)
     if aborted():
         if status == 0:
-            return builder.finish("aborted", "Request was aborted")
+            return builder.finish("aborted", ABORTED_BEFORE_RESPONSE)
         return builder.finish("aborted", decoder.abort_text, cut=not decoder.abort_closes_calls)
-    if not seen_events:
-        sample = " ".join(skipped)[:200] or "(empty body)"
-        return builder.finish(
-            "error", f"{label} sent a response that is not an event stream (HTTP {status}): {sample}"
-        )
+    # A body that held no events (a page, a plain JSON answer) ends like a stream cut before its end.
     if (incomplete := decoder.incomplete()) is not None:
         return builder.finish("error", incomplete, cut=not decoder.abort_closes_calls)
     if decoder.stop_reason == "error":

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import re
 import signal
 import socket
+import struct
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -78,6 +80,18 @@ def hang(seconds: float, after: int = 0, **kwargs: Any) -> Spec:
     return {**reply(**kwargs), "fault": {"type": "hang", "after": after, "seconds": seconds}}
 
 
+def reset(after: int = 3, *, keep_alive: bool = False, **kwargs: Any) -> Spec:
+    """A turn whose connection is reset (TCP RST) after ``after`` events (0: before any response).
+    ``keep_alive``: the response does not say it closes the connection."""
+    return {**reply(**kwargs), "fault": {"type": "reset", "after": after, "keep_alive": keep_alive}}
+
+
+def injected(event: str, after: int = 3, **kwargs: Any) -> Spec:
+    """A turn with the raw SSE text ``event`` (e.g. ``"data: {oops\\n\\n"``) slipped in after ``after``
+    events; the rest of the turn follows as usual."""
+    return {**reply(**kwargs), "fault": {"type": "inject", "after": after, "event": event}}
+
+
 def stream_error(message: str = "Overloaded", *, type: str = "overloaded_error", after: int = 3) -> Spec:
     """A turn that starts streaming, then reports an error event after ``after`` events."""
     return {
@@ -112,9 +126,15 @@ def server_error() -> Spec:
     return error(500, "Internal server error", type="api_error")
 
 
-def garbage(body: str = "<html><body>502 Bad Gateway</body></html>") -> Spec:
-    """A 200 whose body is not an event stream."""
-    return {"kind": "garbage", "body": body}
+def garbage(body: str = "<html><body>502 Bad Gateway</body></html>", *, status: int = 200) -> Spec:
+    """A response (a 200 by default) whose body is not an event stream."""
+    return {"kind": "garbage", "body": body, "status": status}
+
+
+def cut_error(status: int, message: str, *, type: str = "api_error", sent: int = 20) -> Spec:
+    """An HTTP error whose declared body length is never reached: ``sent`` bytes, then the connection
+    closes."""
+    return {**error(status, message, type=type), "kind": "cut", "sent": sent}
 
 
 # --- wire rendering ----------------------------------------------------------------------------------
@@ -124,8 +144,9 @@ def _pieces(text: str) -> list[str]:
     return re.findall(r"\s*\S+", text) or ([text] if text else [])
 
 
-def _json_pieces(value: Any) -> list[str]:
-    text = json.dumps(value)
+def _json_pieces(call: Mapping[str, Any]) -> list[str]:
+    """A call's argument text in pieces: its ``arguments_json`` as written, else its arguments as JSON."""
+    text = call.get("arguments_json") or json.dumps(call["arguments"])
     return [text[i : i + 12] for i in range(0, len(text), 12)]
 
 
@@ -155,7 +176,7 @@ def render_openai(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
         events.append(
             chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": function}]})
         )
-        for p in _json_pieces(call["arguments"]):
+        for p in _json_pieces(call):
             events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}))
     finish = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}.get(spec["stop"], spec["stop"])
     events.append(chunk({}, finish))
@@ -213,7 +234,7 @@ def render_anthropic(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
         blocks.append(
             (
                 start,
-                [{"type": "input_json_delta", "partial_json": p} for p in _json_pieces(call["arguments"])],
+                [{"type": "input_json_delta", "partial_json": p} for p in _json_pieces(call)],
             )
         )
     for index, (start, deltas) in enumerate(blocks):
@@ -282,6 +303,7 @@ class RecordedRequest:
     path: str
     headers: Mapping[str, str]  # names lowercased
     body: Any  # parsed JSON, or the raw text when it is not JSON
+    raw: str = ""  # the body as sent (how its numbers are spelled)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -313,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"unknown path {self.path}"}})
             return
         owner.record(
-            RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
         )
         spec = owner.next_response(body)
         # The client may have given up (timeout or abort); then there is no one left to answer.
@@ -330,7 +352,17 @@ class _Handler(BaseHTTPRequestHandler):
             extra = {"retry-after": "1"} if status == 429 else {}
             self._send_json(status, payload, extra)
         elif spec["kind"] == "garbage":
-            self._send_bytes(200, "text/html", spec["body"].encode())
+            self._send_bytes(spec.get("status", 200), "text/html", spec["body"].encode())
+        elif spec["kind"] == "cut":
+            _status, payload = error_body(spec, anthropic)
+            data = json.dumps(payload).encode()
+            self.send_response(spec["status"])
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: spec["sent"]])
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
         else:
             self._stream(spec, (render_anthropic if anthropic else render_openai)(spec, body), anthropic)
 
@@ -345,15 +377,29 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.get("after") == position and fault["type"] == "drop":
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            if fault.get("after") == position and fault["type"] == "reset":
+                self.wfile.flush()
+                # Closing with a zero linger time sends RST instead of FIN; the socket's files go first, or
+                # they would hold it open until the handler's own shutdown sends a FIN.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.rfile.close()
+                self.wfile.close()
+                self.connection.close()
+                self.rfile, self.wfile = io.BytesIO(), io.BytesIO()  # what the handler flushes when done
+                return
             if position == 0:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("transfer-encoding", "chunked")
-                self.send_header("connection", "close")
+                if not fault.get("keep_alive"):
+                    self.send_header("connection", "close")
                 self.end_headers()
             if position == len(events):
                 break
+            if fault.get("after") == position and fault["type"] == "inject":
+                event = fault["event"].encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             if fault.get("after") == position and fault["type"] == "error":
                 payload = (
                     {"type": "error", "error": fault["error"]} if anthropic else {"error": fault["error"]}
@@ -462,6 +508,21 @@ class ProviderServer:
         self._httpd.server_close()
         if self._thread is not None:
             self._thread.join()
+
+    @contextlib.contextmanager
+    def refusing(self) -> Iterator[None]:
+        """Stop listening for the duration, so connections are refused; then listen again on the same
+        port."""
+        address = self._httpd.server_address[:2]
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        try:
+            yield
+        finally:
+            self._httpd = _HTTPServer((str(address[0]), int(address[1])), self)
+            self.start()
 
     def __enter__(self) -> Self:
         return self.start()

@@ -16,12 +16,17 @@ Differences allowed, and why:
   as positions, which checks the shape of the tree;
 - entry, message and ``systemMessage`` ``timestamp`` and message ``durationMs``: clocks;
 - the wording of the summarization prompt and instructions: piweb words them itself. The serialized
-  conversation inside a summary request, and every other request field, must be equal.
+  conversation inside a summary request, and every other request field, must be equal;
+- the provider's port inside an error text (each side has its own server).
+
+Entries and requests are compared as written: a number is compared with its spelling (``100000`` and
+``100000.0`` differ, as they do on the wire and in the file).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import random
@@ -39,11 +44,12 @@ from django.db import connection
 from agent import services
 from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
 from compaction_app.services import start_branch_summary
+from pitree.jsjson import js_number
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from providers.models import LLMProvider
 from sessions_app import services as session_services
-from tests.factories import entries
+from sessions_app.models import Entry
 
 from .pi_cli import MODEL, PROVIDER, PiCli, pi_installed
 
@@ -115,8 +121,35 @@ def _wording_aside(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _pi_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+def _number(text: str) -> Any:
+    """A number as JSON.stringify would spell it, else its own spelling marked (``1e5`` is written
+    ``100000`` by JavaScript)."""
+    value = float(text)
+    return value if js_number(value) == text else f"<number {text}>"
+
+
+def _spelled(text: str, port: int = 0) -> Any:
+    """JSON whose numbers keep their spelling (see ``_number``); the provider's port in it made neutral."""
+    if port:
+        text = text.replace(f"127.0.0.1:{port}", "127.0.0.1:<port>")
+    return json.loads(text, parse_float=_number)
+
+
+def _pi_lines(path: Path, port: int = 0) -> list[dict[str, Any]]:
+    return [_spelled(line, port) for line in path.read_text().splitlines()[1:] if line.strip()]
+
+
+def _web_lines(session: Any, port: int = 0) -> list[dict[str, Any]]:
+    rows = Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+    return [_spelled(raw, port) for raw in rows]
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
+def _bodies(requests: list[script.RecordedRequest]) -> list[Any]:
+    return [_spelled(r.raw) if r.raw else r.body for r in requests]
 
 
 def _scenario() -> list[tuple[str, list[script.Spec]]]:
@@ -158,6 +191,8 @@ def _run_both(
     aborted: frozenset[int] = frozenset(),
     text_only: bool = False,
     navigate_back: bool = False,
+    refused: frozenset[int] = frozenset(),
+    start_arguments: str | None = None,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
@@ -166,7 +201,9 @@ def _run_both(
     The prompts at the indexes in ``aborted`` are stopped by their user once the reply stalls.
     ``text_only`` declares the model as taking no pictures on both sides. ``navigate_back`` then returns
     both to the end of the starting session, summarizing the branch left (piweb's summaries by the same
-    model, as its default summarizer).
+    model, as its default summarizer). The prompts at the indexes in ``refused`` find the provider not
+    listening. ``start_arguments`` is the argument text of the starting session's tool call, as the
+    provider writes it.
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -191,9 +228,10 @@ def _run_both(
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
-        pi_server.enqueue(
-            script.tool_call("read", {"path": "calc.py"}, text="Let me look."), script.reply(LONG)
-        )
+        start_call = script.tool_call("read", {"path": "calc.py"}, text="Let me look.")
+        if start_arguments is not None:
+            start_call["tool_calls"][0]["arguments_json"] = start_arguments
+        pi_server.enqueue(start_call, script.reply(LONG))
         file = pi.prompt("Look at calc.py and fix the parser.")
         started = len(pi_server.requests)
         start_leaf = _pi_lines(file)[-1]["id"]
@@ -226,6 +264,9 @@ def _run_both(
             if index in aborted:
                 pi_server.stalled.clear()
                 pi.prompt_aborted(prompt, session=file, stalled=pi_server.stalled)
+            elif index in refused:
+                with pi_server.refusing():
+                    pi.prompt(prompt, session=file, check=False)
             else:
                 # Pi's print mode exits non-zero when its turn ends in an error; the entries are what count.
                 pi.prompt(prompt, session=file, check=False, files=tuple(files))
@@ -242,9 +283,10 @@ def _run_both(
             ]
             if files:  # the prompt as Pi wrote it: the text names the attached files
                 prompt = _last_user_text(file)
-            run = services.start_run(
-                session=session, user=owner, prompt=prompt, provider=provider, images=images
-            )
+            with web_server.refusing() if index in refused else contextlib.nullcontext():
+                run = services.start_run(
+                    session=session, user=owner, prompt=prompt, provider=provider, images=images
+                )
             if stopper is not None:
                 stopper.join()
             run.refresh_from_db()
@@ -253,10 +295,10 @@ def _run_both(
             pi.navigate(start_leaf, session=file)
             start_branch_summary(session=session, target_id=start_leaf, actor=owner)
         return Outcome(
-            pi_written=_normalize(_pi_lines(file)),
-            web_written=_normalize(entries(session)),
-            pi_requests=[r.body for r in pi_server.requests[started:]],
-            web_requests=[r.body for r in web_server.requests],
+            pi_written=_normalize(_pi_lines(file, _port(pi_server.url))),
+            web_written=_normalize(_web_lines(session, _port(web_server.url))),
+            pi_requests=_bodies(pi_server.requests[started:]),
+            web_requests=_bodies(web_server.requests),
             runs=runs,
         )
 
@@ -459,6 +501,148 @@ def test_a_reply_stopped_inside_a_tool_call_is_stored_as_pi_stores_it(
     assert message["stopReason"] == "aborted"
     assert message["content"][0] == {"type": "text", "text": "Let me look."}
     assert message["content"][-1]["name"] == "read"
+    _assert_same(outcome)
+
+
+# Argument numbers as a model may write them: JavaScript spells each as the number it is.
+EXPONENT_ARGUMENTS = (
+    '{"path": "calc.py", "offset": 1E0, "limit": 1e3, "scale": 2.50, "tiny": 1.5e-7, "huge": 1e21}'
+)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_argument_numbers_are_stored_and_sent_as_javascript_writes_them(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # The starting session's call (written by Pi) is sent back with every request; the continuation's
+    # own call is stored by each side.
+    call = {"id": "call_5", "name": "read", "arguments": {}, "arguments_json": EXPONENT_ARGUMENTS}
+    scenario = [
+        ("Go on.", [script.reply("Fine.")]),
+        ("Read it again.", [script.reply("Reading.", tool_calls=[call]), script.reply("Read.")]),
+    ]
+    outcome = _run_both(api, tmp_path, user(), scenario, start_arguments=EXPONENT_ARGUMENTS)
+
+    stored = outcome.web_written[-1]["message"]["content"][-1]["arguments"]
+    assert stored == {
+        "path": "calc.py",
+        "offset": 1,
+        "limit": 1000,
+        "scale": 2.5,
+        "tiny": 1.5e-7,
+        "huge": 1e21,
+    }
+    assert all(type(stored[key]) is int for key in ("offset", "limit"))
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_stop_before_the_response_begins_is_stored_as_pi_stores_it(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # The provider takes the request and says nothing: Stop is pressed while waiting for its status.
+    scenario = [("Go on.", [script.hang(30, after=0)]), ("Again.", [script.reply("Here.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, aborted=frozenset({0}))
+
+    assert [status for status, _ in outcome.runs] == ["aborted", "succeeded"]
+    stopped = outcome.web_written[-3]["message"]
+    assert stopped["stopReason"] == "aborted" and stopped["content"] == []
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_refused_connection_is_stored_and_retried_as_in_pi(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # Nothing listens for the first prompt (every retry is refused too); the next one is answered.
+    scenario = [("Go on.", []), ("Again.", [script.reply("Here.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, refused=frozenset({0}))
+
+    assert [status for status, _ in outcome.runs] == ["failed", "succeeded"]
+    failed = [e for e in outcome.web_written if e.get("message", {}).get("stopReason") == "error"]
+    assert len(failed) == 1 + RETRY["maxRetries"]
+    assert "127.0.0.1:<port>" in failed[0]["message"]["errorMessage"]
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize(
+    ("after", "keep_alive", "text"),
+    [
+        (0, False, "read ECONNRESET"),
+        # A response that closes its connection ends with it; its chunked body had promised more.
+        # (A reset in a response that keeps its connection open reads in Pi as the reset or as a close,
+        # by the kernel's timing, so it is not compared.)
+        (4, False, "Invalid EOF state"),
+    ],
+)
+def test_a_reset_connection_is_stored_and_retried_as_in_pi(
+    api: str, after: int, keep_alive: bool, text: str, tmp_path: Path, user, run_settings
+) -> None:
+    reset = script.reset(after=after, keep_alive=keep_alive, text="one two three four five")
+    outcome = _run_both(api, tmp_path, user(), [("Go on.", [reset, script.reply("Recovered.")])])
+
+    assert outcome.runs == [("succeeded", "")]
+    failed = next(e for e in outcome.web_written if e.get("message", {}).get("stopReason") == "error")
+    assert text in failed["message"]["errorMessage"]
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_an_error_body_cut_short_is_stored_and_retried_as_in_pi(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # A 500 declares its body's length and closes the connection before sending it all.
+    answers = [script.cut_error(500, "Internal server error"), script.reply("Recovered.")]
+    outcome = _run_both(api, tmp_path, user(), [("Go on.", answers)])
+
+    assert outcome.runs == [("succeeded", "")]
+    failed = next(e for e in outcome.web_written if e.get("message", {}).get("stopReason") == "error")
+    assert failed["message"]["errorMessage"].startswith("500 ")
+    _assert_same(outcome)
+
+
+ERROR_PAYLOAD = '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}'
+
+
+@pytest.mark.parametrize("event", [None, "ping", "content_block_delta"])
+def test_an_anthropic_error_payload_counts_only_under_the_error_event_as_in_pi(
+    event: str | None, tmp_path: Path, user, run_settings
+) -> None:
+    # Pi reads an error only from an event named "error"; the same payload under another name is passed
+    # over and the reply goes on.
+    head = f"event: {event}\n" if event else ""
+    answers = [script.injected(f"{head}data: {ERROR_PAYLOAD}\n\n", text="one two three")]
+    outcome = _run_both("anthropic-messages", tmp_path, user(), [("Go on.", answers)])
+
+    assert outcome.runs == [("succeeded", "")]
+    assert outcome.web_written[-1]["message"]["content"] == [{"type": "text", "text": "one two three"}]
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("event", [None, "content_block_delta"])
+def test_unreadable_stream_data_is_stored_as_pi_stores_it(
+    api: str, event: str | None, tmp_path: Path, user, run_settings
+) -> None:
+    head = f"event: {event}\n" if event else ""
+    answers = [
+        script.injected(f": note\n{head}data: {{oops\n\n", text="one two three"),
+        script.reply("Recovered."),
+    ]
+    outcome = _run_both(api, tmp_path, user(), [("Go on.", answers)])
+    _assert_same(outcome)
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize(
+    "body", ["<html><body>502 Bad Gateway</body></html>", '{"id": "chatcmpl-1", "choices": []}', ""]
+)
+def test_a_200_that_is_not_an_event_stream_is_stored_as_pi_stores_it(
+    api: str, body: str, tmp_path: Path, user, run_settings
+) -> None:
+    answers = [script.garbage(body), script.reply("Recovered.")]
+    outcome = _run_both(api, tmp_path, user(), [("Go on.", answers)])
     _assert_same(outcome)
 
 

@@ -11,6 +11,7 @@ import pytest
 from compaction_app.domain import overflow
 from providers.llm import ProviderConfig, complete, is_transient_error, stream_completion
 from providers.llm import testserver as ts
+from providers.llm.errors import transport_error_text
 from tests.llm.conftest import user
 
 
@@ -125,28 +126,48 @@ def test_hang_becomes_a_timeout_error(server: ts.ProviderServer, config: Provide
     assert is_transient_error(message)
 
 
-def test_html_body_is_reported_not_parsed(server: ts.ProviderServer, config: ProviderConfig) -> None:
+def _ended_early(config: ProviderConfig) -> str:
+    """Pi's text for a stream that ended before the turn did, in this format."""
+    if config.api == "anthropic-messages":
+        return "Anthropic stream ended without a stop reason"
+    return "Stream ended without finish_reason"
+
+
+def test_a_body_with_no_events_ends_like_a_cut_stream(
+    server: ts.ProviderServer, config: ProviderConfig
+) -> None:
+    # A gateway's page in a 200: Pi's readers find no events in it, and the stream ends before the turn.
     server.enqueue(ts.garbage())
     message = complete(config, system=None, messages=[user("hi")])
     assert message["stopReason"] == "error"
-    assert "not an event stream (HTTP 200)" in message["errorMessage"]
-    assert "502 Bad Gateway" in message["errorMessage"]
-    # The page names a 502, which Pi's classification retries.
-    assert is_transient_error(message)
+    assert message["errorMessage"] == _ended_early(config)
+    assert message["content"] == []
 
 
-def test_invalid_json_in_the_stream_is_an_error(server: ts.ProviderServer, config: ProviderConfig) -> None:
-    server.enqueue(ts.garbage("data: {not json\n\n"))
+def test_unreadable_event_data_is_stored_in_pis_words(
+    server: ts.ProviderServer, config: ProviderConfig
+) -> None:
+    server.enqueue(ts.garbage("data: {not json\n\nevent: content_block_delta\ndata: {not json\n\n"))
     message = complete(config, system=None, messages=[user("hi")])
     assert message["stopReason"] == "error"
-    assert "stream error: invalid JSON in stream: {not json" in message["errorMessage"]
+    if config.api == "anthropic-messages":
+        # Only named message events are read; the first, unnamed, is passed over.
+        assert message["errorMessage"] == (
+            "Could not parse Anthropic SSE event content_block_delta: Expected property name or '}' in JSON"
+            " at position 1 (line 1 column 2); data={not json;"
+            " raw=event: content_block_delta\\ndata: {not json"
+        )
+    else:
+        assert message["errorMessage"] == "Error reading response: malformed server-sent event JSON."
 
 
 def test_unreachable_server_is_a_connection_error(config: ProviderConfig, server: ts.ProviderServer) -> None:
+    port = server.url.rsplit(":", 1)[1]
     server.stop()
     message = complete(config, system=None, messages=[user("hi")], timeout=2)
     assert message["stopReason"] == "error"
-    assert "connection error" in message["errorMessage"]
+    assert message["errorMessage"] == f"Connection error.: connect ECONNREFUSED 127.0.0.1:{port}"
+    assert is_transient_error(message)
 
 
 @pytest.mark.parametrize("after", [0, 3])
@@ -187,3 +208,51 @@ def test_error_event_mid_stream_keeps_partial_text(server: ts.ProviderServer, co
     assert message["content"] and message["content"][-1]["type"] == "text"
     assert is_transient_error(message)
     assert overflow.is_transient_error(message)
+
+
+_IN_BODY = "terminated: Response does not match the HTTP/1.1 protocol (Invalid EOF state)"
+
+
+@pytest.mark.parametrize(
+    ("kind", "errno", "responded", "keep_alive", "framed", "text"),
+    [
+        (
+            "ConnectError",
+            "ECONNREFUSED",
+            False,
+            False,
+            True,
+            "Connection error.: connect ECONNREFUSED 10.0.0.7:80",
+        ),
+        ("ReadError", "ECONNRESET", False, False, True, "Connection error.: read ECONNRESET"),
+        (
+            "RemoteProtocolError",
+            None,
+            False,
+            False,
+            True,
+            "Connection error.: other side closed (UND_ERR_SOCKET)",
+        ),
+        # Inside a response that keeps its connection: what the socket said.
+        ("ReadError", "ECONNRESET", True, True, True, "terminated: read ECONNRESET"),
+        ("RemoteProtocolError", None, True, True, True, "terminated: other side closed (UND_ERR_SOCKET)"),
+        # Inside one that closes it: its end, which a chunked or sized body had not reached...
+        ("ReadError", "ECONNRESET", True, False, True, _IN_BODY),
+        # ...and which ends a body read to the close cleanly.
+        ("ReadError", "ECONNRESET", True, False, False, None),
+    ],
+)
+def test_connection_failures_read_as_pis_client_reports_them(
+    kind: str, errno: str | None, responded: bool, keep_alive: bool, framed: bool, text: str | None
+) -> None:
+    got = transport_error_text(
+        "OpenAI",
+        kind,
+        "detail",
+        responded=responded,
+        errno=errno,
+        peer="10.0.0.7:80",
+        keep_alive=keep_alive,
+        framed=framed,
+    )
+    assert got == text
