@@ -443,7 +443,8 @@ def test_every_page_passes_axe(
     for i in range(130):
         make = user_message if i % 2 == 0 else assistant_message
         chain.append(make(f"c{i}", f"c{i - 1}" if i else None, f"line {i}"))
-    long_session = store(owner, chain, name="Long")
+    long_file = session_file(chain, {**HEADER, "id": "long"})
+    long_session = services.import_jsonl(actor=owner, data=long_file, filename="long.jsonl").session
     # A thread on the leaf, so the comments under the branch are checked too.
     leaf = session.leaf_entry_id
     root = post_comment(actor=owner, session=session, entry_id=leaf, body="Is **this** right? @axe")

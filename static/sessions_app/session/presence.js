@@ -53,6 +53,8 @@ function avatar(person, small) {
       class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${visitor ? " visitor" : ""}`,
       text: visitor ? undefined : initials(person.name),
       title,
+      // A picture of a person to readers (or a button, below): a bare span may not carry a label.
+      role: "img",
       "aria-label": title,
       dataset: { person: person.name },
       style: { "--avatar-hue": hue(person.id) },
@@ -75,7 +77,16 @@ function drawList() {
       if (first && !person.you) {
         node.classList.add("jump");
         node.title += " — click to see their node";
+        node.setAttribute("role", "button");
+        node.setAttribute("tabindex", "0");
+        node.setAttribute("aria-label", node.title);
         node.addEventListener("click", () => hooks.select(first));
+        node.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" || event.key === " ") {
+            event.preventDefault();
+            hooks.select(first);
+          }
+        });
       }
       return node;
     }),
