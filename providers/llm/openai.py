@@ -189,17 +189,18 @@ class Decoder:
         b = self._builder
         # Compatible servers name the reasoning stream differently; the first field with text wins,
         # and its name is kept as the block's signature so a replay sends the reasoning back in it.
+        # An answer has one thinking and one text block, as Pi keeps it: reasoning or text that
+        # resumes later grows the block it started.
         field = next((f for f in _REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
         if field is not None:
-            index = b.trailing("thinking")
-            b.message["content"][index].setdefault("thinkingSignature", field)
+            index = b.only("thinking", thinkingSignature=field)
             b.add_thinking(index, delta[field])
         details = delta.get("reasoning_details")
         for detail in details if isinstance(details, list) else ():
             if is_detail(detail):
                 self._add_detail(detail)
         if isinstance(delta.get("content"), str) and delta["content"]:
-            b.add_text(b.trailing("text"), delta["content"])
+            b.add_text(b.only("text"), delta["content"])
         for call in delta.get("tool_calls") or []:
             key = call.get("index", 0)
             function = call.get("function") or {}
@@ -224,12 +225,9 @@ class Decoder:
         """Keep a piece of replay data on the answer's thinking block (opened empty when the server sent
         no readable reasoning), stored as the whole list so far."""
         b = self._builder
-        content = b.message["content"]
-        index = next((i for i, block in enumerate(content) if block["type"] == "thinking"), None)
-        if index is None:
-            index = b.open_block({"type": "thinking", "thinking": "", "thinkingSignature": ""})
+        index = b.only("thinking", thinkingSignature="")
         append_detail(self._details, detail)
-        content[index]["thinkingSignature"] = serialize_details(self._details)
+        b.message["content"][index]["thinkingSignature"] = serialize_details(self._details)
 
     def _finish(self, reason: str) -> None:
         self._builder.message["rawStopReason"] = reason

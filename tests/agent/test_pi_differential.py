@@ -593,6 +593,36 @@ def test_a_text_only_model_is_sent_pis_note_in_place_of_each_picture(
         assert sent.count("(image omitted: model does not support images)") == 1
 
 
+# -- replay rules: one thinking block ------------------------------------------------------------------
+
+
+def _messages(lines: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
+    return [e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == role]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_reasoning_that_resumes_after_text_is_stored_and_replayed_as_pi_does(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # The model thinks, answers, thinks again and answers more. An OpenAI-compatible stream has one
+    # thinking and one text block per answer in Pi; Anthropic's numbered blocks stay apart.
+    resumed = [("thinking", " Then the grammar."), ("text", " And the grammar.")]
+    scenario = [
+        ("Think twice.", [script.reply("The tokens.", thinking="First the tokens.", resumed=resumed)]),
+        ("Go on.", [script.reply("On.")]),
+    ]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    _assert_same(outcome)
+    answer = next(m for m in _messages(outcome.web_written, "assistant") if "tokens" in str(m["content"]))
+    kinds = [b["type"] for b in answer["content"]]
+    if api == "openai-completions":
+        assert kinds == ["thinking", "text"]
+        assert answer["content"][0]["thinking"] == "First the tokens. Then the grammar."
+        assert answer["content"][1]["text"] == "The tokens. And the grammar."
+    else:
+        assert kinds == ["thinking", "text", "thinking", "text"]
+
+
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
 
 FUZZ_N = int(os.environ.get("PIWEB_FUZZ_RUNS_N") or 1)
