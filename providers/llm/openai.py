@@ -7,11 +7,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pitree.jsjson import js_stringify, js_truthy
+from pitree.tree import js_trim
 from providers.llm.compat import OpenAICompat, resolve_compat
-from providers.llm.messages import images_of, prepare_messages, text_of
+from providers.llm.messages import (
+    NO_TOOL_OUTPUT,
+    SEE_ATTACHED_IMAGE,
+    for_model,
+    images_of,
+    prepare_messages,
+    text_of,
+)
 from providers.llm.reasoning_details import append_detail, is_detail, replayed_details, serialize_details
 from providers.llm.sse import SseEvent
 from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.tool_ids import for_openai_completions
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "OpenAI"
@@ -41,7 +50,8 @@ def build_request(
     compat = resolve_compat(config.provider, config.base_url, config.compat)
     role = "developer" if config.reasoning and compat.supports_developer_role else "system"
     wire: list[dict[str, Any]] = [{"role": role, "content": system}] if system else []
-    for message in prepare_messages(messages, accepts_images=config.accepts_images):
+    own = for_model(messages, config, lambda call_id: for_openai_completions(call_id, config.provider))
+    for message in prepare_messages(own, accepts_images=config.accepts_images):
         wire.extend(_to_wire(message, compat))
     body: dict[str, Any] = {"model": config.model_id, "messages": wire, "stream": True}
     if session_id and "api.openai.com" in config.base_url:
@@ -105,9 +115,9 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
         blocks = message["content"]
         empty = "" if compat.requires_non_null_assistant_content else None
         # Text parts are joined as they are, blank ones dropped; reasoning goes back in its own field.
-        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and b["text"].strip())
+        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and js_trim(b["text"]))
         out: dict[str, Any] = {"role": "assistant", "content": text or empty}
-        thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking", "")).strip()]
+        thinking = [b for b in blocks if b.get("type") == "thinking" and js_trim(str(b.get("thinking", "")))]
         details = replayed_details(blocks)
         signature = thinking[0].get("thinkingSignature") if thinking else None
         # Replay data, when the server sent some, stands in for the readable reasoning.
@@ -130,8 +140,12 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
         return [out]
     if role == "toolResult":
         content = message["content"]
-        wire = [{"role": "tool", "tool_call_id": message["toolCallId"], "content": text_of(content) or ""}]
         images = images_of(content)
+        text = text_of(content)
+        # A tool message must say something: Pi's words stand in when the result has no text.
+        if not js_trim(text):
+            text = SEE_ATTACHED_IMAGE if images else NO_TOOL_OUTPUT
+        wire = [{"role": "tool", "tool_call_id": message["toolCallId"], "content": text}]
         if images:
             # Tool messages cannot carry images here, so they follow as a user message.
             parts = [{"type": "text", "text": "Attached image(s) from tool result:"}]

@@ -29,6 +29,7 @@ import struct
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,9 @@ def _run_both(
     pictures: dict[int, dict[str, bytes]] | None = None,
     aborted: frozenset[int] = frozenset(),
     text_only: bool = False,
+    images: bool = False,
     navigate_back: bool = False,
+    edit_start: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
@@ -166,7 +169,9 @@ def _run_both(
     The prompts at the indexes in ``aborted`` are stopped by their user once the reply stalls.
     ``text_only`` declares the model as taking no pictures on both sides. ``navigate_back`` then returns
     both to the end of the starting session, summarizing the branch left (piweb's summaries by the same
-    model, as its default summarizer).
+    model, as its default summarizer). ``images`` declares the model as
+    taking pictures. ``edit_start`` rewrites the starting session's entries (all but the header) in
+    place before either side continues it, for histories Pi's own tools do not write.
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -187,7 +192,7 @@ def _run_both(
             retry=RETRY,
             reasoning=reasoning,
             thinking=thinking,
-            images=bool(pictures) and not text_only,
+            images=(images or bool(pictures)) and not text_only,
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
@@ -196,6 +201,11 @@ def _run_both(
         )
         file = pi.prompt("Look at calc.py and fix the parser.")
         started = len(pi_server.requests)
+        if edit_start is not None:
+            header, *rest = file.read_text().splitlines()
+            lines = [json.loads(line) for line in rest if line.strip()]
+            edit_start(lines)
+            file.write_text("\n".join([header, *(json.dumps(line) for line in lines)]) + "\n")
         start_leaf = _pi_lines(file)[-1]["id"]
 
         session = session_services.import_jsonl(actor=owner, data=file.read_bytes()).session
@@ -593,11 +603,37 @@ def test_a_text_only_model_is_sent_pis_note_in_place_of_each_picture(
         assert sent.count("(image omitted: model does not support images)") == 1
 
 
-# -- replay rules: one thinking block ------------------------------------------------------------------
+# -- replay rules: empty tool results, one thinking block, other models' turns -------------------------
 
 
 def _messages(lines: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
     return [e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == role]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("result", ["picture", "picture with empty text", "blank"])
+def test_a_tool_result_without_text_is_sent_as_pi_sends_it(
+    api: str, result: str, tmp_path: Path, user, run_settings
+) -> None:
+    # The starting session's read answered with a picture (alone, or after an empty text), or with
+    # blank text.
+    picture = {"type": "image", "data": base64.b64encode(_png(2, 2)).decode(), "mimeType": "image/png"}
+    content = {
+        "picture": [picture],
+        "picture with empty text": [{"type": "text", "text": ""}, picture],
+        "blank": [{"type": "text", "text": " \n"}],
+    }[result]
+
+    def edit(lines: list[dict[str, Any]]) -> None:
+        (answer,) = _messages(lines, "toolResult")
+        answer["content"] = content
+
+    scenario = [("What did you see?", [script.reply("Something.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, images=True, edit_start=edit)
+    _assert_same(outcome)
+    if api == "openai-completions":
+        (sent,) = [m for m in outcome.web_requests[0]["messages"] if m["role"] == "tool"]
+        assert sent["content"] == ("(no tool output)" if result == "blank" else "(see attached image)")
 
 
 @pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
@@ -621,6 +657,51 @@ def test_reasoning_that_resumes_after_text_is_stored_and_replayed_as_pi_does(
         assert answer["content"][1]["text"] == "The tokens. And the grammar."
     else:
         assert kinds == ["thinking", "text", "thinking", "text"]
+
+
+LEGACY_SEALED = json.dumps({**SEALED, "id": "rs_other"})
+
+
+def _from_another_model(api: str) -> Callable[[list[dict[str, Any]]], None]:
+    """Make the starting session's first answer another provider's (with its reasoning, signatures and a
+    Responses-style tool call id), and give the last answer, the session's model's own, unsigned and
+    blank thinking."""
+    other_api = "anthropic-messages" if api == "openai-completions" else "openai-completions"
+    call_id = "call_1|fc_68a+item/=="
+
+    def edit(lines: list[dict[str, Any]]) -> None:
+        first, last = _messages(lines, "assistant")[0], _messages(lines, "assistant")[-1]
+        (call,) = [b for b in first["content"] if b["type"] == "toolCall"]
+        first.update(provider="elsewhere", api=other_api, model="other-model")
+        first["content"] = [
+            {"type": "thinking", "thinking": "Their plain reasoning."},
+            {"type": "thinking", "thinking": "Their signed reasoning.", "thinkingSignature": "sig-other"},
+            {"type": "thinking", "thinking": "Their field.", "thinkingSignature": "reasoning_content"},
+            {"type": "text", "text": "Let me look.", "textSignature": "msg_other"},
+            {**call, "id": call_id, "thoughtSignature": LEGACY_SEALED},
+        ]
+        (result,) = _messages(lines, "toolResult")
+        result["toolCallId"] = call_id
+        last["content"] = [
+            {"type": "thinking", "thinking": "My own reasoning.", "thinkingSignature": "reasoning_content"},
+            {"type": "thinking", "thinking": " \n"},
+            *last["content"],
+        ]
+
+    return edit
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_another_models_turns_are_replayed_as_pi_replays_them(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("Go on.", [script.reply("On.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, edit_start=_from_another_model(api))
+    _assert_same(outcome)
+    sent = json.dumps(outcome.web_requests[0]["messages"])
+    assert "Their" not in sent and "rs_other" not in sent  # another model's reasoning stays behind
+    assert "My own reasoning." in sent
+    assert "call_1|" not in sent and "call_1_fc_68a_item___" in sent
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
