@@ -160,6 +160,7 @@ def _run_both(
     text_only: bool = False,
     images: bool = False,
     navigate_back: bool = False,
+    other_summarizer: bool = False,
     edit_start: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
@@ -169,7 +170,8 @@ def _run_both(
     The prompts at the indexes in ``aborted`` are stopped by their user once the reply stalls.
     ``text_only`` declares the model as taking no pictures on both sides. ``navigate_back`` then returns
     both to the end of the starting session, summarizing the branch left (piweb's summaries by the same
-    model, as its default summarizer). ``images`` declares the model as
+    model, as its default summarizer; with ``other_summarizer`` another model is the default summarizer,
+    and the session's model must still write the summary, as in Pi). ``images`` declares the model as
     taking pictures. ``edit_start`` rewrites the starting session's entries (all but the header) in
     place before either side continues it, for histories Pi's own tools do not write.
     """
@@ -221,12 +223,24 @@ def _run_both(
             api_key="k",
             reasoning=reasoning,
             accepts_images=not text_only,
-            is_summarizer_default=navigate_back,
+            is_summarizer_default=navigate_back and not other_summarizer,
             cost_input=3,
             cost_output=15,
             cost_cache_read=0.3,
             cost_cache_write=3.75,
         )
+        if other_summarizer:
+            LLMProvider.objects.create(
+                name="summaries",
+                api=api,
+                base_url=base_url,
+                model_id="summary-model",
+                provider="elsewhere",
+                context_window=WINDOW,
+                max_output_tokens=MAX_TOKENS,
+                api_key="k",
+                is_summarizer_default=True,
+            )
         runs: list[tuple[str, str]] = []
         for index, (prompt, answers) in enumerate(scenario):
             files = pictures.get(index, {})
@@ -702,6 +716,19 @@ def test_another_models_turns_are_replayed_as_pi_replays_them(
     assert "Their" not in sent and "rs_other" not in sent  # another model's reasoning stays behind
     assert "My own reasoning." in sent
     assert "call_1|" not in sent and "call_1_fc_68a_item___" in sent
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_branch_summary_is_written_by_the_sessions_model_as_in_pi(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # Another model is piweb's default summarizer; the session's model still writes the summary.
+    scenario = [("Now explain the parser in detail.", [script.reply(LONG)])]
+    outcome = _run_both(api, tmp_path, user(), scenario, navigate_back=True, other_summarizer=True)
+    assert outcome.web_written[-1]["type"] == "branch_summary"
+    assert _is_summary(outcome.web_requests[-1])
+    assert outcome.web_requests[-1]["model"] == MODEL
+    _assert_same(outcome)
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------
