@@ -13,6 +13,7 @@ from compaction_app.facade import (
     Summarizer,
     compact_session,
     compaction_settings,
+    default_summarizer,
 )
 from core.actors import RUN_WORKER
 
@@ -37,15 +38,15 @@ def settings_for(provider: str, model_id: str, session: Any = None) -> Compactio
     return settings
 
 
-def run_summarizer(loop: RunLoop) -> Summarizer | None:
+def run_summarizer(loop: RunLoop) -> Summarizer:
     """The run's own model writes the summaries inside a run, as in Pi.
 
-    ``None`` hands the choice to the compaction service (its ``PIWEB_SUMMARIZER`` hook, the default
-    summarizer provider, else the offline one): when a deployment set that hook, or when
-    ``PIWEB_RUN_SUMMARIZER`` is ``default``.
+    A deployment's ``PIWEB_SUMMARIZER`` hook, or ``PIWEB_RUN_SUMMARIZER`` set to ``default``, hands them
+    to the default summarizer instead (the hook, else the default summarizer provider, else the offline
+    one).
     """
     if django_settings.PIWEB_SUMMARIZER or django_settings.PIWEB_RUN_SUMMARIZER == "default":
-        return None
+        return default_summarizer(loop.session, thinking_level=loop.thinking_level())
     retry = loop.retry
     return LLMSummarizer(
         config=loop.config,

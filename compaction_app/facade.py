@@ -8,7 +8,7 @@ from __future__ import annotations
 from compaction_app.domain.overflow import is_context_overflow, is_recoverable_length, is_transient_error
 from compaction_app.domain.settings import CompactionSettings, should_compact
 from compaction_app.models import CompactionRun
-from compaction_app.services import compact_session, compaction_settings
+from compaction_app.services import compact_session, compaction_settings, default_summarizer
 from compaction_app.summarizers import LLMSummarizer, Summarizer
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Summarizer",
     "compact_session",
     "compaction_settings",
+    "default_summarizer",
     "is_context_overflow",
     "is_recoverable_length",
     "is_transient_error",

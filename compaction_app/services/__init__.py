@@ -28,6 +28,7 @@ from compaction_app.services.operations import (
     OperationFinished,
     OperationInProgress,
     cancel_operation,
+    default_summarizer,
     fail_run,
     summarizer_for,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "check_compaction",
     "compact_session",
     "compaction_settings",
+    "default_summarizer",
     "fail_run",
     "request_compaction",
     "start_branch_summary",

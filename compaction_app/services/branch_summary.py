@@ -214,8 +214,10 @@ def summarize_and_navigate(
     summary: _BranchSummary | None = None
     try:
         tree = _navigation_tree(session, old_leaf, target_id)
-        level = session_settings(tree.path(old_leaf)).thinking_level
-        recorder = Recorder(summarizer or summarizer_for(session, thinking_level=level))
+        at_leaf = session_settings(tree.path(old_leaf))
+        recorder = Recorder(
+            summarizer or summarizer_for(session, thinking_level=at_leaf.thinking_level, model=at_leaf.model)
+        )
         plan = plan_navigation(tree, old_leaf, target_id)
         entries, _ = (
             collect_entries_for_branch_summary(tree, old_leaf, target_id) if plan.changed else ([], None)

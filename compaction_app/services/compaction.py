@@ -106,6 +106,7 @@ class _Plan:
     system_message: dict[str, Any] | None
     path: list[DomainEntry]
     thinking_level: Any  # the session's at the planned leaf
+    model: dict[str, Any] | None  # the session's model there ({"provider", "modelId"})
 
 
 def _plan(session: ChatSession, leaf_id: str | None) -> _Plan:
@@ -121,6 +122,7 @@ def _plan(session: ChatSession, leaf_id: str | None) -> _Plan:
         current_system_message(view.projection.messages),
         view.path,
         view.projection.thinking_level,
+        view.projection.model,
     )
 
 
@@ -277,7 +279,9 @@ def _compact_begun(
     if session.leaf_entry_id != planned_leaf:
         return _outcome(fail_run(run, SESSION_CHANGED, actor=actor), error=SESSION_CHANGED)
 
-    recorder = Recorder(summarizer or summarizer_for(session, thinking_level=plan.thinking_level))
+    recorder = Recorder(
+        summarizer or summarizer_for(session, thinking_level=plan.thinking_level, model=plan.model)
+    )
     try:
         result = compact(plan.preparation, recorder, run.custom_instructions)
     except Exception as exc:  # any failure of the summary, Pi's messages included, fails the run

@@ -38,6 +38,7 @@ __all__ = [
     "Reason",
     "Status",
     "cancel_operation",
+    "default_summarizer",
     "fail_run",
     "summarizer_for",
 ]
@@ -59,13 +60,29 @@ class OperationFinished(Exception):
 # -- summarizers ----------------------------------------------------------------------------------------
 
 
-def summarizer_for(session: ChatSession, *, thinking_level: Any = None) -> Summarizer:
-    """Return the summarizer for a session: the setting's factory, the default provider, or the offline one.
+def summarizer_for(
+    session: ChatSession, *, thinking_level: Any = None, model: Mapping[str, Any] | None = None
+) -> Summarizer:
+    """Return the summarizer for a session: the setting's factory, the session's model, the default
+    provider, or the offline one.
 
     ``PIWEB_SUMMARIZER`` names a callable taking the session; it is where a deployment substitutes its
-    own summaries (Pi's ``session_before_compact`` extension point). ``thinking_level`` is the session's
-    where the summary starts: a reasoning model summarizes at it, as Pi's does.
+    own summaries (Pi's ``session_before_compact`` extension point). Otherwise the session's model where
+    the summary starts (``model``: its ``provider`` and ``modelId``) writes it, as Pi's does, when a
+    provider record serves that model (the default summarizer first if it is one of them); a model no
+    record serves falls back to the default summarizer. ``thinking_level`` is the session's there too:
+    a reasoning model summarizes at it.
     """
+    provider = None if settings.PIWEB_SUMMARIZER else _session_model_provider(model)
+    if provider is None:
+        return default_summarizer(session, thinking_level=thinking_level)
+    level = thinking_level if isinstance(thinking_level, str) else None
+    return LLMSummarizer(config=provider.config(), thinking_level=level)
+
+
+def default_summarizer(session: ChatSession, *, thinking_level: Any = None) -> Summarizer:
+    """The summarizer when the session's model is not asked: the ``PIWEB_SUMMARIZER`` factory, the
+    default summarizer provider at ``thinking_level``, or the offline one."""
     factory = settings.PIWEB_SUMMARIZER
     if factory:
         return import_string(factory)(session)
@@ -74,6 +91,15 @@ def summarizer_for(session: ChatSession, *, thinking_level: Any = None) -> Summa
         level = thinking_level if isinstance(thinking_level, str) else None
         return LLMSummarizer(config=provider.config(), thinking_level=level)
     return OfflineSummarizer()
+
+
+def _session_model_provider(model: Mapping[str, Any] | None) -> LLMProvider | None:
+    name = model.get("provider") if model else None
+    model_id = model.get("modelId") if model else None
+    if not isinstance(name, str) or not isinstance(model_id, str):
+        return None
+    records = LLMProvider.objects.filter(provider=name, model_id=model_id)
+    return records.order_by("-is_summarizer_default", "pk").first()
 
 
 @dataclass(slots=True)

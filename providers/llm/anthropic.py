@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from providers.llm.arguments import parse_json_with_repair
-from providers.llm.messages import prepare_messages
+from pitree.tree import js_trim
+from providers.llm.messages import SEE_ATTACHED_IMAGE, for_model, prepare_messages
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, ProviderStreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.tool_ids import for_anthropic
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "Anthropic"
@@ -56,7 +58,8 @@ def build_request(
     with ``thinking_budget`` tokens at a thinking level, and is told not to think at ``off``.
     """
     wire: list[dict[str, Any]] = []
-    for message in prepare_messages(messages, accepts_images=config.accepts_images):
+    own = for_model(messages, config, for_anthropic)
+    for message in prepare_messages(own, accepts_images=config.accepts_images):
         block = _to_wire(message)
         if block is None:
             continue
@@ -125,15 +128,25 @@ def _is_results(message: Mapping[str, Any]) -> bool:
 
 
 def _result_content(content: str | Sequence[Mapping[str, Any]]) -> str | list[dict[str, Any]]:
-    """A tool result's content: its text joined by newlines, or blocks when it holds images."""
+    """A tool result's content: its text joined by newlines, or, when it holds images, its blocks as they
+    are (empty text included), opened by Pi's note when none is text."""
     if isinstance(content, str):
         return content
     if not any(b.get("type") == "image" for b in content):
         return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
-    blocks = _blocks(content)
+    blocks = [
+        {"type": "text", "text": b["text"]} if b.get("type") == "text" else _image(b)
+        for b in content
+        if b.get("type") in ("text", "image")
+    ]
     if not any(b["type"] == "text" for b in blocks):
-        blocks.insert(0, {"type": "text", "text": "(see attached image)"})
+        blocks.insert(0, {"type": "text", "text": SEE_ATTACHED_IMAGE})
     return blocks
+
+
+def _image(block: Mapping[str, Any]) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
+    return {"type": "image", "source": source}
 
 
 def _blocks(content: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -144,8 +157,7 @@ def _blocks(content: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if b.get("type") == "text" and b["text"]:  # the API rejects empty text blocks
             out.append({"type": "text", "text": b["text"]})
         elif b.get("type") == "image":
-            source = {"type": "base64", "media_type": b["mimeType"], "data": b["data"]}
-            out.append({"type": "image", "source": source})
+            out.append(_image(b))
     return out
 
 
@@ -161,16 +173,18 @@ def _to_wire(message: Mapping[str, Any]) -> dict[str, Any] | None:
         out: list[dict[str, Any]] = []
         for b in message["content"]:
             kind = b.get("type")
-            if kind == "text" and b["text"]:
+            if kind == "text" and js_trim(b["text"]):
                 out.append({"type": "text", "text": b["text"]})
-            elif kind == "thinking" and b.get("redacted") and b.get("thinkingSignature"):
-                out.append({"type": "redacted_thinking", "data": b["thinkingSignature"]})
-            elif kind == "thinking" and b.get("thinkingSignature"):
+            elif kind == "thinking" and b.get("redacted"):
+                sealed = b.get("thinkingSignature")
+                out.append({"type": "redacted_thinking", **({} if sealed is None else {"data": sealed})})
+            elif kind == "thinking" and js_trim(b.get("thinkingSignature") or ""):
                 out.append(
                     {"type": "thinking", "thinking": b["thinking"], "signature": b["thinkingSignature"]}
                 )
-            elif kind == "thinking" and b.get("thinking"):
-                # Unsigned thinking (another provider's) cannot be replayed as thinking.
+            elif kind == "thinking" and js_trim(b.get("thinking") or ""):
+                # The model's own thinking left unsigned (a stopped stream) cannot be replayed as
+                # thinking; other models' thinking never gets here (see for_model).
                 out.append({"type": "text", "text": b["thinking"]})
             elif kind == "toolCall":
                 out.append(

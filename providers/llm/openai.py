@@ -6,11 +6,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pitree.jsjson import INVALID, js_stringify, js_truthy, parse_json
+from pitree.tree import js_trim
 from providers.llm.compat import OpenAICompat, resolve_compat
-from providers.llm.messages import images_of, prepare_messages, text_of
+from providers.llm.messages import (
+    NO_TOOL_OUTPUT,
+    SEE_ATTACHED_IMAGE,
+    for_model,
+    images_of,
+    prepare_messages,
+    text_of,
+)
 from providers.llm.reasoning_details import append_detail, is_detail, replayed_details, serialize_details
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, ProviderStreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.tool_ids import for_openai_completions
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
 LABEL = "OpenAI"
@@ -42,7 +51,8 @@ def build_request(
     compat = resolve_compat(config.provider, config.base_url, config.compat)
     role = "developer" if config.reasoning and compat.supports_developer_role else "system"
     wire: list[dict[str, Any]] = [{"role": role, "content": system}] if system else []
-    for message in prepare_messages(messages, accepts_images=config.accepts_images):
+    own = for_model(messages, config, lambda call_id: for_openai_completions(call_id, config.provider))
+    for message in prepare_messages(own, accepts_images=config.accepts_images):
         wire.extend(_to_wire(message, compat))
     body: dict[str, Any] = {"model": config.model_id, "messages": wire, "stream": True}
     if session_id and "api.openai.com" in config.base_url:
@@ -101,9 +111,9 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
         blocks = message["content"]
         empty = "" if compat.requires_non_null_assistant_content else None
         # Text parts are joined as they are, blank ones dropped; reasoning goes back in its own field.
-        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and b["text"].strip())
+        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and js_trim(b["text"]))
         out: dict[str, Any] = {"role": "assistant", "content": text or empty}
-        thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking", "")).strip()]
+        thinking = [b for b in blocks if b.get("type") == "thinking" and js_trim(str(b.get("thinking", "")))]
         details = replayed_details(blocks)
         signature = thinking[0].get("thinkingSignature") if thinking else None
         # Replay data, when the server sent some, stands in for the readable reasoning.
@@ -126,8 +136,12 @@ def _to_wire(message: Mapping[str, Any], compat: OpenAICompat) -> list[dict[str,
         return [out]
     if role == "toolResult":
         content = message["content"]
-        wire = [{"role": "tool", "tool_call_id": message["toolCallId"], "content": text_of(content) or ""}]
         images = images_of(content)
+        text = text_of(content)
+        # A tool message must say something: Pi's words stand in when the result has no text.
+        if not js_trim(text):
+            text = SEE_ATTACHED_IMAGE if images else NO_TOOL_OUTPUT
+        wire = [{"role": "tool", "tool_call_id": message["toolCallId"], "content": text}]
         if images:
             # Tool messages cannot carry images here, so they follow as a user message.
             parts = [{"type": "text", "text": "Attached image(s) from tool result:"}]
@@ -184,17 +198,18 @@ class Decoder:
         b = self._builder
         # Compatible servers name the reasoning stream differently; the first field with text wins,
         # and its name is kept as the block's signature so a replay sends the reasoning back in it.
+        # An answer has one thinking and one text block, as Pi keeps it: reasoning or text that
+        # resumes later grows the block it started.
         field = next((f for f in _REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
         if field is not None:
-            index = b.trailing("thinking")
-            b.message["content"][index].setdefault("thinkingSignature", field)
+            index = b.only("thinking", thinkingSignature=field)
             b.add_thinking(index, delta[field])
         details = delta.get("reasoning_details")
         for detail in details if isinstance(details, list) else ():
             if is_detail(detail):
                 self._add_detail(detail)
         if isinstance(delta.get("content"), str) and delta["content"]:
-            b.add_text(b.trailing("text"), delta["content"])
+            b.add_text(b.only("text"), delta["content"])
         for call in delta.get("tool_calls") or []:
             key = call.get("index", 0)
             function = call.get("function") or {}
@@ -219,12 +234,9 @@ class Decoder:
         """Keep a piece of replay data on the answer's thinking block (opened empty when the server sent
         no readable reasoning), stored as the whole list so far."""
         b = self._builder
-        content = b.message["content"]
-        index = next((i for i, block in enumerate(content) if block["type"] == "thinking"), None)
-        if index is None:
-            index = b.open_block({"type": "thinking", "thinking": "", "thinkingSignature": ""})
+        index = b.only("thinking", thinkingSignature="")
         append_detail(self._details, detail)
-        content[index]["thinkingSignature"] = serialize_details(self._details)
+        b.message["content"][index]["thinkingSignature"] = serialize_details(self._details)
 
     def _finish(self, reason: str) -> None:
         self._builder.message["rawStopReason"] = reason

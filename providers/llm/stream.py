@@ -113,12 +113,14 @@ class AssistantBuilder:
             self._arguments[len(content) - 1] = ""
         return len(content) - 1
 
-    def trailing(self, kind: str) -> int:
-        """Return the last block if it is of ``kind`` (text or thinking), else open a new one."""
+    def only(self, kind: str, **fields: Any) -> int:
+        """Return the answer's one block of ``kind`` (text or thinking), opened with ``fields`` at the end
+        when there is none yet."""
         content = self.message["content"]
-        if content and content[-1]["type"] == kind:
-            return len(content) - 1
-        return self.open_block({"type": kind, _BLOCK_KEY[kind]: ""})
+        found = next((i for i, block in enumerate(content) if block["type"] == kind), None)
+        if found is not None:
+            return found
+        return self.open_block({"type": kind, _BLOCK_KEY[kind]: "", **fields})
 
     def add_text(self, index: int, delta: str) -> None:
         self.message["content"][index]["text"] += delta

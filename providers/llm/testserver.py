@@ -44,8 +44,13 @@ def reply(
     reasoning_field: str = "reasoning_content",
     reasoning_details: Sequence[Mapping[str, Any]] = (),
     redacted: str | None = None,
+    resumed: Sequence[tuple[str, str]] = (),
 ) -> Spec:
     """A streamed turn. ``usage`` takes Pi names (input, output, cacheRead, cacheWrite); ``stop`` Pi's.
+
+    ``resumed`` follows the text: ``("thinking", …)`` or ``("text", …)`` pairs, as a model that thinks
+    again after it began answering sends them (OpenAI-compatible: more deltas of the same fields;
+    Anthropic: new blocks).
 
     OpenAI-compatible only: ``thinking`` streams in ``reasoning_field``, and ``reasoning_details`` follow
     one per chunk (as OpenRouter sends encrypted reasoning). Anthropic only: ``redacted`` is the data of
@@ -58,6 +63,7 @@ def reply(
         "reasoning_field": reasoning_field,
         "reasoning_details": [dict(d) for d in reasoning_details],
         "redacted": redacted,
+        "resumed": [[kind, text] for kind, text in resumed],
         "tool_calls": [dict(c) for c in tool_calls],
         "usage": {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0, **(usage or {})},
         "stop": stop or ("toolUse" if tool_calls else "stop"),
@@ -171,6 +177,8 @@ def render_openai(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
     events += [chunk({field: p}) for p in _pieces(spec["thinking"] or "")]
     events += [chunk({"reasoning_details": [d]}) for d in spec.get("reasoning_details") or ()]
     events += [chunk({"content": p}) for p in _pieces(spec["text"])]
+    for kind, text in spec.get("resumed") or ():
+        events += [chunk({field if kind == "thinking" else "content": p}) for p in _pieces(text)]
     for i, call in enumerate(spec["tool_calls"]):
         function = {"name": call["name"], "arguments": ""}
         events.append(
@@ -229,6 +237,15 @@ def render_anthropic(spec: Spec, body: Mapping[str, Any]) -> list[bytes]:
         blocks.append(
             ({"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(spec["text"])])
         )
+    for kind, text in spec.get("resumed") or ():
+        if kind == "thinking":
+            deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(text)]
+            deltas.append({"type": "signature_delta", "signature": "sig"})
+            blocks.append(({"type": "thinking", "thinking": ""}, deltas))
+        else:
+            blocks.append(
+                ({"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(text)])
+            )
     for call in spec["tool_calls"]:
         start = {"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}}
         blocks.append(

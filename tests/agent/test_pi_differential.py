@@ -34,6 +34,7 @@ import struct
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -190,9 +191,12 @@ def _run_both(
     pictures: dict[int, dict[str, bytes]] | None = None,
     aborted: frozenset[int] = frozenset(),
     text_only: bool = False,
+    images: bool = False,
     navigate_back: bool = False,
     refused: frozenset[int] = frozenset(),
     start_arguments: str | None = None,
+    other_summarizer: bool = False,
+    edit_start: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> Outcome:
     """Write the starting session with Pi, import it, then play ``scenario`` through Pi and piweb.
 
@@ -201,9 +205,12 @@ def _run_both(
     The prompts at the indexes in ``aborted`` are stopped by their user once the reply stalls.
     ``text_only`` declares the model as taking no pictures on both sides. ``navigate_back`` then returns
     both to the end of the starting session, summarizing the branch left (piweb's summaries by the same
-    model, as its default summarizer). The prompts at the indexes in ``refused`` find the provider not
-    listening. ``start_arguments`` is the argument text of the starting session's tool call, as the
-    provider writes it.
+    model, as its default summarizer; with ``other_summarizer`` another model is the default summarizer,
+    and the session's model must still write the summary, as in Pi). ``images`` declares the model as
+    taking pictures. ``edit_start`` rewrites the starting session's entries (all but the header) in
+    place before either side continues it, for histories Pi's own tools do not write. The prompts at the
+    indexes in ``refused`` find the provider not listening. ``start_arguments`` is the argument text of
+    the starting session's tool call, as the provider writes it.
     """
     pictures = pictures or {}
     # Summary requests are answered from their own queue: how many a compaction makes is compared too.
@@ -224,7 +231,7 @@ def _run_both(
             retry=RETRY,
             reasoning=reasoning,
             thinking=thinking,
-            images=bool(pictures) and not text_only,
+            images=(images or bool(pictures)) and not text_only,
         )
         (pi.work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
         # The starting session, written by Pi itself.
@@ -234,6 +241,11 @@ def _run_both(
         pi_server.enqueue(start_call, script.reply(LONG))
         file = pi.prompt("Look at calc.py and fix the parser.")
         started = len(pi_server.requests)
+        if edit_start is not None:
+            header, *rest = file.read_text().splitlines()
+            lines = [json.loads(line) for line in rest if line.strip()]
+            edit_start(lines)
+            file.write_text("\n".join([header, *(json.dumps(line) for line in lines)]) + "\n")
         start_leaf = _pi_lines(file)[-1]["id"]
 
         session = session_services.import_jsonl(actor=owner, data=file.read_bytes()).session
@@ -249,12 +261,24 @@ def _run_both(
             api_key="k",
             reasoning=reasoning,
             accepts_images=not text_only,
-            is_summarizer_default=navigate_back,
+            is_summarizer_default=navigate_back and not other_summarizer,
             cost_input=3,
             cost_output=15,
             cost_cache_read=0.3,
             cost_cache_write=3.75,
         )
+        if other_summarizer:
+            LLMProvider.objects.create(
+                name="summaries",
+                api=api,
+                base_url=base_url,
+                model_id="summary-model",
+                provider="elsewhere",
+                context_window=WINDOW,
+                max_output_tokens=MAX_TOKENS,
+                api_key="k",
+                is_summarizer_default=True,
+            )
         runs: list[tuple[str, str]] = []
         for index, (prompt, answers) in enumerate(scenario):
             files = pictures.get(index, {})
@@ -775,6 +799,120 @@ def test_a_text_only_model_is_sent_pis_note_in_place_of_each_picture(
         assert '"image' not in sent  # no picture block in either format (image, image_url)
         # The two pictures went out as one note, in both turns.
         assert sent.count("(image omitted: model does not support images)") == 1
+
+
+# -- replay rules: empty tool results, one thinking block, other models' turns -------------------------
+
+
+def _messages(lines: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
+    return [e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == role]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("result", ["picture", "picture with empty text", "blank"])
+def test_a_tool_result_without_text_is_sent_as_pi_sends_it(
+    api: str, result: str, tmp_path: Path, user, run_settings
+) -> None:
+    # The starting session's read answered with a picture (alone, or after an empty text), or with
+    # blank text.
+    picture = {"type": "image", "data": base64.b64encode(_png(2, 2)).decode(), "mimeType": "image/png"}
+    content = {
+        "picture": [picture],
+        "picture with empty text": [{"type": "text", "text": ""}, picture],
+        "blank": [{"type": "text", "text": " \n"}],
+    }[result]
+
+    def edit(lines: list[dict[str, Any]]) -> None:
+        (answer,) = _messages(lines, "toolResult")
+        answer["content"] = content
+
+    scenario = [("What did you see?", [script.reply("Something.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, images=True, edit_start=edit)
+    _assert_same(outcome)
+    if api == "openai-completions":
+        (sent,) = [m for m in outcome.web_requests[0]["messages"] if m["role"] == "tool"]
+        assert sent["content"] == ("(no tool output)" if result == "blank" else "(see attached image)")
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_reasoning_that_resumes_after_text_is_stored_and_replayed_as_pi_does(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # The model thinks, answers, thinks again and answers more. An OpenAI-compatible stream has one
+    # thinking and one text block per answer in Pi; Anthropic's numbered blocks stay apart.
+    resumed = [("thinking", " Then the grammar."), ("text", " And the grammar.")]
+    scenario = [
+        ("Think twice.", [script.reply("The tokens.", thinking="First the tokens.", resumed=resumed)]),
+        ("Go on.", [script.reply("On.")]),
+    ]
+    outcome = _run_both(api, tmp_path, user(), scenario, reasoning=True, thinking="medium")
+    _assert_same(outcome)
+    answer = next(m for m in _messages(outcome.web_written, "assistant") if "tokens" in str(m["content"]))
+    kinds = [b["type"] for b in answer["content"]]
+    if api == "openai-completions":
+        assert kinds == ["thinking", "text"]
+        assert answer["content"][0]["thinking"] == "First the tokens. Then the grammar."
+        assert answer["content"][1]["text"] == "The tokens. And the grammar."
+    else:
+        assert kinds == ["thinking", "text", "thinking", "text"]
+
+
+LEGACY_SEALED = json.dumps({**SEALED, "id": "rs_other"})
+
+
+def _from_another_model(api: str) -> Callable[[list[dict[str, Any]]], None]:
+    """Make the starting session's first answer another provider's (with its reasoning, signatures and a
+    Responses-style tool call id), and give the last answer, the session's model's own, unsigned and
+    blank thinking."""
+    other_api = "anthropic-messages" if api == "openai-completions" else "openai-completions"
+    call_id = "call_1|fc_68a+item/=="
+
+    def edit(lines: list[dict[str, Any]]) -> None:
+        first, last = _messages(lines, "assistant")[0], _messages(lines, "assistant")[-1]
+        (call,) = [b for b in first["content"] if b["type"] == "toolCall"]
+        first.update(provider="elsewhere", api=other_api, model="other-model")
+        first["content"] = [
+            {"type": "thinking", "thinking": "Their plain reasoning."},
+            {"type": "thinking", "thinking": "Their signed reasoning.", "thinkingSignature": "sig-other"},
+            {"type": "thinking", "thinking": "Their field.", "thinkingSignature": "reasoning_content"},
+            {"type": "text", "text": "Let me look.", "textSignature": "msg_other"},
+            {**call, "id": call_id, "thoughtSignature": LEGACY_SEALED},
+        ]
+        (result,) = _messages(lines, "toolResult")
+        result["toolCallId"] = call_id
+        last["content"] = [
+            {"type": "thinking", "thinking": "My own reasoning.", "thinkingSignature": "reasoning_content"},
+            {"type": "thinking", "thinking": " \n"},
+            *last["content"],
+        ]
+
+    return edit
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_another_models_turns_are_replayed_as_pi_replays_them(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    scenario = [("Go on.", [script.reply("On.")])]
+    outcome = _run_both(api, tmp_path, user(), scenario, edit_start=_from_another_model(api))
+    _assert_same(outcome)
+    sent = json.dumps(outcome.web_requests[0]["messages"])
+    assert "Their" not in sent and "rs_other" not in sent  # another model's reasoning stays behind
+    assert "My own reasoning." in sent
+    assert "call_1|" not in sent and "call_1_fc_68a_item___" in sent
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_branch_summary_is_written_by_the_sessions_model_as_in_pi(
+    api: str, tmp_path: Path, user, run_settings
+) -> None:
+    # Another model is piweb's default summarizer; the session's model still writes the summary.
+    scenario = [("Now explain the parser in detail.", [script.reply(LONG)])]
+    outcome = _run_both(api, tmp_path, user(), scenario, navigate_back=True, other_summarizer=True)
+    assert outcome.web_written[-1]["type"] == "branch_summary"
+    assert _is_summary(outcome.web_requests[-1])
+    assert outcome.web_requests[-1]["model"] == MODEL
+    _assert_same(outcome)
 
 
 # -- random campaigns: `make fuzz-runs N=50 SEED=7` ------------------------------------------------------

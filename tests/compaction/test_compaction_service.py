@@ -289,3 +289,42 @@ def test_the_summarizer_setting_wins(compactable: Any, settings: Any) -> None:
     assert summarizer_for(compactable) == OfflineSummarizer(max_output_tokens=64)
     settings.PIWEB_SUMMARIZER = None
     assert isinstance(summarizer_for(compactable), LLMSummarizer)
+
+
+def test_the_sessions_model_writes_the_summary_when_a_record_serves_it(
+    compactable: Any, provider_server: ProviderServer
+) -> None:
+    # As in Pi, the session's model (here provider "p", model "m") summarizes, not the default.
+    LLMProvider.objects.create(
+        name="default",
+        base_url="http://127.0.0.1:9/v1",
+        model_id="summary-model",
+        provider="test",
+        is_summarizer_default=True,
+    )
+    LLMProvider.objects.create(
+        name="session's", base_url=provider_server.url + "/v1", model_id="m", provider="p", api_key="k"
+    )
+    provider_server.enqueue(reply("## Goal\n- Keep the parser intact."))
+
+    outcome = compact_session(session=compactable, actor=compactable.owner, reason="manual")
+
+    assert outcome.status == "succeeded"
+    [request] = provider_server.requests
+    assert request.body["model"] == "m"
+
+
+def test_a_session_model_no_record_serves_falls_back_to_the_default_summarizer(compactable: Any) -> None:
+    default = LLMProvider.objects.create(
+        name="default",
+        base_url="http://127.0.0.1:9/v1",
+        model_id="summary-model",
+        provider="test",
+        is_summarizer_default=True,
+    )
+    unserved = {"provider": "p", "modelId": "gone"}
+
+    summarizer = summarizer_for(compactable, model=unserved)
+    assert isinstance(summarizer, LLMSummarizer) and summarizer.config.model_id == "summary-model"
+    default.delete()
+    assert isinstance(summarizer_for(compactable, model=unserved), OfflineSummarizer)

@@ -26,13 +26,14 @@ PIXEL = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
 TOOLS = [ToolSpec(name="read", description="Read a file", parameters={"type": "object", "properties": {}})]
 
 
-def conversation() -> list[dict[str, Any]]:
+def conversation(config: ProviderConfig) -> list[dict[str, Any]]:
+    """A history whose answers came from ``config``'s own model (its thinking is replayed)."""
     usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}
     assistant = {
         "role": "assistant",
-        "api": "x",
-        "provider": "x",
-        "model": "x",
+        "api": config.api,
+        "provider": config.provider,
+        "model": config.model_id,
         "usage": usage,
         "timestamp": 2,
     }
@@ -67,7 +68,7 @@ def conversation() -> list[dict[str, Any]]:
 
 def test_openai_request(server: ts.ProviderServer, openai_config: ProviderConfig) -> None:
     server.enqueue(ts.reply())
-    complete(openai_config, system=SYSTEM, messages=conversation(), max_tokens=2048, tools=TOOLS)
+    complete(openai_config, system=SYSTEM, messages=conversation(openai_config), max_tokens=2048, tools=TOOLS)
 
     (request,) = server.requests
     assert request.path == "/v1/chat/completions"
@@ -115,7 +116,7 @@ def test_openai_request(server: ts.ProviderServer, openai_config: ProviderConfig
 
 def test_anthropic_request_without_cache(server: ts.ProviderServer, anthropic_config: ProviderConfig) -> None:
     server.enqueue(ts.reply())
-    complete(anthropic_config, system=SYSTEM, messages=conversation(), cache=False)
+    complete(anthropic_config, system=SYSTEM, messages=conversation(anthropic_config), cache=False)
 
     (request,) = server.requests
     assert request.path == "/v1/messages?beta=true"
