@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers.llm.arguments import parse_json_with_repair
 from pitree.tree import js_trim
+from providers.llm.arguments import parse_json_with_repair
 from providers.llm.messages import SEE_ATTACHED_IMAGE, for_model, prepare_messages
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError
 from providers.llm.tool_ids import for_anthropic
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 

@@ -18,7 +18,7 @@ from providers.llm.messages import (
 )
 from providers.llm.reasoning_details import append_detail, is_detail, replayed_details, serialize_details
 from providers.llm.sse import SseEvent
-from providers.llm.stream import AssistantBuilder, ProviderStreamError, StreamError
+from providers.llm.stream import AssistantBuilder, ProviderStreamError
 from providers.llm.tool_ids import for_openai_completions
 from providers.llm.types import ProviderConfig, StopReason, ToolSpec
 
