@@ -185,6 +185,11 @@ def celery_broker(env: Mapping[str, str]) -> str:
     return env.get("REDIS_URL", "").strip() or "filesystem://"
 
 
+def celery_broker_transport(env: Mapping[str, str]) -> str | None:
+    """Return the broker's transport class: piweb's Redis transport (``piweb.broker``) with Redis."""
+    return None if celery_broker(env) == "filesystem://" else "piweb.broker:Transport"
+
+
 def celery_broker_transport_options(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
     """Return transport options; the filesystem broker needs folders shared by web and worker processes."""
     if celery_broker(env) != "filesystem://":

@@ -270,6 +270,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 CELERY_BROKER_URL = config.celery_broker(ENV)
+CELERY_BROKER_TRANSPORT = config.celery_broker_transport(ENV)
 CELERY_BROKER_TRANSPORT_OPTIONS = config.celery_broker_transport_options(ENV, base_dir=BASE_DIR)
 CELERY_RESULT_BACKEND = config.celery_result_backend(ENV, base_dir=BASE_DIR)
 CELERY_TASK_ACKS_LATE = True
@@ -294,6 +295,12 @@ CELERY_TASK_ROUTES = {
     "sessions.*": {"queue": workers.DEFAULT_QUEUE},
     "governance.*": {"queue": workers.DEFAULT_QUEUE},
 }
+# Workers beat in Redis while they consume (piweb.worker_heartbeat); /readyz fails when a queue has had no
+# live worker for PIWEB_WORKER_STALE_SECONDS. On wherever workers are needed: a Redis broker, tasks not eager.
+PIWEB_WORKER_STALE_SECONDS = float(ENV.get("PIWEB_WORKER_STALE_SECONDS", "30"))
+PIWEB_READY_WORKERS = config.env_flag(
+    ENV, "PIWEB_READY_WORKERS", default=CELERY_BROKER_URL.startswith("redis") and not PIWEB_CELERY_EAGER
+)
 
 # Governance (README "Secrets, retention and link views"): sessions untouched this many days are deleted
 # (unset: kept forever; teams and users may set their own), by a daily beat task.

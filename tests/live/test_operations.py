@@ -103,7 +103,8 @@ def test_probes_and_metrics_add_up_across_processes(tmp_path: Path, owner: Any, 
 def test_readyz_names_redis_when_it_stops_answering_and_healthz_stays_up(tmp_path: Path) -> None:
     cache = PrivateRedis(tmp_path)
     with running(cache):
-        server = AsgiServer(server_env(cache.url), tmp_path)
+        # No workers here: readiness asks only the services a request needs.
+        server = AsgiServer(server_env(cache.url, PIWEB_READY_WORKERS="0"), tmp_path)
         with running(server):
             assert httpx.get(f"{server.base_url}/readyz", timeout=10).status_code == 200
             cache.service.stop()
