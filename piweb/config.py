@@ -190,10 +190,26 @@ def celery_broker_transport(env: Mapping[str, str]) -> str | None:
     return None if celery_broker(env) == "filesystem://" else "piweb.broker:Transport"
 
 
+# kombu hands a dead worker's tasks out again only when a worker sweeps the unacknowledged set, which
+# its Redis transport does on every tenth tick of a 10 s timer: 100 s between sweeps, whatever the
+# visibility timeout. Every tick sweeps here, at most a quarter of the timeout apart (one ZRANGE each).
+RESTORE_EVERY_SECONDS = 10
+
+
 def celery_broker_transport_options(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
-    """Return transport options; the filesystem broker needs folders shared by web and worker processes."""
+    """Return transport options; the filesystem broker needs folders shared by web and worker processes.
+
+    With Redis: ``PIWEB_CELERY_VISIBILITY_TIMEOUT`` (seconds before a task whose worker died is handed
+    out again; kombu's default is 1 h), and sweeps frequent enough to honour it.
+    """
     if celery_broker(env) != "filesystem://":
-        return {}
+        visibility = int(_env_number(env, "PIWEB_CELERY_VISIBILITY_TIMEOUT", 0, minimum=0))
+        options: dict[str, Any] = {"unacked_restore_throttle": 1}
+        options["unacked_restore_interval"] = RESTORE_EVERY_SECONDS
+        if visibility:
+            options["visibility_timeout"] = visibility
+            options["unacked_restore_interval"] = max(1, min(RESTORE_EVERY_SECONDS, visibility // 4))
+        return options
     queue = data_dir(base_dir, env) / "celery" / "queue"
     return {
         "data_folder_in": str(queue),

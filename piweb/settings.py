@@ -393,12 +393,6 @@ PIWEB_RUN_SUMMARIZER = ENV.get("PIWEB_RUN_SUMMARIZER", "run")
 PIWEB_LLM_TIMEOUT = float(ENV.get("PIWEB_LLM_TIMEOUT", "120"))
 # The context window assumed for the context meter when the request names none (API and page alike).
 PIWEB_DEFAULT_CONTEXT_WINDOW = int(ENV.get("PIWEB_DEFAULT_CONTEXT_WINDOW", "200000"))
-# A shorter Redis redelivery window for tasks whose worker died (seconds; kombu's default is 1 h).
-PIWEB_CELERY_VISIBILITY_TIMEOUT = (
-    int(ENV["PIWEB_CELERY_VISIBILITY_TIMEOUT"]) if ENV.get("PIWEB_CELERY_VISIBILITY_TIMEOUT") else None
-)
-if PIWEB_CELERY_VISIBILITY_TIMEOUT:
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = PIWEB_CELERY_VISIBILITY_TIMEOUT
 
 # The covering index that makes path reads index-only is a PostgreSQL feature; SQLite just ignores the
 # included column, which is fine for the embedded default.
