@@ -315,6 +315,11 @@ CELERY_BEAT_SCHEDULE = {
         if PIWEB_RETENTION_EVERY_SECONDS > 0
         else config.daily_at(PIWEB_RETENTION_AT, "PIWEB_RETENTION_AT"),
     },
+    # Compactions and branch summaries queued or running past PIWEB_OPERATION_TIMEOUT: nothing will end them.
+    "compaction-expire-stale": {
+        "task": "compaction_app.tasks.expire_stale_operations",
+        "schedule": timedelta(minutes=5),
+    },
     # Bulk secret scans whose task was lost (the broker away when an import committed).
     "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
 }
@@ -385,6 +390,8 @@ PIWEB_COMPACTION = config.env_json(ENV, "PIWEB_COMPACTION")
 # An optional summarizer factory (dotted path, called with the session) and queue for LLM-bound tasks.
 PIWEB_SUMMARIZER = ENV.get("PIWEB_SUMMARIZER") or None
 PIWEB_COMPACTION_QUEUE = ENV.get("PIWEB_COMPACTION_QUEUE") or None
+# A compaction or branch summary queued or running this long is given up (failed), freeing its session.
+PIWEB_OPERATION_TIMEOUT = float(ENV.get("PIWEB_OPERATION_TIMEOUT", "900"))
 # Agent runs: Pi's retry block as JSON ({"enabled", "maxRetries", "baseDelayMs"}) and the model timeout.
 PIWEB_AGENT_RETRY = config.env_json(ENV, "PIWEB_AGENT_RETRY")
 # Who writes the summaries of compactions inside runs: the run's own model (Pi's way), or "default":

@@ -25,9 +25,12 @@ from compaction_app.services.compaction import (
     request_compaction,
 )
 from compaction_app.services.operations import (
+    EXPIRED,
+    INTERRUPTED,
     OperationFinished,
     OperationInProgress,
     cancel_operation,
+    expire_stale_operations,
     fail_run,
     summarizer_for,
 )
@@ -35,6 +38,8 @@ from compaction_app.services.operations import (
 __all__ = [
     "BUSY_COMPACTING",
     "BUSY_NAVIGATING",
+    "EXPIRED",
+    "INTERRUPTED",
     "SESSION_CHANGED",
     "SESSION_CHANGED_NAVIGATING",
     "BranchSummaryOutcome",
@@ -46,6 +51,7 @@ __all__ = [
     "check_compaction",
     "compact_session",
     "compaction_settings",
+    "expire_stale_operations",
     "fail_run",
     "request_compaction",
     "start_branch_summary",
