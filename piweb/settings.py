@@ -67,6 +67,8 @@ if sys.argv[1:2] == ["runserver"]:
     INSTALLED_APPS.insert(0, "daphne")
 
 MIDDLEWARE = [
+    # Outermost: a request that met a database outage anywhere below answers 503 with Retry-After.
+    "piweb.outages.DatabaseOutageMiddleware",
     # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
     "core.proxies.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
