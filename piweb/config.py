@@ -9,6 +9,9 @@ from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 MIB = 1024 * 1024
 
@@ -125,6 +128,7 @@ LAYER_BLOCKING_READ = 5
 # redis-py 8 gives every connection a 5 s socket timeout, equal to that read: an idle socket's read then
 # times out on the client side and the consumer dies with 1011. The timeout must outlive the read.
 LAYER_SOCKET_TIMEOUT = 30
+LAYER_RETRIES = 3
 
 
 def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
@@ -138,6 +142,10 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
             "socket_keepalive": True,
             # A connection that sat idle behind a firewall or a Redis restart is checked before use.
             "health_check_interval": LAYER_SOCKET_TIMEOUT,
+            # After a Redis restart the first command on an old connection fails: connect again (the
+            # subscriptions with it) and retry, instead of failing the socket that sent it with a 500.
+            "retry_on_error": [RedisConnectionError],
+            "retry": Retry(ExponentialBackoff(cap=1.0, base=0.1), LAYER_RETRIES),
         }
         # Pub/sub: one PUBLISH per event, and each web process fans it out to its own sockets in memory
         # (the list-based layer pushes one Redis message per socket). After a Redis restart the process

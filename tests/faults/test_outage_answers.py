@@ -2,17 +2,24 @@
 
 - PostgreSQL killed under appending writers: each append is stored (201) or refused with 503, a JSON
   body and ``Retry-After``, which sync clients and scripts retry; never a 500 HTML page.
+- Redis restarted: the first socket a web process opens afterwards is accepted (or refused cleanly),
+  never answered with a 500.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import threading
 import time
 from collections import Counter
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Subprotocol
 
 from tests.procs import wait_until
 
@@ -79,3 +86,30 @@ def test_appends_during_a_database_outage_answer_503_with_retry_after(stack: Sta
     assert statuses[503] > 0, f"the outages went unnoticed: {dict(statuses)}"
     assert statuses[201] > 0
     print(f"\n{len(answers)} appends across two database outages: {dict(statuses)}")
+
+
+async def first_handshake(stack: Stack, pk: int) -> int:
+    """Open a socket as the session page does; return the HTTP status of the handshake (101 accepted)."""
+    url = stack.base_url.replace("http", "ws", 1) + f"/ws/sessions/{pk}/"
+    try:
+        protocols = [Subprotocol(f"piweb.token.{stack.token}"), Subprotocol("piweb")]
+        async with connect(url, subprotocols=protocols, open_timeout=10) as socket:
+            message = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            assert message["type"] == "state"
+            return 101
+    except InvalidStatus as refused:
+        return refused.response.status_code
+
+
+def test_the_first_socket_after_a_redis_restart_is_not_a_server_error(stack: Stack) -> None:
+    stack.start_web()
+    with stack.client() as http:
+        pk = http.post("/api/sessions/", json={"cwd": "/repo"}).json()["id"]
+    assert asyncio.run(first_handshake(stack, pk)) == 101
+    answers = []
+    for _ in range(3):
+        stack.redis.service.crash_and_restart()
+        answers.append(asyncio.run(first_handshake(stack, pk)))
+    assert 500 not in answers, answers
+    # Failing cleanly would be allowed; accepting is what a page needs, and what it gets.
+    assert answers == [101, 101, 101], answers
