@@ -3,17 +3,37 @@
 Tasks are acknowledged late and may run more than once (a redelivery after a worker died, a broker
 hiccup). That is safe by construction: the run row is locked and re-checked before anything is
 written, and its status changes in the same transaction as the entry it records.
+
+A database that fails under a task (its connection dies while the summarizer answers) gets the task
+retried with backoff; once retries are spent the run records the failure, and should the database still
+be away then, the run expires (``expire_stale_operations``). None stays "running" for good.
 """
 
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
+
 from compaction_app.models import CompactionRun
-from compaction_app.services import compact_session, fail_run, summarize_and_navigate
+from compaction_app.services import (
+    INTERRUPTED,
+    compact_session,
+    expire_stale_operations,
+    fail_run,
+    summarize_and_navigate,
+)
 from core.actors import COMPACTION_WORKER
 from core.tasks import task
 from sessions_app.facade import still_writable
 
 NO_LONGER_ALLOWED = "The requesting user may no longer change this session."
+DATABASE_FAILURES = (OperationalError, InterfaceError)
+
+
+def _interrupted(run_id: int) -> None:
+    """Record that the run's task failed for good (it was not retried, or its retries are spent)."""
+    run = CompactionRun.objects.filter(pk=run_id).first()
+    if run is not None and not run.is_finished:
+        fail_run(run, INTERRUPTED, actor=COMPACTION_WORKER)
 
 
 def _still_allowed(run: CompactionRun) -> bool:
@@ -21,7 +41,7 @@ def _still_allowed(run: CompactionRun) -> bool:
     return run.requested_by_id is None or still_writable(run.requested_by, run.session_id)
 
 
-@task("compaction_app.tasks.run_compaction")
+@task("compaction_app.tasks.run_compaction", retry_on=DATABASE_FAILURES, give_up=_interrupted)
 def run_compaction(run_id: int) -> str:
     """Run a queued compaction; return its final status."""
     run = (
@@ -47,7 +67,7 @@ def run_compaction(run_id: int) -> str:
     return outcome.status
 
 
-@task("compaction_app.tasks.run_branch_summary")
+@task("compaction_app.tasks.run_branch_summary", retry_on=DATABASE_FAILURES, give_up=_interrupted)
 def run_branch_summary(run_id: int) -> str:
     """Run a queued navigation with branch summary; return its final status."""
     run = (
@@ -62,3 +82,9 @@ def run_branch_summary(run_id: int) -> str:
     if not _still_allowed(run):
         return fail_run(run, NO_LONGER_ALLOWED, actor=COMPACTION_WORKER).status
     return summarize_and_navigate(run, actor=COMPACTION_WORKER).status
+
+
+@task("compaction_app.tasks.expire_stale_operations")
+def expire_stale() -> int:
+    """End the operations nothing will end any more (beat, every few minutes); return how many."""
+    return expire_stale_operations()

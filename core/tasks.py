@@ -11,15 +11,18 @@ which imports the service, so there is no cycle and no lazy import.
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from celery import current_app, shared_task
+from celery import Task, current_app, shared_task
 from django.utils.module_loading import autodiscover_modules
 from prometheus_client import Histogram
 
 __all__ = ["enqueue", "task"]
+
+log = logging.getLogger(__name__)
 
 DURATION = Histogram(
     "piweb_task_duration_seconds",
@@ -29,10 +32,31 @@ DURATION = Histogram(
 )
 
 
+class _Task(Task):  # type: ignore[misc]  # celery's Task is untyped
+    """A task that may name what to do when it fails for good (``give_up``)."""
+
+    give_up: Callable[..., None] | None = None
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        # Called once the task has failed for good: not on a retry, and never on success.
+        if self.give_up is None:
+            return
+        try:
+            self.give_up(*args, **kwargs)
+        except Exception:  # the cause may still be there (the database); the row's own expiry remains
+            log.exception("%s could not record its failure", self.name)
+
+
 def task(
-    name: str, *, retry_on: tuple[type[BaseException], ...] = (), max_retries: int = 5
+    name: str,
+    *,
+    retry_on: tuple[type[BaseException], ...] = (),
+    max_retries: int = 5,
+    give_up: Callable[..., None] | None = None,
 ) -> Callable[[Callable[..., Any]], Any]:
-    """Declare a Celery task named ``name``; ``retry_on``: exceptions retried with backoff."""
+    """Declare a Celery task named ``name``; ``retry_on``: exceptions retried with backoff; ``give_up``:
+    called with the task's arguments once it failed for good (an error not retried, or retries spent),
+    so the row it works on records the failure instead of staying in progress."""
 
     def declare(function: Callable[..., Any]) -> Any:
         @functools.wraps(function)
@@ -46,6 +70,7 @@ def task(
                 DURATION.labels(task=name, outcome=outcome).observe(time.monotonic() - started)
 
         options: dict[str, Any] = {"acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
+        options |= {"base": _Task, "give_up": staticmethod(give_up) if give_up else None}
         if retry_on:
             options |= {"autoretry_for": retry_on, "retry_backoff": True, "max_retries": max_retries}
         return shared_task(name=name, **options)(timed)

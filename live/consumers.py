@@ -32,6 +32,8 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from core import realtime
 from live.presence_socket import PresenceMixin
@@ -43,6 +45,8 @@ CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
 # The grant was narrowed (an editor made a viewer): the page reloads to show what it may still do.
 CLOSE_ACCESS_CHANGED = 4409
+# The channel layer's Redis did not answer (even after reconnecting): try again later, as the page does.
+CLOSE_TRY_AGAIN = 1013
 # The one mapping of access refusals to close codes (HTTP statuses for the same refusals: api/errors.py).
 # A session the viewer may not see closes as forbidden: the socket never tells "missing" from "hidden".
 CLOSE_CODES: dict[type[access.AccessDenied], int] = {
@@ -171,9 +175,16 @@ class SessionConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):
         if self.credentials.user_id is not None:
             groups.append(realtime.viewer_group(self.credentials.user_id))
             groups.append(realtime.inbox_group(self.credentials.user_id))
-        for group in groups:
-            await self.channel_layer.group_add(group, self.channel_name)
-            self.joined.append(group)
+        try:
+            for group in groups:
+                await self.channel_layer.group_add(group, self.channel_name)
+                self.joined.append(group)
+        except (RedisConnectionError, RedisTimeoutError, OSError):
+            # Accepted, then closed with "try again later": a refused handshake would read as no access.
+            self.ended = True
+            await self.accept()
+            await self.close(code=CLOSE_TRY_AGAIN)
+            return
         state = await self.current_state()
         if state is None:
             return

@@ -11,3 +11,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "piweb.settings")
 app = Celery("piweb")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Each worker tells readiness which queues it serves while its consumer runs (/readyz, "workers").
+app.steps["consumer"].add("piweb.worker_heartbeat:Heartbeat")

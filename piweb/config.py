@@ -9,6 +9,9 @@ from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 MIB = 1024 * 1024
 
@@ -125,6 +128,7 @@ LAYER_BLOCKING_READ = 5
 # redis-py 8 gives every connection a 5 s socket timeout, equal to that read: an idle socket's read then
 # times out on the client side and the consumer dies with 1011. The timeout must outlive the read.
 LAYER_SOCKET_TIMEOUT = 30
+LAYER_RETRIES = 3
 
 
 def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
@@ -138,6 +142,10 @@ def channel_layers_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str
             "socket_keepalive": True,
             # A connection that sat idle behind a firewall or a Redis restart is checked before use.
             "health_check_interval": LAYER_SOCKET_TIMEOUT,
+            # After a Redis restart the first command on an old connection fails: connect again (the
+            # subscriptions with it) and retry, instead of failing the socket that sent it with a 500.
+            "retry_on_error": [RedisConnectionError],
+            "retry": Retry(ExponentialBackoff(cap=1.0, base=0.1), LAYER_RETRIES),
         }
         # Pub/sub: one PUBLISH per event, and each web process fans it out to its own sockets in memory
         # (the list-based layer pushes one Redis message per socket). After a Redis restart the process
@@ -185,10 +193,31 @@ def celery_broker(env: Mapping[str, str]) -> str:
     return env.get("REDIS_URL", "").strip() or "filesystem://"
 
 
+def celery_broker_transport(env: Mapping[str, str]) -> str | None:
+    """Return the broker's transport class: piweb's Redis transport (``piweb.broker``) with Redis."""
+    return None if celery_broker(env) == "filesystem://" else "piweb.broker:Transport"
+
+
+# kombu hands a dead worker's tasks out again only when a worker sweeps the unacknowledged set, which
+# its Redis transport does on every tenth tick of a 10 s timer: 100 s between sweeps, whatever the
+# visibility timeout. Every tick sweeps here, at most a quarter of the timeout apart (one ZRANGE each).
+RESTORE_EVERY_SECONDS = 10
+
+
 def celery_broker_transport_options(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
-    """Return transport options; the filesystem broker needs folders shared by web and worker processes."""
+    """Return transport options; the filesystem broker needs folders shared by web and worker processes.
+
+    With Redis: ``PIWEB_CELERY_VISIBILITY_TIMEOUT`` (seconds before a task whose worker died is handed
+    out again; kombu's default is 1 h), and sweeps frequent enough to honour it.
+    """
     if celery_broker(env) != "filesystem://":
-        return {}
+        visibility = int(_env_number(env, "PIWEB_CELERY_VISIBILITY_TIMEOUT", 0, minimum=0))
+        options: dict[str, Any] = {"unacked_restore_throttle": 1}
+        options["unacked_restore_interval"] = RESTORE_EVERY_SECONDS
+        if visibility:
+            options["visibility_timeout"] = visibility
+            options["unacked_restore_interval"] = max(1, min(RESTORE_EVERY_SECONDS, visibility // 4))
+        return options
     queue = data_dir(base_dir, env) / "celery" / "queue"
     return {
         "data_folder_in": str(queue),

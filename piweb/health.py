@@ -3,6 +3,8 @@
 ``/healthz`` answers from the process alone (no database, no Redis), so a slow database never gets a
 healthy process restarted. ``/readyz`` asks each service a request needs (the database, the channel
 layer, the Celery broker) with a short timeout and answers 503 naming each one that did not answer.
+Where tasks need workers (``PIWEB_READY_WORKERS``), it also fails while a queue has had no live worker
+for ``PIWEB_WORKER_STALE_SECONDS`` (``piweb.worker_heartbeat``): tasks queued then would wait forever.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import connection, connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from piweb import worker_heartbeat
 from piweb.celery import app as celery_app
 
 __all__ = ["healthz", "readyz"]
@@ -63,11 +67,26 @@ def _broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=TIMEOUT)
 
 
+def _workers() -> None:
+    queues = sorted({route["queue"] for route in settings.CELERY_TASK_ROUTES.values()})
+    silent = worker_heartbeat.silent_queues(queues)
+    if silent:
+        stale = f"{settings.PIWEB_WORKER_STALE_SECONDS:g}"
+        raise RuntimeError(f"no live worker has served {', '.join(silent)} in the last {stale} s")
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "database": _database,
     "channel_layer": _channel_layer,
     "broker": _broker,
+    "workers": _workers,
 }
+
+
+def _checks() -> dict[str, Callable[[], None]]:
+    if settings.PIWEB_READY_WORKERS:
+        return CHECKS
+    return {name: check for name, check in CHECKS.items() if name != "workers"}
 
 
 def _run(check: Callable[[], None]) -> dict[str, object]:
@@ -93,8 +112,9 @@ def readyz(request: HttpRequest) -> JsonResponse:
     The checks run side by side and the answer comes within ``TIMEOUT`` seconds: a service that has not
     answered by then counts as failed (a database whose pool waits would otherwise hold the probe 20 s).
     """
-    pool = ThreadPoolExecutor(max_workers=len(CHECKS), thread_name_prefix="readyz")
-    futures = {name: pool.submit(_run, check) for name, check in CHECKS.items()}
+    checks_to_run = _checks()
+    pool = ThreadPoolExecutor(max_workers=len(checks_to_run), thread_name_prefix="readyz")
+    futures = {name: pool.submit(_run, check) for name, check in checks_to_run.items()}
     done, _ = wait(futures.values(), timeout=TIMEOUT + 0.5)
     pool.shutdown(wait=False)
     checks: dict[str, dict[str, object]] = {}

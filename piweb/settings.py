@@ -67,6 +67,8 @@ if sys.argv[1:2] == ["runserver"]:
     INSTALLED_APPS.insert(0, "daphne")
 
 MIDDLEWARE = [
+    # Outermost: a request that met a database outage anywhere below answers 503 with Retry-After.
+    "piweb.outages.DatabaseOutageMiddleware",
     # First: the client address everything after it sees (throttles) is the one trusted proxies vouch for.
     "core.proxies.ClientAddressMiddleware",
     # Outside the rest: every answer, refusals included, carries the Content-Security-Policy.
@@ -274,6 +276,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 CELERY_BROKER_URL = config.celery_broker(ENV)
+CELERY_BROKER_TRANSPORT = config.celery_broker_transport(ENV)
 CELERY_BROKER_TRANSPORT_OPTIONS = config.celery_broker_transport_options(ENV, base_dir=BASE_DIR)
 CELERY_RESULT_BACKEND = config.celery_result_backend(ENV, base_dir=BASE_DIR)
 CELERY_TASK_ACKS_LATE = True
@@ -298,6 +301,12 @@ CELERY_TASK_ROUTES = {
     "sessions.*": {"queue": workers.DEFAULT_QUEUE},
     "governance.*": {"queue": workers.DEFAULT_QUEUE},
 }
+# Workers beat in Redis while they consume (piweb.worker_heartbeat); /readyz fails when a queue has had no
+# live worker for PIWEB_WORKER_STALE_SECONDS. On wherever workers are needed: a Redis broker, tasks not eager.
+PIWEB_WORKER_STALE_SECONDS = float(ENV.get("PIWEB_WORKER_STALE_SECONDS", "30"))
+PIWEB_READY_WORKERS = config.env_flag(
+    ENV, "PIWEB_READY_WORKERS", default=CELERY_BROKER_URL.startswith("redis") and not PIWEB_CELERY_EAGER
+)
 
 # Governance (README "Secrets, retention and link views"): sessions untouched this many days are deleted
 # (unset: kept forever; teams and users may set their own), by a daily beat task.
@@ -314,6 +323,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Notification emails whose task was lost or fell due while a batch was waiting.
     "discussion-email-sweep": {"task": "discussion.send_due_emails", "schedule": timedelta(minutes=1)},
+    # Compactions and branch summaries queued or running past PIWEB_OPERATION_TIMEOUT: nothing will end them.
+    "compaction-expire-stale": {
+        "task": "compaction_app.tasks.expire_stale_operations",
+        "schedule": timedelta(minutes=5),
+    },
     # Bulk secret scans whose task was lost (the broker away when an import committed).
     "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
 }
@@ -388,6 +402,8 @@ PIWEB_COMPACTION = config.env_json(ENV, "PIWEB_COMPACTION")
 # An optional summarizer factory (dotted path, called with the session) and queue for LLM-bound tasks.
 PIWEB_SUMMARIZER = ENV.get("PIWEB_SUMMARIZER") or None
 PIWEB_COMPACTION_QUEUE = ENV.get("PIWEB_COMPACTION_QUEUE") or None
+# A compaction or branch summary queued or running this long is given up (failed), freeing its session.
+PIWEB_OPERATION_TIMEOUT = float(ENV.get("PIWEB_OPERATION_TIMEOUT", "900"))
 # Agent runs: Pi's retry block as JSON ({"enabled", "maxRetries", "baseDelayMs"}) and the model timeout.
 PIWEB_AGENT_RETRY = config.env_json(ENV, "PIWEB_AGENT_RETRY")
 # Who writes the summaries of compactions inside runs: the run's own model (Pi's way), or "default":
@@ -396,12 +412,6 @@ PIWEB_RUN_SUMMARIZER = ENV.get("PIWEB_RUN_SUMMARIZER", "run")
 PIWEB_LLM_TIMEOUT = float(ENV.get("PIWEB_LLM_TIMEOUT", "120"))
 # The context window assumed for the context meter when the request names none (API and page alike).
 PIWEB_DEFAULT_CONTEXT_WINDOW = int(ENV.get("PIWEB_DEFAULT_CONTEXT_WINDOW", "200000"))
-# A shorter Redis redelivery window for tasks whose worker died (seconds; kombu's default is 1 h).
-PIWEB_CELERY_VISIBILITY_TIMEOUT = (
-    int(ENV["PIWEB_CELERY_VISIBILITY_TIMEOUT"]) if ENV.get("PIWEB_CELERY_VISIBILITY_TIMEOUT") else None
-)
-if PIWEB_CELERY_VISIBILITY_TIMEOUT:
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = PIWEB_CELERY_VISIBILITY_TIMEOUT
 
 # The covering index that makes path reads index-only is a PostgreSQL feature; SQLite just ignores the
 # included column, which is fine for the embedded default.

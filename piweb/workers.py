@@ -3,7 +3,7 @@
 Agent runs spend nearly all their time waiting for the model provider, so they run as threads (dozens per
 process). Compactions, branch summaries and anything else run on a small process pool of their own, so
 they start at once even while every run thread is busy. ``python -m piweb.workers`` starts both and stops
-both; ``make run`` and ``make worker`` use it.
+both; ``make run`` and ``make worker`` use it. A worker that exits on its own is started again.
 
 Environment: ``PIWEB_RUN_CONCURRENCY`` (run threads, default 64), ``PIWEB_WORKER_CONCURRENCY``
 (operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names),
@@ -105,9 +105,52 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+class Child:
+    """One worker of the group, started again whenever it exits on its own."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.command, self.env = command, env
+        self.restarts = 0
+        self.started = 0.0
+        self.due: float | None = None  # when a worker that exited is started again
+        self.process = self.start()
+
+    def start(self) -> subprocess.Popen[bytes]:
+        self.started, self.due = time.monotonic(), None
+        self.process = subprocess.Popen(self.command, env=self.env, preexec_fn=_die_with_parent)
+        return self.process
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def supervise(self) -> None:
+        """Start the worker again if it exited: at once after a long life, else after a growing pause."""
+        if self.running():
+            return
+        now = time.monotonic()
+        if self.due is None:
+            if now - self.started > RESTART_RESET_SECONDS:
+                self.restarts = 0
+            pause = min(RESTART_MAX_PAUSE, RESTART_FIRST_PAUSE * 2**self.restarts)
+            self.restarts += 1
+            self.due = now + pause
+            name = self.command[self.command.index("-n") + 1] if "-n" in self.command else self.command[0]
+            code = self.process.returncode
+            print(f"piweb.workers: {name} exited ({code}); starting it again in {pause:g} s", file=sys.stderr)
+        elif now >= self.due:
+            self.start()
+
+
+# A worker that exits without being asked to (Celery stops on an error it does not expect) is started
+# again: the group serves every queue, and the embedded beat runs again with the operations worker.
+RESTART_FIRST_PAUSE = 1.0
+RESTART_MAX_PAUSE = 30.0
+RESTART_RESET_SECONDS = 60.0  # a worker that ran this long starts again at once
+
+
 def main() -> int:
-    children = [
-        subprocess.Popen(command, env=env, preexec_fn=_die_with_parent)
+    group = [
+        Child(command, env)
         for command, env in zip(worker_commands(os.environ), worker_environments(os.environ), strict=True)
     ]
     received: list[int] = []
@@ -120,32 +163,35 @@ def main() -> int:
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
         signal.signal(signum, stop)
     try:
-        while not received and all(child.poll() is None for child in children):
+        while not received:
+            for child in group:
+                child.supervise()
             time.sleep(0.2)
     finally:
+        children = [child.process for child in group]
         forwarded = 0
         cold_since: float | None = None
-        while any(child.poll() is None for child in children):
+        while any(process.poll() is None for process in children):
             cold = signal.SIGINT in received or signal.SIGQUIT in received
             if cold and cold_since is None:
                 cold_since = time.monotonic()
             if cold_since is not None and time.monotonic() - cold_since > COLD_GRACE_SECONDS:
                 # A thread-pool worker cannot stop a run thread that is still streaming; its task is
                 # acknowledged late, so killing the worker gives the task back all the same.
-                for child in children:
-                    if child.poll() is None:
-                        child.kill()
+                for process in children:
+                    if process.poll() is None:
+                        process.kill()
                 break
             # A later Ctrl-C or SIGQUIT during a warm shutdown still turns it cold.
             if len(received) > forwarded or forwarded == 0:
-                for child in children:
-                    if child.poll() is None:
-                        child.send_signal(signal.SIGQUIT if cold else signal.SIGTERM)
+                for process in children:
+                    if process.poll() is None:
+                        process.send_signal(signal.SIGQUIT if cold else signal.SIGTERM)
                 forwarded = max(len(received), 1)
             time.sleep(0.1)
     for leftover in beat_schedule_file().parent.glob(beat_schedule_file().name + "*"):
         leftover.unlink(missing_ok=True)
-    return 0 if received else 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -86,7 +86,13 @@ def test_redis_url_selects_redis_for_channels_and_celery() -> None:
     # An idle socket's blocking read must end before the connection's own timeout does.
     assert host["socket_timeout"] > config.LAYER_BLOCKING_READ
     assert config.celery_broker(env) == "redis://cache:6379/2"
-    assert config.celery_broker_transport_options(env, base_dir=BASE) == {}
+    # kombu's Redis transport looks for the tasks of dead workers every 100 s; every 10 s here, and at
+    # most a quarter of a shorter visibility timeout apart.
+    options = config.celery_broker_transport_options(env, base_dir=BASE)
+    assert options == {"unacked_restore_throttle": 1, "unacked_restore_interval": 10}
+    shorter = {**env, "PIWEB_CELERY_VISIBILITY_TIMEOUT": "20"}
+    options = config.celery_broker_transport_options(shorter, base_dir=BASE)
+    assert (options["visibility_timeout"], options["unacked_restore_interval"]) == (20, 5)
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,13 @@ from compaction_app.services.compaction import (
     request_compaction,
 )
 from compaction_app.services.operations import (
+    EXPIRED,
+    INTERRUPTED,
     OperationFinished,
     OperationInProgress,
     cancel_operation,
     default_summarizer,
+    expire_stale_operations,
     fail_run,
     summarizer_for,
 )
@@ -36,6 +39,8 @@ from compaction_app.services.operations import (
 __all__ = [
     "BUSY_COMPACTING",
     "BUSY_NAVIGATING",
+    "EXPIRED",
+    "INTERRUPTED",
     "SESSION_CHANGED",
     "SESSION_CHANGED_NAVIGATING",
     "BranchSummaryOutcome",
@@ -48,6 +53,7 @@ __all__ = [
     "compact_session",
     "compaction_settings",
     "default_summarizer",
+    "expire_stale_operations",
     "fail_run",
     "request_compaction",
     "start_branch_summary",

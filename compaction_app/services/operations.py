@@ -12,11 +12,13 @@ import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -33,12 +35,15 @@ from providers.facade import LLMProvider
 from sessions_app.facade import ChatSession, access
 
 __all__ = [
+    "EXPIRED",
+    "INTERRUPTED",
     "OperationFinished",
     "OperationInProgress",
     "Reason",
     "Status",
     "cancel_operation",
     "default_summarizer",
+    "expire_stale_operations",
     "fail_run",
     "summarizer_for",
 ]
@@ -47,6 +52,10 @@ log = logging.getLogger(__name__)
 
 Status = CompactionRun.Status
 Reason = CompactionRun.Reason
+
+
+EXPIRED = "The operation did not finish in time and was given up; request it again."
+INTERRUPTED = "The operation was interrupted (the database did not answer); request it again."
 
 
 class OperationInProgress(TreeOperationError):
@@ -299,8 +308,32 @@ def existing_run(key: str | None) -> CompactionRun | None:
     return CompactionRun.objects.filter(idempotency_key=key).first() if key else None
 
 
+def expire_stale_operations(*, session: ChatSession | None = None) -> int:
+    """Fail the operations queued or running for longer than ``PIWEB_OPERATION_TIMEOUT``; return how many.
+
+    Such a run lost its task (a broker that restarted empty) or its worker's write (a database that
+    failed when retries were spent): nothing will end it, and it would refuse every later operation of
+    its session. Its task, should it still come, finds it ended and writes nothing.
+    """
+    bound = timezone.now() - timedelta(seconds=settings.PIWEB_OPERATION_TIMEOUT)
+    stale = CompactionRun.objects.filter(
+        Q(status=Status.RUNNING, started_at__lt=bound) | Q(status=Status.QUEUED, created_at__lt=bound)
+    )
+    if session is not None:
+        stale = stale.filter(session=session)
+    expired = 0
+    for run in stale.select_related("session"):
+        if fail_run(run, EXPIRED, actor=COMPACTION_WORKER).error.endswith(EXPIRED):
+            expired += 1
+    return expired
+
+
 def lock_idle_session(session: ChatSession, busy: str) -> ChatSession:
-    """Lock the session row and refuse if another operation on it is active. Caller holds a transaction."""
+    """Lock the session row and refuse if another operation on it is active. Caller holds a transaction.
+
+    Stale operations are ended first (their rows, then the session: the order a worker's write locks in).
+    """
+    expire_stale_operations(session=session)
     locked = ChatSession.objects.select_for_update().get(pk=session.pk)
     if CompactionRun.objects.filter(session=locked).active().exists():
         raise OperationInProgress(busy)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from actionlog.models import ActionLog
@@ -249,3 +251,31 @@ def test_the_history_page_shows_the_summary_beside_the_entries_it_replaced(
     assert "Request 1:" in detail  # the first replaced user message
     assert "## Goal" in detail
     assert f"{run.replaced_first_seq} … {run.replaced_last_seq}" in detail
+
+
+def test_an_operation_left_running_past_the_timeout_expires_and_frees_the_session(
+    api_client: APIClient, mine: Any, settings: Any
+) -> None:
+    settings.PIWEB_OPERATION_TIMEOUT = 60
+    operation = api_client.post(f"/api/sessions/{mine.pk}/compact/", {}, format="json").json()["operationId"]
+    # Its worker began it, then lost the database for good: nothing will end the run.
+    long_ago = timezone.now() - timedelta(seconds=61)
+    CompactionRun.objects.filter(operation_id=operation).update(status="running", started_at=long_ago)
+
+    again = api_client.post(f"/api/sessions/{mine.pk}/compact/", {}, format="json")
+
+    assert again.status_code == 202, again.json()
+    stale = api_client.get(f"/api/operations/{operation}/").json()
+    assert stale["status"] == "failed"
+    assert "did not finish in time" in stale["error"]
+
+
+def test_an_operation_running_within_the_timeout_still_holds_the_session(
+    api_client: APIClient, mine: Any, settings: Any
+) -> None:
+    settings.PIWEB_OPERATION_TIMEOUT = 60
+    operation = api_client.post(f"/api/sessions/{mine.pk}/compact/", {}, format="json").json()["operationId"]
+    recently = timezone.now() - timedelta(seconds=30)
+    CompactionRun.objects.filter(operation_id=operation).update(status="running", started_at=recently)
+
+    assert api_client.post(f"/api/sessions/{mine.pk}/compact/", {}, format="json").status_code == 409

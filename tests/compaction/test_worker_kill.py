@@ -115,3 +115,47 @@ def test_a_worker_killed_mid_compaction_leaves_exactly_one_entry(
     assert len(provider_server.requests) == 2
     session.refresh_from_db()
     assert session.leaf_entry_id == entry["id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_workers_compaction_is_taken_up_by_a_live_worker_after_the_visibility_timeout(
+    owner: Any, provider_server: ProviderServer, workers: Any, settings: Any, tmp_path: Path
+) -> None:
+    """A worker already running takes the task over once the visibility timeout has passed, not once
+    kombu gets round to its sweep (every 100 s by default, whatever the timeout)."""
+    queue = f"piweb-test-{uuid.uuid4().hex}"
+    settings.PIWEB_COMPACTION_QUEUE = queue
+    LLMProvider.objects.create(
+        name="loopback",
+        base_url=provider_server.url + "/v1",
+        model_id="summary-model",
+        provider="test",
+        api_key="sk-loopback",
+        is_summarizer_default=True,
+    )
+    provider_server.enqueue(hang(60), reply("## Goal\n- Taken over."))
+    session = store(owner, conversation(30, repeat=12))
+    logs = [tmp_path / "worker-0.log", tmp_path / "worker-1.log"]
+    try:
+        pair = [workers(queue), workers(queue)]
+        wait_until(lambda: all(b" ready." in log.read_bytes() for log in logs), 30, "both workers")
+        run = request_compaction(session=session, actor=session.owner)
+        wait_until(lambda: len(provider_server.requests) == 1, 30, "the first summary request")
+        [holder] = [p for p, log in zip(pair, logs, strict=True) if b"run_compaction[" in log.read_bytes()]
+
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        killed = time.monotonic()
+        wait_until(
+            lambda: CompactionRun.objects.get(pk=run.pk).status == "succeeded",
+            VISIBILITY_TIMEOUT + 15,
+            "the live worker to take the task over",
+        )
+        taken_over = time.monotonic() - killed
+    finally:
+        with celery_app.connection_for_write() as broker:
+            broker.default_channel.queue_delete(queue)
+
+    [entry] = payloads(session, "compaction")
+    assert entry["summary"].startswith("## Goal\n- Taken over.")
+    print(f"\ntaken over {taken_over:.1f} s after the kill, visibility timeout {VISIBILITY_TIMEOUT} s")

@@ -267,6 +267,19 @@ class Stack:
         self.worker.start()
         return self.worker
 
+    def start_worker_group(self, **env: str) -> Service:
+        """Start ``python -m piweb.workers`` as ``make run`` does: a runs worker, an operations worker
+        with beat, and their supervisor; healthy once both workers say they are ready."""
+        log = self.log_dir / "workers.log"
+        command = [sys.executable, "-m", "piweb.workers"]
+        self.worker = Service("workers", command, {**self.env, **env}, log, lambda: self._group_ready(log))
+        self.worker.start()
+        return self.worker
+
+    def _group_ready(self, log: Path) -> bool:
+        assert self.worker is not None
+        return log.read_bytes().count(b" ready.") >= 2 * (self.worker.kills + 1)
+
     def _worker_ready(self, log: Path) -> bool:
         # Each start appends to the log; count the "ready" lines against the starts so far.
         assert self.worker is not None

@@ -125,7 +125,8 @@ def test_metrics_with_a_token_answer_only_the_scraper_that_sends_it(tmp_path: Pa
 def test_readyz_names_redis_when_it_stops_answering_and_healthz_stays_up(tmp_path: Path) -> None:
     cache = PrivateRedis(tmp_path)
     with running(cache):
-        server = AsgiServer(server_env(cache.url), tmp_path)
+        # No workers here: readiness asks only the services a request needs.
+        server = AsgiServer(server_env(cache.url, PIWEB_READY_WORKERS="0"), tmp_path)
         with running(server):
             assert httpx.get(f"{server.base_url}/readyz", timeout=10).status_code == 200
             cache.service.stop()

@@ -12,6 +12,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from core import realtime
 from core.actors import SystemActor
@@ -196,5 +197,25 @@ def test_unknown_messages_get_an_error_and_keep_the_socket_open(owner: Any, stor
         await ws.send_json_to({"type": "sync", "seq": 5})
         assert (await ws.receive_json_from())["type"] == "state"
         await ws.disconnect()
+
+    run(scenario)
+
+
+def test_a_socket_whose_layer_redis_does_not_answer_is_told_to_try_again(
+    owner: Any, stored: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    redis_layer_required()
+    cookie = cookie_for(owner)
+
+    async def unreachable(*args: Any, **kwargs: Any) -> None:
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    async def scenario() -> None:
+        ws = communicator(stored.pk, cookie=cookie)
+        monkeypatch.setattr(get_channel_layer(), "group_add", unreachable)
+        connected, _ = await ws.connect()
+        # Accepted and closed with "try again later", which the page retries; never a failed handshake.
+        assert connected
+        assert await ws.receive_output(timeout=5) == {"type": "websocket.close", "code": 1013}
 
     run(scenario)
