@@ -83,6 +83,7 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/sessions/<int:pk>/shares/", "post"): {"teamId": 0, "access": "viewer"},
     ("api/sessions/<int:pk>/links/", "post"): {"scope": "tree", "entryId": "a2", "frozen": True},
     ("api/sessions/<int:pk>/secrets/redact/", "post"): {"findingIds": [1], "all": False},
+    ("api/secrets/check/", "post"): {"text": "deploy with the usual key"},
     ("api/sync/", "post"): {
         "header": line({**HEADER, "id": "synced"}),
         "lines": [line(e) for e in small_tree()[:2]],
