@@ -27,22 +27,40 @@ def parse_rate(rate: str) -> tuple[int, int]:
 
 
 def take(scope: str, who: object, rate: str, *, what: str) -> None:
-    """Count one ``scope`` action by ``who``; raise TooFrequent once the rate is used up in this window."""
+    """Count one ``scope`` action by ``who``; raise TooFrequent once the rate is used up.
+
+    A sliding window: the last window's count, weighted by how much of it still lies within the rate's
+    period, plus this window's. A fixed window alone would let twice the rate through around its edge.
+    """
     count, period = parse_rate(rate)
     now = time.time()
     window = int(now // period)
     key = f"rate:{scope}:{who}:{window}"
+    earlier = cache.get(f"rate:{scope}:{who}:{window - 1}", 0)
+    weight = 1 - (now - window * period) / period
     # add() starts the window at 0 only if no other process did; incr() is atomic in Redis.
-    cache.add(key, 0, period + 1)
+    cache.add(key, 0, 2 * period + 1)
     try:
         used = cache.incr(key)
     except ValueError:  # the key expired between add and incr: this is the window's first use
-        cache.set(key, 1, period + 1)
+        cache.set(key, 1, 2 * period + 1)
         used = 1
-    if used > count:
-        wait = max(1, int((window + 1) * period - now + 0.999))
+    if used + earlier * weight > count:
+        cache.decr(key)  # a refused action does not count: the wait is the same however often one asks
+        wait = (
+            max(1, int((window + 1) * period - now + 0.999))
+            if used > count
+            else _until_free(count, period, earlier, used, now - window * period)
+        )
         limit = f"at most {count} every {_spoken(period)}"
         raise TooFrequent(f"Too many {what}: {limit}. Try again in {wait} s.", wait)
+
+
+def _until_free(count: int, period: int, earlier: int, used: int, into: float) -> int:
+    """Seconds until the last window's weight has fallen enough for one more action."""
+    # used + earlier * (1 - t / period) <= count  ⇔  t >= period * (1 - (count - used) / earlier)
+    needed = period * (1 - (count - used) / earlier) if earlier else into
+    return max(1, int(needed - into + 0.999))
 
 
 def _spoken(seconds: int) -> str:

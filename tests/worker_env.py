@@ -15,3 +15,7 @@ _url = os.environ.get("REDIS_URL", "")
 _base, _, _db = _url.rpartition("/")
 if _worker.startswith("gw") and _worker != "gw0" and _url and _db.isdigit():
     os.environ["REDIS_URL"] = f"{_base}/{(int(_db) + int(_worker[2:])) % 16}"
+
+# The suite's own process runs no Celery worker: its /readyz would always name the workers. Tests of
+# that check start servers with an environment of their own (tests/faults/test_worker_group.py).
+os.environ.setdefault("PIWEB_READY_WORKERS", "0")

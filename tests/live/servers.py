@@ -45,6 +45,8 @@ def server_env(redis_url: str, **extra: str) -> dict[str, str]:
         "PIWEB_LOG_LEVEL": "WARNING",
         "DJANGO_LOG_LEVEL": "WARNING",
         "PYTHONUNBUFFERED": "1",
+        # These servers run without Celery workers unless a test starts some and says so.
+        "PIWEB_READY_WORKERS": "0",
         **extra,
     }
 
