@@ -3,6 +3,8 @@
 Both are built from the stored entries (verbatim Pi payloads) in the order given: a branch root → leaf,
 a tree depth first with each branch after the one before it. An entry whose parent is not the entry
 printed just before it says where it continues from, so a tree reads as a sequence of branches.
+Both open with the facts of the entries they hold (``facts.gather``) and name each entry's author and
+each answer's cost; the HTML adds an outline of links to every entry.
 
 The HTML uses the page's own rendering (``rendering.render_entry``: Markdown through the sanitizer, code
 highlighted, tool calls by kind); everything else from the session is escaped here. The page carries its
