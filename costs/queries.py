@@ -18,6 +18,7 @@ from sessions_app.facade import ChatSession, Entry, Segment, SessionShare
 __all__ = [
     "Totals",
     "branch_totals",
+    "export_costs",
     "message_costs",
     "session_totals",
     "usage_report",
@@ -99,6 +100,12 @@ def message_costs(session: ChatSession, seqs: Iterable[int]) -> dict[int, Messag
     """Return the cost rows of the given entries that are assistant messages, by sequence."""
     rows = MessageCost.objects.filter(session=session, seq__in=list(seqs))
     return {row.seq: row for row in rows}
+
+
+def export_costs(sender: Any, *, session: ChatSession, seqs: Iterable[int], **_: Any) -> dict[int, float]:
+    """Answer a readable export's ``costs_wanted``: each assistant message's cost, as the page shows it."""
+    rows = MessageCost.objects.filter(session=session, seq__in=list(seqs)).values_list("seq", "cost")
+    return {seq: float(cost) for seq, cost in rows}
 
 
 @dataclass(slots=True)

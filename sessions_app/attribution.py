@@ -16,7 +16,7 @@ from core.actors import Actor, LinkActor, SystemActor, user_of
 from pitree.attribution import Author
 from sessions_app.models import EntryAuthor
 
-__all__ = ["Author", "author_of", "author_pk", "describe", "run_author"]
+__all__ = ["Author", "author_of", "author_pk", "byline", "describe", "run_author"]
 
 
 def author_of(actor: Actor, *, token: Any = None, imported: bool = False) -> Author:
@@ -43,6 +43,13 @@ def run_author(run: Any) -> Author:
         user_id=run.requested_by_id,
         via=str(run.public_id),
     )
+
+
+def byline(author: Author) -> str:
+    """How an entry's card names its author: "by alice", but "run started by alice" and "imported by …"
+    read on their own (the page's ``authorText`` says the same)."""
+    label = author.label()
+    return label if author.imported or author.kind == "run" else f"by {label}"
 
 
 def author_pk(author: Author) -> int:

@@ -35,6 +35,7 @@ from teams.facade import TeamMembership
 __all__ = [
     "announce_committed",
     "connect_entries_stored",
+    "costs_wanted",
     "entries_committed",
     "entries_stored",
     "entries_stored_wanted",
@@ -52,6 +53,10 @@ entries_committed = Signal()
 # Before a session is shared with a team or by a new link: ``session``, ``team`` (None for a link),
 # ``actor``. A receiver refuses by raising ``services.errors.SharingRefused`` (a team policy does).
 sharing_requested = Signal()
+
+# A readable export asks what its assistant messages cost: ``session`` and ``seqs``. A receiver answers
+# {seq: dollars} (the costs app, which sessions_app never imports); without one, Pi's recorded costs stand.
+costs_wanted = Signal()
 
 # A share link was used: ``link``, ``user`` (None when anonymous) and ``via`` ("page" or "api"). Sent on
 # every use; receivers coalesce (the view log counts page opens and API sessions, not requests).

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
+from django.utils.text import slugify
 
 from actionlog.facade import record_action
 from core.actors import Actor
 from documents.export import DocumentInfo, html_document, markdown_document, tree_order
 from pitree.jsjson import js_stringify, parse_json
 from pitree.leaf_marker import deterministic_id, leaf_marker
-from sessions_app import access, link_scope, queries
-from sessions_app.models import ChatSession, Entry
+from sessions_app import access, attribution, link_scope, queries, signals
+from sessions_app.models import ChatSession, Entry, EntryAuthor
 from sessions_app.services.errors import InvalidEntries
 from sessions_app.verbs import Action
 
@@ -28,6 +30,7 @@ __all__ = [
     "DOCUMENT_FORMATS",
     "DOCUMENT_SCOPES",
     "Document",
+    "document_filename",
     "export_at_leaf",
     "export_document",
     "export_filename",
@@ -78,11 +81,11 @@ def export_document(
         raise InvalidEntries(f"scope: choose one of {', '.join(DOCUMENT_SCOPES)} (got {scope!r})")
     session = grant.session
     leaf_id = at if at is not None else grant.leaf_id()
+    rows: list[tuple[int, str, int | None]] = []  # seq, raw line, author row
     if scope == "branch":
-        rows: list[str] = []
         if leaf_id is not None:
             leaf = grant.entry(leaf_id)  # EntryNotFound (404) for an entry outside the viewer's scope
-            rows = [raw for (raw,) in queries.path_rows(session, leaf, fields=("raw",))]
+            rows = queries.path_rows(session, leaf, fields=("seq", "raw", "author_id"))
     else:
         if at is not None:
             raise InvalidEntries("at: only a branch export ends at an entry; leave it out with scope=tree")
@@ -90,16 +93,22 @@ def export_document(
             link_scope.scoped_entries(grant) if grant.restricted else Entry.objects.filter(session=session)
         )
         shape = list(query.values_list("seq", "entry_id", "parent_id"))
-        raws = dict(query.values_list("seq", "raw"))
-        rows = [raws[seq] for seq in tree_order(shape)]
+        found = {seq: (seq, raw, author) for seq, raw, author in query.values_list("seq", "raw", "author_id")}
+        rows = [found[seq] for seq in tree_order(shape)]
+    parsed = [(seq, parse_json(raw), author) for seq, raw, author in rows]
+    kept = [(seq, payload, author) for seq, payload, author in parsed if isinstance(payload, dict)]
     info = DocumentInfo(
         title=session.title,
         session_id=session.pi_id,
         cwd=session.cwd,
         scope=scope,
-        leaf_id=leaf_id if scope == "branch" else None,
+        # A tree marks the branch this viewer stands on.
+        leaf_id=leaf_id,
+        created=session.pi_timestamp,
+        authors=_authors(kept),
+        costs=_costs(session, kept),
     )
-    payloads = (p for p in (parse_json(raw) for raw in rows) if isinstance(p, dict))
+    payloads = (payload for _, payload, _ in kept)
     build = markdown_document if format == "markdown" else html_document
     extension, content_type = DOCUMENT_FORMATS[format]
     with transaction.atomic():
@@ -111,9 +120,47 @@ def export_document(
             format=format,
             scope=scope,
         )
-    stem = export_filename(session).removesuffix(".jsonl")
     body = (piece.encode("utf-8", errors="surrogatepass") for piece in build(info, payloads))
-    return Document(filename=f"{stem}.{scope}.{extension}", content_type=content_type, body=body)
+    filename = document_filename(session.title, session.pi_id, scope=scope, extension=extension)
+    return Document(filename=filename, content_type=content_type, body=body)
+
+
+def document_filename(title: str, pi_id: str, *, scope: str, extension: str) -> str:
+    """Name a readable export after the session's title, as a file name any system accepts
+    (``cold-cache-investigation.html``); the whole tree says so (``….tree.html``)."""
+    stem = (
+        slugify(title, allow_unicode=True)[:80].strip("-_") or slugify(f"session {pi_id}")[:80] or "session"
+    )
+    return f"{stem}.tree.{extension}" if scope == "tree" else f"{stem}.{extension}"
+
+
+def _authors(rows: list[tuple[int, dict[str, Any], int | None]]) -> dict[str, str]:
+    """Each entry's author as its card on the page names it, by entry id."""
+    wanted = {author for _, _, author in rows if author is not None}
+    names = {row.pk: attribution.byline(row.to_domain()) for row in EntryAuthor.objects.filter(pk__in=wanted)}
+    return {
+        str(payload.get("id")): names[author]
+        for _, payload, author in rows
+        if author in names and payload.get("id")
+    }
+
+
+def _costs(session: ChatSession, rows: list[tuple[int, dict[str, Any], int | None]]) -> dict[str, float]:
+    """What piweb charged each assistant message (recorded, or priced in the admin), by entry id."""
+    assistant = {
+        seq: str(payload.get("id"))
+        for seq, payload, _ in rows
+        if payload.get("type") == "message"
+        and isinstance(payload.get("message"), dict)
+        and payload["message"].get("role") == "assistant"
+    }
+    if not assistant:
+        return {}
+    charged: dict[str, float] = {}
+    for _, answer in signals.costs_wanted.send(sender=ChatSession, session=session, seqs=list(assistant)):
+        if isinstance(answer, dict):
+            charged.update({assistant[seq]: cost for seq, cost in answer.items() if seq in assistant})
+    return charged
 
 
 def export_jsonl(session: ChatSession) -> Iterable[bytes]:

@@ -12,6 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from actionlog.models import ActionLog
+from providers.models import LLMProvider
 from sessions_app import services
 from tests.factories import assistant_message, session_file, small_tree, user_message
 
@@ -52,7 +53,7 @@ def test_markdown_of_the_branch_holds_its_messages_in_order_and_not_the_other_br
     response = _get(owner_client, session.pk, format="markdown")
     text = _body(response)
     assert response["Content-Type"].startswith("text/markdown")
-    assert response["Content-Disposition"].endswith('.branch.md"')
+    assert response["Content-Disposition"] == 'attachment; filename="hello-there.md"'
     # The leaf's branch, root first; the sibling branch (u2 → a2) is not in it.
     positions = [
         text.index(s) for s in ("hello there", "hi, how can I help?", "second question", "second answer")
@@ -99,7 +100,7 @@ def test_html_is_one_standalone_page_with_the_page_rendering(owner_client: APICl
     response = _get(owner_client, session.pk, format="html")
     page = _body(response)
     assert response["Content-Type"].startswith("text/html")
-    assert response["Content-Disposition"].endswith('.branch.html"')
+    assert response["Content-Disposition"] == 'attachment; filename="show-me.html"'
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page
     assert "<strong>bold</strong>" in page and '<pre class="hl" data-lang="python">' in page
     assert "<code>bash</code>" in page and "-la" in page
@@ -124,7 +125,23 @@ class _Elements(HTMLParser):
 
 
 def test_a_hostile_message_is_inert_in_both_formats(owner_client: APIClient) -> None:
-    entries = [user_message("u1", None, HOSTILE), assistant_message("a1", "u1", HOSTILE)]
+    tool = {
+        "name": HOSTILE,
+        "description": HOSTILE,
+        "parameters": {"properties": {HOSTILE: {"type": HOSTILE}}},
+    }
+    system = {"role": "system", "content": HOSTILE, "sections": {HOSTILE: HOSTILE}, "toolsAdded": [tool]}
+    entries = [
+        {
+            "type": "message",
+            "id": "s1",
+            "parentId": None,
+            "timestamp": "2026-01-02T03:04:05.000Z",
+            "message": system,
+        },
+        user_message("u1", "s1", HOSTILE),
+        assistant_message("a1", "u1", HOSTILE, model=HOSTILE, provider=HOSTILE),
+    ]
     session = _import(owner_client.user, entries)  # type: ignore[attr-defined]
     page = _body(_get(owner_client, session.pk, format="html", scope="tree"))
     elements = _Elements()
@@ -195,3 +212,51 @@ def test_each_document_export_is_logged_with_its_format_and_scope(owner_client: 
     rows = ActionLog.objects.filter(session=session, action="export").order_by("pk")
     details = [(row.actor_kind, row.detail.get("format"), row.detail.get("scope")) for row in rows]
     assert details == [("user", "markdown", "branch"), ("link", "html", "tree")]
+
+
+def test_the_file_is_named_after_the_session_title(owner_client: APIClient) -> None:
+    owner = owner_client.user  # type: ignore[attr-defined]
+    session = _import(owner, small_tree())
+    session.name = "Cold cache investigation"
+    session.save(update_fields=["name"])
+    for kind, scope, name in (
+        ("html", "branch", "cold-cache-investigation.html"),
+        ("markdown", "branch", "cold-cache-investigation.md"),
+        ("html", "tree", "cold-cache-investigation.tree.html"),
+    ):
+        response = _get(owner_client, session.pk, format=kind, scope=scope)
+        assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+    # Whatever the title holds, the name is one plain file name.
+    session.name = '../../etc/passwd "x" <Ünïcode> \\ ::'
+    session.save(update_fields=["name"])
+    disposition = _get(owner_client, session.pk, format="html")["Content-Disposition"]
+    assert "etc" in disposition and "/" not in disposition.split("filename", 1)[1].replace("''", "")
+    assert ".." not in disposition and "\\" not in disposition and "<" not in disposition
+    session.name = "///"
+    session.save(update_fields=["name"])
+    assert _get(owner_client, session.pk, format="html")["Content-Disposition"] == (
+        f'attachment; filename="session-{session.pi_id}.html"'
+    )
+
+
+def test_authors_and_the_costs_piweb_charged_reach_both_formats(owner_client: APIClient) -> None:
+    owner = owner_client.user  # type: ignore[attr-defined]
+    # No recorded cost: the price set in the admin charges it, as the session page shows.
+    LLMProvider.objects.create(
+        name="priced",
+        base_url="http://x/v1",
+        model_id="m",
+        provider="p",
+        cost_input=2000.0,
+        cost_output=10000.0,
+    )
+    session = _import(owner, [user_message("u1", None, "hi"), assistant_message("a1", "u1", "hello")])
+    services.append_entries(session=session, actor=owner, entries=[user_message("u2", "a1", "more")])
+    page = _body(_get(owner_client, session.pk, format="html"))
+    text = _body(_get(owner_client, session.pk, format="markdown"))
+    name = owner.get_username()
+    # 10 input tokens at $2000/M and 5 output at $10000/M.
+    assert f'<span class="by">imported by {name} · $0.070</span>' in page
+    assert f"*imported by {name} · $0.070*" in text
+    assert f'<span class="by">by {name}</span>' in page and f"*by {name}*" in text
+    assert "<dt>Cost</dt><dd>$0.070</dd>" in page and "- Cost: $0.070" in text

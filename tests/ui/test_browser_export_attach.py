@@ -4,6 +4,7 @@ attaching a picture in the composer."""
 from __future__ import annotations
 
 import base64
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -17,6 +18,7 @@ from providers.llm.testserver import ProviderServer
 from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app.models import ChatSession
+from tests.domain.test_document_export import working_session
 from tests.factories import session_file, small_tree
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,11 +56,11 @@ def test_the_branch_to_the_selected_entry_and_the_whole_tree_download_as_documen
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     page.locator('.tree-row[data-id="a2"]').click()
     name, text = download(page, "markdown", "branch", tmp_path)
-    assert name.endswith(".branch.md")
+    assert name == "hello-there.md"  # named after the session's title, its first prompt
     assert "first question" in text and "second question" not in text
 
     name, page_text = download(page, "html", "tree", tmp_path)
-    assert name.endswith(".tree.html")
+    assert name == "hello-there.tree.html"
     assert "first question" in page_text and "second question" in page_text
     # The saved page opens on its own, with nothing to fetch, and shows the messages.
     viewer = page.context.new_page()
@@ -83,6 +85,72 @@ def test_a_path_link_holder_downloads_only_the_path(
     open_session(page, f"{server_url}/s/{link.raw_token}/")
     _, text = download(page, "markdown", "tree", tmp_path)
     assert "first question" in text and "second question" not in text
+
+
+def test_the_saved_page_reads_like_pis_export_without_a_script(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, tmp_path: Path, screenshot: Any
+) -> None:
+    session = store(account("exc"), working_session())
+    session.name = "Cold cache investigation"
+    session.save(update_fields=["name"])
+    page = sign_in(open_browser(accept_downloads=True), "exc")
+    open_session(page, f"{server_url}/sessions/{session.pk}/")
+    name, _ = download(page, "html", "branch", tmp_path)
+    assert name == "cold-cache-investigation.html"
+    served = page.request.get(f"{server_url}/api/sessions/{session.pk}/export/?format=html")
+    assert "default-src 'none'" in served.headers["content-security-policy"]
+    assert "script-src" not in served.headers["content-security-policy"]
+
+    for width, height, label in ((1400, 850, "desktop"), (390, 844, "phone")):
+        # A reader's browser with scripts off: everything below must work without one.
+        viewer = open_browser(width=width, height=height, java_script_enabled=False).new_page()
+        viewer.goto((tmp_path / name).as_uri())
+        assert viewer.locator("script").count() == 0
+        csp = viewer.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content") or ""
+        assert csp.startswith("default-src 'none';") and "script" not in csp
+        facts = viewer.locator("dl.facts")
+        for words in (
+            "Date2026-01-02 03:04 UTC",
+            "Modelsanthropic/claude-x, openai/gpt-y",
+            "Messages1 user, 2 assistant, 1 tool result, 1 shell command",
+            "Tool calls1",
+            "Tokens2,700 input · 120 output · 300 cache read · 20 cache write",
+            # As the session page counts it: a2 records parts but no total, and no price is set.
+            "Cost$0.013",
+        ):
+            expect(facts).to_contain_text(words)
+        # The prompt Pi wrote as sections, and the tools with their parameters.
+        prompt = viewer.locator("article.msg-system")
+        expect(prompt.locator("summary").first).to_have_text("Section preamble")
+        expect(prompt).to_contain_text("You are a careful coding agent.")
+        expect(prompt.locator(".tools")).to_contain_text("path string, required — Path of the file")
+        # The outline's links move to their entries; the branch's end is marked.
+        expect(viewer.locator(".outline a[aria-current]")).to_contain_text("The cache starts empty.")
+        viewer.locator('.outline a[href="#e-a2"]').click()
+        expect(viewer).to_have_url(re.compile("#e-a2$"))
+        expect(viewer.locator("#e-a2")).to_be_in_viewport()
+        viewer.locator('.outline a[href="#e-s1"]').click()
+        expect(viewer.locator("#e-s1")).to_be_in_viewport()
+        # Thinking and tool output are folded, and open and close with a click.
+        for fold, inside in (
+            ("details.thinking", "The cache may be cold."),
+            ("#e-t1 details.output", "CACHE"),
+        ):
+            details = viewer.locator(fold)
+            expect(details.get_by_text(inside)).to_be_hidden()
+            details.locator("summary").click()
+            expect(details.get_by_text(inside)).to_be_visible()
+            details.locator("summary").click()
+            expect(details.get_by_text(inside)).to_be_hidden()
+        # Nothing runs off the side of a phone.
+        for part in ("main", ".outline", "dl.facts"):
+            box = viewer.locator(part).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (
+                label,
+                part,
+                box,
+            )
+        screenshot(viewer, f"export-html-{label}")
 
 
 def _png(width: int, height: int) -> bytes:
