@@ -133,10 +133,10 @@ export class Sender {
   }
 
   #set(status, reason) {
-    const changed = status !== this.status || reason !== this.reason;
     this.status = status;
     this.reason = reason;
-    if (changed || status === "behind") this.onChange(this);
+    // Told even when the word stays the same: the footer also counts the lines still waiting.
+    this.onChange(this);
   }
 }
 

@@ -38,7 +38,9 @@ test("lines written in one burst go out in one request", async () => {
   const { dir, file } = setup();
   const server = fakeServer();
   const spool = new Spool(dir, "s1");
-  const sender = new Sender({ spool, post: server.post, file: () => file, delayMs: 20 });
+  const told = [];
+  const onChange = (s) => told.push([s.status, spool.pending]);
+  const sender = new Sender({ spool, post: server.post, file: () => file, delayMs: 20, onChange });
   for (const id of ["a", "b", "c"]) {
     fs.appendFileSync(file, line(id));
     spool.capture(file);
@@ -50,6 +52,7 @@ test("lines written in one burst go out in one request", async () => {
   assert.deepEqual(server.requests[0].control.to, { lines: 3, bytes: fs.statSync(file).size });
   assert.equal(sender.status, "synced");
   assert.equal(spool.pending, 0);
+  assert.deepEqual(told.at(-1), ["synced", 0]); // the footer learns that nothing waits any more
 });
 
 test("while the server is away lines wait; they go out once, in order, when it is back", async () => {
