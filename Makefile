@@ -145,7 +145,7 @@ $(JS_STAMP): package.json package-lock.json $(PI_STAMP)
 	@touch $@
 
 js-lint: js-tools
-	$(NODE) node_modules/eslint/bin/eslint.js static tests/js eslint.config.js
+	$(NODE) node_modules/eslint/bin/eslint.js static tests/js clients/pi-piweb eslint.config.js
 
 # The browser modules' types: each starts with `// @ts-check`; static/types.d.ts holds the page
 # configurations and socket messages (tsconfig.json).
@@ -153,7 +153,7 @@ js-typecheck: js-tools
 	$(NODE) node_modules/typescript/bin/tsc -p tsconfig.json
 
 js-test: pi
-	$(NODE) --test tests/js/*.test.js
+	$(NODE) --test tests/js/*.test.js clients/pi-piweb/test/*.test.js
 
 format: venv
 	$(VENV)/bin/ruff format .

@@ -25,7 +25,8 @@ export default [
     languageOptions: { sourceType: "script" },
   },
   {
-    files: ["tests/js/**/*.js", "eslint.config.js"],
+    // The Pi package runs in Pi's Node process, not in a page.
+    files: ["tests/js/**/*.js", "clients/pi-piweb/**/*.js", "eslint.config.js"],
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.node } },
   },
 ];
