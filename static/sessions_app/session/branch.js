@@ -14,6 +14,7 @@ import { pathWindow } from "./paging.js";
 import { phone, showPanel, tree } from "./tree_panel.js";
 
 const branchBox = $("branch");
+const entryTools = $("entry-tools");
 
 // A branch is drawn scrolled to its end, where the selected entry is. Cards skipped by content-visibility
 // are laid out at a guessed height and grow once shown, so until the reader scrolls up, any card that
@@ -34,6 +35,14 @@ branchBox.addEventListener(
   },
   { passive: true },
 );
+
+// The selected entry's comments and actions follow its card, as a chat puts them under a message. They
+// are moved, never redrawn, so an open comment box and its listeners survive a redraw.
+function placeEntryTools(id) {
+  const card = branchBox.querySelector(`:scope > .branch-item[data-id="${CSS.escape(id)}"]`);
+  if (card) card.after(entryTools);
+  else branchBox.appendChild(entryTools);
+}
 
 // Select an entry: the tree marks it, the branch panel draws its path, then the context is projected.
 export async function select(id, { fromTree = false, show = false } = {}) {
@@ -216,6 +225,7 @@ function drawBranch(id, body) {
   branchBox.appendChild(cards);
   olderNotice();
   if (!path.length) branchBox.appendChild(el("p", { class: "empty", text: "This session has no entries yet." }));
+  placeEntryTools(id);
   streaming.card = null;
   if (streaming.text) streamCard(); // a redraw while a reply is written keeps it in view
   // Cards laid out after this (images, a summary's markdown, cards skipped until shown) can still grow
