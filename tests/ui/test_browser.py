@@ -301,7 +301,8 @@ def test_script_payloads_in_a_session_never_run(
     # The page's own config is the one script element in <main>, and it is JSON data, not code.
     assert page.locator("main script").count() == 1
     assert page.get_attribute("main script", "type") == "application/json"
-    injected = "main iframe, main svg, main img[src=x], #tree-scroll img"
+    own_icons = "#comments-toggle svg, #composer-attach svg"  # the page's two icons, drawn by its scripts
+    injected = f"main iframe, main svg:not({own_icons}), main img[src=x], #tree-scroll img"
     assert page.locator(injected).count() == 0
     assert page.locator("#branch a[href^=javascript], #context a[href^=javascript]").count() == 0
     assert page.locator("#branch img.inline-image").count() == 0  # the svg "image" is refused

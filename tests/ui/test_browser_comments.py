@@ -123,7 +123,9 @@ def test_two_people_discuss_a_node_live(
     expect(b.locator('.presence-marks [data-person="eddie"]')).to_have_count(0)
     screenshot(a, "comments-two-browsers-presence")
 
-    # Olga writes a comment mentioning Eddie, picking him from the autocomplete.
+    # Olga opens the entry's comments (folded under its card) and writes one mentioning Eddie, picking him
+    # from the autocomplete.
+    a.click("#comments-toggle")
     a.fill("#comment-text", "Why did it answer **this**? @ed")
     a.locator("#comment-text").press("End")
     a.locator("#comment-text").type("d")
@@ -157,6 +159,7 @@ def test_two_people_discuss_a_node_live(
     expect(inbox.locator(".inbox-item.unread")).to_have_count(1)
     expect(inbox.locator(".inbox-item")).to_contain_text("olga mentioned you")
     inbox.close()
+    b.click("#comments-toggle")
     b.locator("#comment-threads .thread button", has_text="Reply").click()
     b.fill("#comment-threads .reply-form textarea", "It followed the second question.")
     start = time.monotonic()
@@ -206,6 +209,8 @@ def test_a_team_owner_turns_viewers_comments_off_on_the_teams_page(
     viewer.goto(f"{server_url}/sessions/{session.pk}/#entry=a2")
     viewer.wait_for_selector("body[data-ready=true]")
     expect(viewer.locator("#comments")).to_be_visible()
+    viewer.click("#comments-toggle")
+    expect(viewer.locator("#comments-body")).to_be_visible()
     expect(viewer.locator("#comment-form")).to_be_hidden()  # reads, cannot write
     expect(viewer.locator("#comment-refused")).to_contain_text("turned viewers' comments off")
     viewer.goto(f"{server_url}/teams/")

@@ -462,6 +462,8 @@ def test_every_page_passes_axe(
         open_session(page, f"{server_url}/sessions/{session.pk}/")
         expect(page.locator("#context .context-item").first).to_be_visible()
         page.evaluate("document.querySelectorAll('#branch details').forEach(d => d.open = true)")
+        page.click("#comments-toggle")  # the leaf's thread, folded until opened
+        expect(page.locator("#comment-threads .thread")).to_be_visible()
         problems[f"session-{scheme}"] = axe(page)
         row(page, "u1").click()
         page.click("#node-actions button[data-action=fork]")

@@ -14,6 +14,35 @@ import { pathWindow } from "./paging.js";
 import { phone, showPanel, tree } from "./tree_panel.js";
 
 const branchBox = $("branch");
+const entryTools = $("entry-tools");
+
+// A branch is drawn scrolled to its end, where the selected entry is. Cards skipped by content-visibility
+// are laid out at a guessed height and grow once shown, so until the reader scrolls up, any card that
+// changes size puts the end back in view.
+let keepEnd = false;
+let endTop = 0;
+function toEnd() {
+  branchBox.scrollTop = branchBox.scrollHeight;
+  endTop = branchBox.scrollTop;
+}
+const settle = new ResizeObserver(() => {
+  if (keepEnd) toEnd();
+});
+branchBox.addEventListener(
+  "scroll",
+  () => {
+    if (branchBox.scrollTop < endTop - 2) keepEnd = false;
+  },
+  { passive: true },
+);
+
+// The selected entry's comments and actions follow its card, as a chat puts them under a message. They
+// are moved, never redrawn, so an open comment box and its listeners survive a redraw.
+function placeEntryTools(id) {
+  const card = branchBox.querySelector(`:scope > .branch-item[data-id="${CSS.escape(id)}"]`);
+  if (card) card.after(entryTools);
+  else branchBox.appendChild(entryTools);
+}
 
 // Select an entry: the tree marks it, the branch panel draws its path, then the context is projected.
 export async function select(id, { fromTree = false, show = false } = {}) {
@@ -196,13 +225,16 @@ function drawBranch(id, body) {
   branchBox.appendChild(cards);
   olderNotice();
   if (!path.length) branchBox.appendChild(el("p", { class: "empty", text: "This session has no entries yet." }));
+  placeEntryTools(id);
   streaming.card = null;
   if (streaming.text) streamCard(); // a redraw while a reply is written keeps it in view
-  branchBox.scrollTop = branchBox.scrollHeight;
-  // Cards laid out after this (images, a summary's markdown) can still grow the path: stay at its end.
-  requestAnimationFrame(() => {
-    if (shownPath.id === id) branchBox.scrollTop = branchBox.scrollHeight;
-  });
+  // Cards laid out after this (images, a summary's markdown, cards skipped until shown) can still grow
+  // the path: stay at its end.
+  settle.disconnect();
+  toEnd();
+  keepEnd = true;
+  settle.observe(branchBox); // the panel itself shrinks when the cost line below it fills in
+  for (const child of branchBox.children) settle.observe(child);
   fillBranch();
   showCosts(id);
 }

@@ -1,6 +1,7 @@
 // @ts-check
 // Comments on entries: a badge on each commented row of the tree, the "Open threads" filter, and the
-// selected entry's threads under its actions (reply, edit, delete, resolve, reopen, @mention).
+// selected entry's threads under its card (reply, edit, delete, resolve, reopen, @mention), folded into
+// one control until opened so the branch keeps its room for reading.
 // Counts are asked for only for the rows drawn, and threads only for the entry selected, so a session
 // with many comments opens as fast as one without. Changes arrive over the session socket as hints;
 // the counts and threads are then read again over HTTP.
@@ -20,6 +21,7 @@ let openEntries = null; // entry ids with an open thread, while the "Open thread
 let canComment = false;
 let tree = null;
 let shownFor = null;
+let threadsOpen = false; // stays as the reader left it from one entry to the next
 
 function countFor(id) {
   if (!counts.has(id) && !asked.has(id)) want([id]);
@@ -98,7 +100,8 @@ async function showThreads(entryId) {
   const box = clear($("comment-threads"));
   for (const thread of body.threads) box.appendChild(drawThread(thread));
   $("comment-form").hidden = !canComment;
-  $("comments-heading").textContent = body.threads.length ? `Comments (${plural(body.threads.length, "thread")})` : "Comments";
+  const toggle = $("comments-toggle");
+  /** @type {Element} */ (toggle.querySelector(".comments-count")).textContent = body.threads.length ? `Comments (${plural(body.threads.length, "thread")})` : "Comment";
   // A link holder has nothing to see under an empty heading; a signed-in reader who may not comment is
   // told why instead of finding no box.
   section.hidden = cfg.readOnly && !body.threads.length;
@@ -112,7 +115,21 @@ async function showThreads(entryId) {
   const total = body.threads.reduce((n, t) => n + (t.deleted ? 0 : 1) + t.replies.filter((r) => !r.deleted).length, 0);
   const open = body.threads.filter((t) => !t.resolved && !t.deleted).length;
   counts.set(entryId, { comments: total, open });
+  toggle.classList.toggle("has-open", open > 0);
   tree.render();
+}
+
+/** @param {boolean} open */
+function openThreads(open, { focus = false } = {}) {
+  threadsOpen = open;
+  const section = $("comments");
+  $("comments-toggle").setAttribute("aria-expanded", String(open));
+  $("comments-body").hidden = !open;
+  section.classList.toggle("open", open);
+  if (!open) return;
+  section.scrollIntoView({ block: "nearest" });
+  // Opened to write the first comment: the box is ready. With threads to read, reading comes first.
+  if (focus && !$("comment-form").hidden && !$("comment-threads").childElementCount) $("comment-text").focus();
 }
 
 function drawComment(comment) {
@@ -327,7 +344,15 @@ function showCommentHits({ query: text, body }) {
         {},
         el(
           "button",
-          { type: "button", class: "link comment-hit", dataset: { entry: hit.entryId }, onclick: () => hooks.select(hit.entryId) },
+          {
+            type: "button",
+            class: "link comment-hit",
+            dataset: { entry: hit.entryId },
+            onclick: () => {
+              openThreads(true);
+              hooks.select(hit.entryId);
+            },
+          },
           icon("comment"),
           ` ${hit.author}: ${hit.snippet}`,
         ),
@@ -340,6 +365,9 @@ export function initComments(treeView) {
   document.addEventListener("piweb:search", (event) => showCommentHits(event.detail));
   tree = treeView;
   tree.decorators.push(badge);
+  const toggle = $("comments-toggle");
+  toggle.replaceChildren(icon("comment"), el("span", { class: "comments-count", text: "Comment" }));
+  toggle.addEventListener("click", () => openThreads(!threadsOpen, { focus: true }));
   tree.filters.set("open-threads", (node) => Boolean(openEntries && openEntries.has(node.id)));
   $("tree-filter").addEventListener("change", async (event) => {
     if (/** @type {HTMLSelectElement} */ (event.target).value !== "open-threads") {

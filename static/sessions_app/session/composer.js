@@ -1,10 +1,11 @@
 // @ts-check
 // The composer: disabled with the reason and what to do when it cannot send; Enter sends, Shift+Enter
 // adds a line; the model and thinking level go with the prompt, and so do attached pictures (chosen or
-// pasted), shown as thumbnails until sent.
+// pasted), shown as thumbnails until sent. It is one line until used, so the branch keeps the column.
 import { api, clear, el } from "../api.js";
 import { imageBlock, pictureProblem } from "../attachments.js";
 import { confirmAction } from "../dialogs.js";
+import { icon } from "../icons.js";
 import { $, cfg, showError } from "./page.js";
 import { runActive, runStarted } from "./steering.js";
 
@@ -49,9 +50,15 @@ async function attach(files) {
   drawAttachments();
 }
 
+// A draft keeps the box open after it loses focus (CSS opens it while focused).
+function markFilled() {
+  composer.classList.toggle("filled", composer.value !== "");
+}
+
 export function setEditor(text) {
   if (typeof text === "string") {
     composer.value = text;
+    markFilled();
     composer.focus();
   }
 }
@@ -64,6 +71,7 @@ export function initComposer() {
     send.disabled = true;
     composer.disabled = true;
     $("composer-pickers").hidden = true;
+    $("composer-attach").hidden = true;
     $("composer-off").textContent = reason;
     $("composer-off").hidden = false;
   }
@@ -74,6 +82,8 @@ export function initComposer() {
   } else {
     for (const model of cfg.models) modelPicker.appendChild(el("option", { value: model.id, text: `${model.name} (${model.provider}/${model.modelId})` }));
   }
+  $("composer-attach").prepend(icon("attach"));
+  composer.addEventListener("input", markFilled);
   $("composer-file").addEventListener("change", async (event) => {
     $("composer-note").textContent = "";
     const picker = /** @type {HTMLInputElement} */ (event.target);
@@ -114,6 +124,7 @@ export function initComposer() {
       if (attached.length) body.images = attached.map(({ block }) => ({ data: block.data, mimeType: block.mimeType }));
       const { body: answer } = await api("POST", cfg.runsUrl, body);
       composer.value = "";
+      markFilled();
       attached = [];
       drawAttachments();
       $("composer-note").textContent = "";

@@ -53,8 +53,7 @@ function avatar(person, small) {
       class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${visitor ? " visitor" : ""}`,
       text: visitor ? undefined : initials(person.name),
       title,
-      // A picture of a person to readers (or a button, below): a bare span may not carry a label.
-      role: "img",
+      role: "img", // a picture of the person, named by the label (a bare span may not carry one)
       "aria-label": title,
       dataset: { person: person.name },
       style: { "--avatar-hue": hue(person.id) },
@@ -77,15 +76,15 @@ function drawList() {
       if (first && !person.you) {
         node.classList.add("jump");
         node.title += " — click to see their node";
+        // A control, for the keyboard as well as the mouse.
         node.setAttribute("role", "button");
-        node.setAttribute("tabindex", "0");
         node.setAttribute("aria-label", node.title);
+        node.tabIndex = 0;
         node.addEventListener("click", () => hooks.select(first));
         node.addEventListener("keydown", (event) => {
-          if (event.key === "Enter" || event.key === " ") {
-            event.preventDefault();
-            hooks.select(first);
-          }
+          if (event.key !== "Enter" && event.key !== " ") return;
+          event.preventDefault();
+          hooks.select(first);
         });
       }
       return node;
