@@ -20,10 +20,10 @@ from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
 from discussion.facade import Comment, rewrite_comment
-from documents.secrets import Finding, secret_spans
+from documents.secrets import Finding
 from governance.domain.redaction import redact_line
 from governance.models import SecretFinding
-from governance.scanning import COMMENT_PATH, authorize_findings
+from governance.scanning import authorize_findings, store_comment_findings
 from governance.verbs import Action
 from pitree.redacted import MARKER_PREFIX, marker
 from pitree.searchable import search_text
@@ -138,22 +138,4 @@ def _redact_comment(comment_id: int, findings: list[SecretFinding]) -> None:
         body = body[: finding.start] + marker(finding.kind) + body[finding.end :]
     rewrite_comment(comment_id, body)
     # Findings not chosen moved with the text before them: they are found again where they now are.
-    done = {f.pk for f in findings}
-    stale = SecretFinding.objects.filter(comment_id=comment_id, redacted_at__isnull=True).exclude(pk__in=done)
-    stale.delete()
-    spans = [s for s in secret_spans(body) if not body[s[1] : s[2]].startswith(MARKER_PREFIX)]
-    SecretFinding.objects.bulk_create(
-        [
-            SecretFinding(
-                session_id=comment.session_id,
-                comment_id=comment_id,
-                entry_id=comment.entry_id,
-                kind=kind,
-                path=COMMENT_PATH,
-                start=start,
-                end=end,
-            )
-            for kind, start, end in spans
-        ],
-        ignore_conflicts=True,
-    )
+    store_comment_findings(comment, body, keep={f.pk for f in findings})

@@ -39,6 +39,7 @@ __all__ = [
     "scan_range",
     "scan_session_now",
     "secrets_in",
+    "store_comment_findings",
     "sweep_pending_scans",
 ]
 
@@ -171,27 +172,9 @@ def scan_comment(sender: Any, *, comment_id: int, **kwargs: Any) -> None:
         comment = Comment.objects.filter(pk=comment_id, deleted_at__isnull=True).first()
         if comment is None:
             return
-        spans = secret_spans(comment.body)
         with transaction.atomic():
-            SecretFinding.objects.filter(comment=comment, redacted_at__isnull=True).delete()
-            if spans:
+            if store_comment_findings(comment, comment.body):
                 transaction.on_commit(partial(_announce_found, comment.session_id))
-            SecretFinding.objects.bulk_create(
-                [
-                    SecretFinding(
-                        session_id=comment.session_id,
-                        comment=comment,
-                        entry_id=comment.entry_id,
-                        kind=kind,
-                        path=COMMENT_PATH,
-                        start=start,
-                        end=end,
-                    )
-                    for kind, start, end in spans
-                    if not comment.body[start:end].startswith(MARKER_PREFIX)
-                ],
-                ignore_conflicts=True,
-            )
     except Exception:
         log.exception("the secret scan of comment %s failed", comment_id)
 
@@ -201,6 +184,28 @@ def secrets_in(*, actor: Actor, text: str) -> list[tuple[str, int, int]]:
     if user_of(actor) is None:
         raise access.NotSignedIn()
     return secret_spans(text)
+
+
+def store_comment_findings(comment: Comment, body: str, *, keep: Iterable[int] = ()) -> int:
+    """Make the comment's open findings (but those in ``keep``) the secrets of ``body``; return how many
+    were found. Markers of earlier redactions are not secrets."""
+    open_ones = SecretFinding.objects.filter(comment_id=comment.pk, redacted_at__isnull=True)
+    open_ones.exclude(pk__in=list(keep)).delete()
+    found = [
+        SecretFinding(
+            session_id=comment.session_id,
+            comment_id=comment.pk,
+            entry_id=comment.entry_id,
+            kind=kind,
+            path=COMMENT_PATH,
+            start=start,
+            end=end,
+        )
+        for kind, start, end in secret_spans(body)
+        if not body[start:end].startswith(MARKER_PREFIX)
+    ]
+    SecretFinding.objects.bulk_create(found, ignore_conflicts=True)
+    return len(found)
 
 
 def authorize_findings(actor: Actor, session: ChatSession) -> None:
