@@ -170,13 +170,7 @@ class ChatSession(models.Model):
             return self.name
         prompt = self.__dict__.get("first_prompt")
         if prompt is None and self.pk is not None:
-            prompt = (
-                Entry.objects.filter(session_id=self.pk, seq__lt=PROMPT_WITHIN, type="message", role="user")
-                .exclude(search_text="")
-                .order_by("seq")
-                .values_list(Left("search_text", PROMPT_CHARS), flat=True)
-                .first()
-            )
+            prompt = _prompts(self.pk).values_list("prompt", flat=True).first()
             self.__dict__["first_prompt"] = prompt or ""
         return title_of(self.name, prompt or "", self.pi_id)
 
@@ -190,11 +184,16 @@ PROMPT_WITHIN = 200
 def first_prompt(session: str = "pk") -> Subquery:
     """Annotate a list of sessions (``session`` names the session's id) with their first prompt, so their
     titles need no query each."""
-    return Subquery(
-        Entry.objects.filter(session_id=OuterRef(session), seq__lt=PROMPT_WITHIN, type="message", role="user")
+    return Subquery(_prompts(OuterRef(session)).values("prompt")[:1])
+
+
+def _prompts(session: Any) -> Any:
+    """The session's user messages with text among its first entries, oldest first, each as ``prompt``."""
+    return (
+        Entry.objects.filter(session_id=session, seq__lt=PROMPT_WITHIN, type="message", role="user")
         .exclude(search_text="")
         .order_by("seq")
-        .values(prompt=Left("search_text", PROMPT_CHARS))[:1]
+        .annotate(prompt=Left("search_text", PROMPT_CHARS))
     )
 
 
