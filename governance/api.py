@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.fields import Flag, parse
+from core.api.fields import Flag, Text, parse
 from core.api.parsers import LimitedJSONParser
 from governance import link_open_log, redaction, scanning
 from governance.domain.redaction import marker
@@ -147,7 +147,7 @@ class SessionRedactView(APIView):
 
 
 class CheckTextSerializer(serializers.Serializer[Any]):
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_CHECK_CHARS)
+    text = Text(allow_blank=True, trim_whitespace=False, max_length=MAX_CHECK_CHARS)
 
 
 class TextSecretSerializer(serializers.Serializer[Any]):
