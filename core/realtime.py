@@ -26,6 +26,7 @@ __all__ = [
     "broadcast",
     "credential_tag",
     "flush",
+    "group_message",
     "group_name",
     "inbox_changed",
     "inbox_group",
@@ -116,6 +117,14 @@ def broadcast(session_id: int, event: str, **fields: Any) -> None:
         _sender.send(group_name(session_id), message)
     except Exception:
         log.warning("live event %s for session %s was not delivered", event, session_id, exc_info=True)
+
+
+def group_message(session_id: int, message: dict[str, Any]) -> None:
+    """Send a message of any consumer type to the session's group (presence changes made outside a socket)."""
+    try:
+        _sender.send(group_name(session_id), message)
+    except Exception:
+        log.warning("%s for session %s was not delivered", message.get("type"), session_id, exc_info=True)
 
 
 def flush(timeout: float = 5.0) -> None:

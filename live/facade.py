@@ -6,7 +6,13 @@ Re-exports only; the names live in the modules named below. ``make lint`` keeps 
 from __future__ import annotations
 
 from live.routing import websocket_urlpatterns
+from live.writers import MAX_DEVICE_CHARS, pi_left, pi_writing
+from live.writers import heartbeat_seconds as writer_heartbeat_seconds
 
 __all__ = [
+    "MAX_DEVICE_CHARS",
+    "pi_left",
+    "pi_writing",
     "websocket_urlpatterns",
+    "writer_heartbeat_seconds",
 ]

@@ -88,8 +88,9 @@ class RedisBoard:
         key = self.key(session_pk)
         async with self.client().pipeline(transaction=False) as pipe:
             pipe.hset(key, viewer.key, encode(viewer))
-            # The hash outlives its last heartbeat by a margin, then goes by itself.
-            pipe.expire(key, int(ttl_seconds() * 4) + 1)
+            # The hash outlives its last heartbeat by a margin, then goes by itself (a Pi writer's
+            # beats are further apart than a tab's: the hash waits for it too).
+            pipe.expire(key, int(max(ttl_seconds() * 4, viewer.expires - time.time())) + 1)
             await pipe.execute()
 
     async def remove(self, session_pk: int, key: str) -> None:

@@ -3,7 +3,9 @@
 Each open socket is one viewer, kept until it leaves or until its heartbeat lapses (``expires``): a
 tab whose connection died without a goodbye disappears once its last heartbeat is older than the TTL.
 Members of the session see every viewer; a share-link holder is shown to them as "link visitor" (never
-with anything of the link) and sees no one: who is on the team is not the link's to know.
+with anything of the link) and sees no one: who is on the team is not the link's to know. A Pi writing
+the session (the Pi package, through the sync API) is a viewer of kind "pi": its user's name, the device
+it runs on, and the entry it wrote last as its node.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ class Viewer:
     """One open socket on a session."""
 
     key: str  # a random id of the socket (never its channel name or credentials)
-    kind: str  # "user" or "link"
+    kind: str  # "user", "link" or "pi" (a Pi on a device writing the session as it works)
     user_id: int | None
     name: str  # the user's display name; "" for a link visitor
     node: str | None  # the entry selected in that tab
     expires: float  # seconds since the epoch: gone after this unless a heartbeat comes
+    device: str = ""  # where a "pi" writer runs, as its package names it
 
 
 def encode(viewer: Viewer) -> str:
@@ -62,10 +65,12 @@ def roster(viewers: Iterable[Viewer]) -> list[dict[str, Any]]:
         {
             "key": v.key,
             "kind": v.kind,
-            "userId": v.user_id if v.kind == "user" else None,
-            "name": v.name if v.kind == "user" else "link visitor",
+            "userId": v.user_id if v.kind != "link" else None,
+            "name": v.name if v.kind != "link" else "link visitor",
             "node": v.node,
+            **({"device": v.device} if v.kind == "pi" else {}),
         }
         for v in viewers
     ]
-    return sorted(shown, key=lambda item: (item["kind"] != "user", item["name"].casefold(), item["key"]))
+    order = {"user": 0, "pi": 1}
+    return sorted(shown, key=lambda item: (order.get(item["kind"], 2), item["name"].casefold(), item["key"]))

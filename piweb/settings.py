@@ -220,6 +220,10 @@ PIWEB_LOG_LEVEL = ENV.get("PIWEB_LOG_LEVEL", "INFO")
 PIWEB_PRESENCE_HEARTBEAT = float(ENV.get("PIWEB_PRESENCE_HEARTBEAT", "4"))
 PIWEB_PRESENCE_TTL = float(ENV.get("PIWEB_PRESENCE_TTL", "10"))
 PRESENCE_REDIS_URL = ENV.get("REDIS_URL", "").strip()
+# A Pi writing a session live (the Pi package) beats every WRITER_HEARTBEAT seconds through the sync API
+# and is shown as "live from Pi" until WRITER_TTL seconds after its last beat or line.
+PIWEB_WRITER_HEARTBEAT = float(ENV.get("PIWEB_WRITER_HEARTBEAT", "15"))
+PIWEB_WRITER_TTL = float(ENV.get("PIWEB_WRITER_TTL", "40"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -103,13 +103,15 @@ declare namespace Piweb {
     change?: string;
   }
 
-  /** One open tab on the session, as members see it. */
+  /** One open tab on the session, or a Pi writing it live (the Pi package), as members see it. */
   interface Viewer {
     key: string;
-    kind: "user" | "link";
+    kind: "user" | "link" | "pi";
     userId: number | null;
     name: string;
     node: string | null;
+    /** Where a "pi" writer runs. */
+    device?: string;
   }
 
   /** Who has the session open (members only). */

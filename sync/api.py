@@ -13,8 +13,17 @@ from rest_framework.views import APIView
 from core.api.errors import error_response
 from core.api.fields import Flag, Text
 from core.api.parsers import LimitedJSONParser, NdjsonParser, parse_json_body
+from live.facade import MAX_DEVICE_CHARS, writer_heartbeat_seconds
 from sessions_app.facade import InvalidSessionFile, skipped_payload
-from sync.services import Cursor, SyncConflict, SyncCursorMismatch, sync_lines, sync_state
+from sync.services import (
+    Cursor,
+    NoSuchSession,
+    SyncConflict,
+    SyncCursorMismatch,
+    pi_beat,
+    sync_lines,
+    sync_state,
+)
 
 
 class FromSerializer(serializers.Serializer[Any]):
@@ -47,6 +56,14 @@ class SyncRequestSerializer(serializers.Serializer[Any]):
         help_text="The client restarted this file: skip the cursor check, match migrated lines by content",
     )
     dryRun = Flag(default=False, help_text="Store nothing: say what a push would store and its conflicts")
+    device = Text(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_DEVICE_CHARS,
+        help_text="Sent by a Pi writing the session live (the Pi package): the device it runs on. The "
+        'session\'s pages show "live from Pi on <device>" until its beats stop.',
+    )
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
@@ -146,6 +163,8 @@ class SyncView(APIView):
             )
         except InvalidSessionFile as exc:
             return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        if values["device"] and not values["dryRun"] and result.session is not None:
+            pi_beat(actor=request.user, pi_id=result.session.pi_id, device=values["device"])
         return Response(
             {
                 "sessionId": result.session.pk if result.session is not None else None,
@@ -181,3 +200,39 @@ class SyncView(APIView):
                 "cursor": cursor.as_json() if cursor else None,
             }
         )
+
+
+class PiBeatSerializer(serializers.Serializer[Any]):
+    piId = Text(help_text="The Pi session id Pi is writing")
+    device = Text(
+        max_length=MAX_DEVICE_CHARS, help_text="The device Pi runs on, as the session pages show it"
+    )
+    leaving = Flag(default=False, help_text="Pi quit or stopped sending: stop showing it now")
+
+
+class PiBeatView(APIView):
+    """A Pi writing one of your sessions live says it is still there (or leaving).
+
+    The session's pages show it beside the people who have it open, at the entry it wrote last, until
+    ``heartbeat`` seconds pass without a beat or a push a few times over. Stores nothing.
+    """
+
+    @extend_schema(
+        request=PiBeatSerializer,
+        responses={
+            200: inline_serializer(
+                "PiBeat", {"sessionId": serializers.IntegerField(), "heartbeat": serializers.FloatField()}
+            )
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = PiBeatSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        values = body.validated_data
+        try:
+            session = pi_beat(
+                actor=request.user, pi_id=values["piId"], device=values["device"], leaving=values["leaving"]
+            )
+        except NoSuchSession as exc:
+            return error_response(str(exc), status.HTTP_404_NOT_FOUND)
+        return Response({"sessionId": session.pk, "heartbeat": writer_heartbeat_seconds()})

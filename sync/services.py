@@ -25,6 +25,7 @@ from django.db import transaction
 from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
+from live.facade import pi_left, pi_writing
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
 from pitree.jsonl import SkipReport, skip_reason
@@ -46,7 +47,16 @@ from sessions_app.facade import (
 )
 from sync.verbs import Action
 
-__all__ = ["Cursor", "SyncConflict", "SyncCursorMismatch", "SyncResult", "sync_lines", "sync_state"]
+__all__ = [
+    "Cursor",
+    "NoSuchSession",
+    "SyncConflict",
+    "SyncCursorMismatch",
+    "SyncResult",
+    "pi_beat",
+    "sync_lines",
+    "sync_state",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +110,34 @@ def sync_state(*, owner: Any, pi_id: str) -> tuple[ChatSession | None, Cursor | 
     """Return the owner's session with this Pi id and the sync cursor the server holds for it."""
     session = ChatSession.objects.filter(owner=owner, pi_id=pi_id).first()
     return session, Cursor.of(session)
+
+
+class NoSuchSession(LookupError):
+    """The pushing user holds no session with this Pi id (nothing was pushed yet)."""
+
+
+def pi_beat(*, actor: Actor, pi_id: str, device: str, leaving: bool = False) -> ChatSession:
+    """Show the actor's Pi on ``device`` as writing their session ``pi_id`` live, or take it off.
+
+    Called for the Pi package's beats and with each of its pushes; the node shown is the session's
+    leaf, which follows the last push. Presence only: nothing is stored or logged.
+    """
+    owner = user_of(actor)
+    if owner is None:
+        raise NotSignedIn()
+    session = (
+        ChatSession.objects.filter(owner=owner, pi_id=pi_id).only("pk", "leaf_entry_id", "owner_id").first()
+    )
+    if session is None:
+        raise NoSuchSession(f"you have no session with Pi id {pi_id!r} on this server")
+    if leaving:
+        pi_left(session_id=session.pk, user_id=owner.pk, device=device)
+    else:
+        name = (owner.get_full_name() or "").strip() or owner.get_username()
+        pi_writing(
+            session_id=session.pk, user_id=owner.pk, name=name, device=device, node=session.leaf_entry_id
+        )
+    return session
 
 
 def _header(header_line: str) -> dict[str, Any]:

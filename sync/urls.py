@@ -1,4 +1,4 @@
-"""The sync route, included under ``api/``."""
+"""The sync routes, included under ``api/``."""
 
 from __future__ import annotations
 
@@ -10,4 +10,5 @@ app_name = "sync_api"
 
 urlpatterns = [
     path("sync/", api.SyncView.as_view(), name="sync"),
+    path("sync/presence/", api.PiBeatView.as_view(), name="pi-beat"),
 ]

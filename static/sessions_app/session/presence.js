@@ -1,7 +1,9 @@
 // @ts-check
 // Presence: who else has this session open and which node each has selected — a list of people in
 // the header and their initials at the tree rows they are on. The page tells the socket its selected
-// node when it changes and every heartbeat; a tab that stops beating drops out on the server.
+// node when it changes and every heartbeat; a tab that stops beating drops out on the server. A Pi
+// writing the session live (the Pi package) is shown too: "live from Pi on <device>" in the header and
+// a terminal mark at the entry it wrote last.
 import { el } from "../api.js";
 import { icon } from "../icons.js";
 import { $, hooks, state } from "./page.js";
@@ -31,12 +33,13 @@ export function hue(text) {
   return Math.round((n * 137.508) % 360);
 }
 
-// One entry per person (a person with two tabs is one avatar at two nodes); link visitors each apart.
+// One entry per person (a person with two tabs is one avatar at two nodes); link visitors and each
+// writing Pi apart.
 function people() {
   const byPerson = new Map();
   for (const v of viewers) {
     const id = v.kind === "user" ? `user-${v.userId}` : v.key;
-    const person = byPerson.get(id) || { id, name: v.name, kind: v.kind, nodes: new Set(), you: false };
+    const person = byPerson.get(id) || { id, name: v.name, kind: v.kind, device: v.device || "", nodes: new Set(), you: false };
     if (v.node) person.nodes.add(v.node);
     if (v.key === you) person.you = true;
     byPerson.set(id, person);
@@ -44,22 +47,45 @@ function people() {
   return [...byPerson.values()];
 }
 
+/** What a writing Pi is called: "live from Pi on laptop (Ada)". */
+function piTitle(person) {
+  return `live from Pi on ${person.device || "a device"} (${person.name})`;
+}
+
 function avatar(person, small) {
-  const title = `${person.name}${person.you ? " (you)" : ""}`;
+  const pi = person.kind === "pi";
+  const title = pi ? piTitle(person) : `${person.name}${person.you ? " (you)" : ""}`;
   const visitor = person.kind === "link";
   return el(
     "span",
     {
-      class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${visitor ? " visitor" : ""}`,
-      text: visitor ? undefined : initials(person.name),
+      class: `avatar${small ? " small" : ""}${person.you ? " you" : ""}${visitor ? " visitor" : ""}${pi ? " pi" : ""}`,
+      text: visitor || pi ? undefined : initials(person.name),
       title,
       role: "img", // a picture of the person, named by the label (a bare span may not carry one)
       "aria-label": title,
       dataset: { person: person.name },
       style: { "--avatar-hue": hue(person.id) },
     },
-    visitor ? icon("link") : null,
+    visitor ? icon("link") : pi ? icon("terminal") : null,
   );
+}
+
+// The header says a Pi is writing this session now, and where: new entries are on their way.
+function drawWriters() {
+  const writers = people().filter((p) => p.kind === "pi");
+  let badge = $("pi-live");
+  if (!writers.length) {
+    if (badge) badge.remove();
+    return;
+  }
+  if (!badge) {
+    badge = el("span", { id: "pi-live", class: "live pi-live", role: "status" });
+    $("live-status").before(badge);
+  }
+  const devices = [...new Set(writers.map((p) => p.device || "a device"))];
+  badge.replaceChildren(icon("terminal"), ` live from Pi on ${devices.join(", ")}`);
+  badge.title = writers.map(piTitle).join("\n");
 }
 
 function drawList() {
@@ -75,7 +101,7 @@ function drawList() {
       const [first] = person.nodes;
       if (first && !person.you) {
         node.classList.add("jump");
-        node.title += " — click to see their node";
+        node.title += person.kind === "pi" ? " — click to see what it wrote last" : " — click to see their node";
         // A control, for the keyboard as well as the mouse.
         node.setAttribute("role", "button");
         node.setAttribute("aria-label", node.title);
@@ -138,6 +164,7 @@ export function initPresence() {
       restartBeat();
     }
     drawList();
+    drawWriters();
     markRows();
   });
   setInterval(() => {
