@@ -56,8 +56,9 @@ function unescape(text) {
 }
 
 /**
- * Server, token and the folders whose sessions stay private. The environment (`PIWEB_URL`,
- * `PIWEB_TOKEN`) wins over the file; a file others can read is refused, as piweb-sync refuses it.
+ * Server, token, this machine's name and the folders whose sessions stay private. The environment
+ * (`PIWEB_URL`, `PIWEB_TOKEN`, `PIWEB_DEVICE`) wins over the file; a file others can read is refused,
+ * as piweb-sync refuses it.
  */
 export function loadConfig(env = process.env) {
   const file = configPath(env);
@@ -84,7 +85,10 @@ export function loadConfig(env = process.env) {
   const ignore = (Array.isArray(values.ignore) ? values.ignore : []).map((folder) =>
     path.resolve(folder.startsWith("~/") || folder === "~" ? path.join(home, folder.slice(1)) : folder),
   );
-  return { server, token, ignore, file };
+  // The name the session's page gives this machine ("live from Pi on <device>").
+  const named = env.PIWEB_DEVICE || (typeof values.device === "string" ? values.device : "") || os.hostname();
+  const device = named.trim().slice(0, 80) || "this device";
+  return { server, token, ignore, file, device };
 }
 
 /** Whether a session run in `cwd` lies under one of the ignored folders. */

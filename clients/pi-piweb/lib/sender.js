@@ -144,9 +144,11 @@ export class Sender {
  * The HTTP side: one streamed request per batch (`application/x-ndjson`: a JSON line with the cursor,
  * then the lines exactly as the file holds them), so no JSON re-encoding can change a byte.
  */
-export function httpPost({ server, token, timeoutMs = 30000, fetchImpl = globalThis.fetch }) {
+export function httpPost({ server, token, device = "", timeoutMs = 30000, fetchImpl = globalThis.fetch }) {
   return async (control, lines) => {
-    const body = JSON.stringify(control) + "\n" + lines.map((line) => line + "\n").join("");
+    // Naming the device tells piweb this Pi is writing the session live (shown on its page).
+    const head = device ? { ...control, device } : control;
+    const body = JSON.stringify(head) + "\n" + lines.map((line) => line + "\n").join("");
     let response;
     try {
       response = await fetchImpl(`${server}/api/sync/`, {
