@@ -27,6 +27,7 @@ METRIC_MODULES = (
     "bench.metrics.browser",
     "bench.metrics.runs",
     "bench.metrics.sync",
+    "bench.metrics.pi_package",
     "bench.metrics.teamday",
     "bench.metrics.costs",
     "bench.metrics.comments",

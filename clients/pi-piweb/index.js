@@ -103,7 +103,7 @@ export default function piweb(pi) {
     const session = {
       poke() {
         if (!timer) {
-          timer = setTimeout(capture, 50);
+          timer = setTimeout(capture, 20); // one read for the events of one write (message_end, turn_end, …)
           timer.unref?.();
         }
       },
