@@ -25,7 +25,10 @@ import pytest
 from compaction_app.domain.prompts import SUMMARIZATION_SYSTEM_PROMPT
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
+from sessions_app import services
 from sessions_app.models import ApiToken, ChatSession
+from teams import services as team_services
+from teams.models import TeamMembership
 from tests.live.servers import AsgiServer, open_socket
 
 from .pi import NODE, PI_CLI, PiHome, file_lines, pi_installed, stored_lines
@@ -228,7 +231,7 @@ def provider() -> Iterator[ProviderServer]:
 def test_a_live_pi_session_with_tools_compaction_tree_and_fork(
     piweb: AsgiServer, provider: ProviderServer, user: Callable[..., Any], tmp_path: Path
 ) -> None:
-    owner = user("ada", first_name="Ada", last_name="King")
+    owner, teammate = user("ada", first_name="Ada", last_name="King"), user("bob")
     token = ApiToken.objects.create(user=owner)[1]
     home = PiHome(tmp_path, provider.url, piweb.base_url, token)
     git_repository(home.work)
@@ -247,7 +250,11 @@ def test_a_live_pi_session_with_tools_compaction_tree_and_fork(
         pi_id = json.loads(local.read_text().splitlines()[0])["id"]
         session = session_for(pi_id)
         settled(session, local)
-        follower = Follower(piweb, session.pk, token)
+        # A teammate follows it: the session is shared with the team both are in.
+        team = team_services.create_team(actor=owner, name="crew")
+        TeamMembership.objects.create(team=team, user=teammate, role=TeamMembership.Role.VIEWER)
+        services.share_with_team(session=session, team=team, access="viewer", actor=owner)
+        follower = Follower(piweb, session.pk, ApiToken.objects.create(user=teammate)[1])
         follower.wait(lambda: any(any(v["kind"] == "pi" for v in r) for r in follower.rosters()))
         [writer] = [v for v in follower.rosters()[-1] if v["kind"] == "pi"]
         assert (writer["name"], writer["device"]) == ("Ada King", DEVICE)
