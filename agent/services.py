@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from actionlog.facade import record_action
-from agent import compaction
+from agent import compaction, signals
 from agent.loop import RunLoop, interrupted_message
 from agent.models import AgentRun
 from agent.policy import RetrySettings
@@ -253,6 +253,7 @@ def abort_run(*, run: AgentRun, actor: Actor) -> AgentRun:
                 )
             )
         locked.save(update_fields=["abort_requested", "status", "finished_at"])
+        transaction.on_commit(partial(signals.abort_requested.send, sender=AgentRun, run=locked))
     return locked
 
 

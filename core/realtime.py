@@ -31,6 +31,7 @@ __all__ = [
     "inbox_changed",
     "inbox_group",
     "leaf_moved",
+    "send_to_group",
     "session_changed",
     "viewer_group",
 ]
@@ -117,6 +118,14 @@ def broadcast(session_id: int, event: str, **fields: Any) -> None:
         _sender.send(group_name(session_id), message)
     except Exception:
         log.warning("live event %s for session %s was not delivered", event, session_id, exc_info=True)
+
+
+def send_to_group(group: str, message: dict[str, Any]) -> None:
+    """Send a message of any consumer type to any group (a runner's, say), without blocking the caller."""
+    try:
+        _sender.send(group, message)
+    except Exception:
+        log.warning("%s to %s was not delivered", message.get("type"), group, exc_info=True)
 
 
 def group_message(session_id: int, message: dict[str, Any]) -> None:

@@ -15,12 +15,17 @@ from django.urls import get_resolver  # noqa: E402
 get_resolver().url_patterns  # noqa: B018
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.urls import path  # noqa: E402
 
 from live.facade import websocket_urlpatterns  # noqa: E402
 from piweb.edge import EdgeASGI  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
 from piweb.servers import adapt_servers  # noqa: E402
 from piweb.websocket import websocket_stack  # noqa: E402
+from runners.facade import RunnerConsumer  # noqa: E402
+
+# The runners' socket first: the session routes end with a catch-all that refuses any other path.
+routes = [path("ws/runner/", RunnerConsumer.as_asgi()), *websocket_urlpatterns]
 
 # The edge answers oversized URLs and headers, slow bodies, and writes the access log (secrets redacted).
 application = EdgeASGI(
@@ -28,7 +33,7 @@ application = EdgeASGI(
         {
             # Oversized bodies are refused from their headers, before Django reads them.
             "http": BodyLimitASGI(django_asgi_app),  # type: ignore[arg-type]  # an ASGI app; stubs disagree
-            "websocket": websocket_stack(URLRouter(websocket_urlpatterns)),
+            "websocket": websocket_stack(URLRouter(routes)),
         }
     )
 )

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "live.apps.LiveConfig",
     "compaction_app.apps.CompactionAppConfig",
     "agent.apps.AgentConfig",
+    "runners.apps.RunnersConfig",
     "audit.apps.AuditConfig",
     "governance.apps.GovernanceConfig",
     # Sign-in with the team's identity provider (OpenID Connect); inert while PIWEB_OIDC_ISSUER is unset.
@@ -224,6 +225,8 @@ PRESENCE_REDIS_URL = ENV.get("REDIS_URL", "").strip()
 # and is shown as "live from Pi" until WRITER_TTL seconds after its last beat or line.
 PIWEB_WRITER_HEARTBEAT = float(ENV.get("PIWEB_WRITER_HEARTBEAT", "15"))
 PIWEB_WRITER_TTL = float(ENV.get("PIWEB_WRITER_TTL", "40"))
+# The biggest session (its JSONL export) a dispatch sends to a runner in one message.
+PIWEB_RUNNER_MAX_SESSION_BYTES = int(ENV.get("PIWEB_RUNNER_MAX_SESSION_BYTES", str(8 * 1024 * 1024)))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -174,6 +174,7 @@ def sync_lines(
     path: str = "",
     dry_run: bool = False,
     token: Any = None,
+    session_id: int | None = None,
 ) -> SyncResult:
     """Store the complete lines a local file holds after ``start``; see the module docstring.
 
@@ -183,7 +184,9 @@ def sync_lines(
     ``dry_run`` stores and logs nothing: the result says what a push would store (``status`` asks it).
     Each push leaves one action-log row (lines stored, conflicts), in its own transaction.
     ``actor`` is the signed-in user pushing their own file; ``token`` the API token it pushed with
-    (the stored lines are recorded as written by that device).
+    (the stored lines are recorded as written by that device). ``session_id`` names the session the lines
+    must go to instead of the actor's own with that Pi id (a runner writing a session it was given; the
+    caller has checked the actor may change it): lines of another Pi id are refused.
     """
     author = author_of(actor, token=token)
     owner = user_of(actor)
@@ -195,11 +198,18 @@ def sync_lines(
     if end_lines != start.lines + len(lines):
         raise InvalidSessionFile(f"to.lines must be from.lines + {len(lines)}")
     if _is_old(header):
+        if session_id is not None:
+            raise InvalidSessionFile("a runner writes Pi's current format only (version 3)")
         return _sync_old_file(actor, author, header_line, header, end_lines, end_bytes, lines, path, dry_run)
     parsed, skipped = _parse(lines, start.lines)
     with transaction.atomic():
-        query = ChatSession.objects.filter(owner=owner, pi_id=header["id"])
+        if session_id is None:
+            query = ChatSession.objects.filter(owner=owner, pi_id=header["id"])
+        else:
+            query = ChatSession.objects.filter(pk=session_id, pi_id=header["id"], deleted_at__isnull=True)
         session = (query if dry_run else query.select_for_update()).first()
+        if session is None and session_id is not None:
+            raise InvalidSessionFile("these lines are of another session than the one this run writes")
         if session is None and start.lines > 0:
             raise SyncCursorMismatch(Cursor(0, None, None))
         aliases = _aliases(session)

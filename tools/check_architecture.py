@@ -34,6 +34,7 @@ APPS = (
     "audit",
     "discussion",
     "governance",
+    "runners",
 )
 # Plain Python packages at the bottom, and the configuration package at the top: no facade.
 LIBRARIES = ("core", "pitree", "documents", "piweb")

@@ -1,0 +1,1 @@
+"""piweb-runner: Pi on this machine, started, followed and steered from piweb."""

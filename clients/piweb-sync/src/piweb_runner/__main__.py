@@ -1,0 +1,3 @@
+from piweb_runner.cli import main
+
+raise SystemExit(main())
