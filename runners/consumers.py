@@ -10,11 +10,13 @@ socket holds no database connection.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from core import realtime
 from runners import services
@@ -28,6 +30,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_REVOKED = 4403
 MAX_INFO_ITEMS = 50
 MAX_TEXT = 200
+_orphans: set[asyncio.Task[None]] = set()  # kept until done, so they are not collected mid-sleep
 
 
 def _token(scope: dict[str, Any]) -> str:
@@ -79,6 +82,19 @@ class RunnerConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
         await database_sync_to_async(services.runner_connected)(self.runner, connected=False)
+        # A runner that comes back within the grace period carries on (Pi kept working); one that does
+        # not has its runs ended as failed, with what Pi wrote before it went kept.
+        task = asyncio.create_task(self.fail_orphans_later(self.runner.pk))
+        _orphans.add(task)
+        task.add_done_callback(_orphans.discard)
+
+    @staticmethod
+    async def fail_orphans_later(runner_id: int) -> None:
+        await asyncio.sleep(float(settings.PIWEB_RUNNER_GRACE))
+        try:
+            await database_sync_to_async(services.fail_orphaned_runs)(runner_id)
+        except Exception:
+            log.exception("could not end the runs of runner %s", runner_id)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if self.runner is None or not isinstance(content, dict):

@@ -305,3 +305,23 @@ def run_ended(run: AgentRun, *, status: str, error: str = "") -> None:
                 error=locked.error or None,
             )
         )
+
+
+def fail_orphaned_runs(runner_id: int) -> int:
+    """End the runs of a runner that went away and did not come back within the grace period.
+
+    Everything Pi wrote before it went is already stored; the next dispatch continues from the stored leaf.
+    """
+    runner = Runner.objects.filter(pk=runner_id).first()
+    if runner is None or runner.online:
+        return 0
+    ended = 0
+    for placed in RunnerRun.objects.filter(runner=runner).select_related("run"):
+        if not placed.run.is_finished:
+            run_ended(
+                placed.run,
+                status=AgentRun.Status.FAILED,
+                error=f"The runner {runner.name} went offline during the run",
+            )
+            ended += 1
+    return ended

@@ -5,13 +5,16 @@ a teammate's socket follows the reply and each tool live; the session on piweb e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,7 @@ from tests.conftest import CLIENT_SRC
 from tests.e2e.pi import NODE, PI_CLI, PiHome, file_lines, pi_installed, stored_lines
 from tests.e2e.test_pi_piweb_live import Follower, git_repository
 from tests.e2e.test_pi_piweb_package import exported, piweb
+from tests.live.servers import AsgiServer
 
 __all__ = ["piweb"]
 
@@ -47,6 +51,10 @@ class RunnerProcess:
     """``python -m piweb_runner`` serving one workspace, as its owner would start it."""
 
     def __init__(self, home: PiHome, server: str, token: str, workspace: Path) -> None:
+        self.start(home, server, token, workspace)
+
+    def start(self, home: PiHome, server: str, token: str, workspace: Path) -> None:
+        self.args = (home, server, token, workspace)
         env = {
             **home.env,
             "PIWEB_URL": server,
@@ -57,10 +65,22 @@ class RunnerProcess:
         env.pop("PIWEB_TOKEN", None)
         self.state = Path(env["XDG_STATE_HOME"]) / "piweb-runner"
         command = [sys.executable, "-m", "piweb_runner", "-w", f"work={workspace}", "--name", "box", "-v"]
-        self.proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        # Its own process group: a test that kills the runner kills its Pi with it, as a machine crash does.
+        self.proc = subprocess.Popen(
+            command, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
 
     def file(self, pi_id: str) -> Path:
         return self.state / "sessions" / f"{pi_id}.jsonl"
+
+    def restart(self) -> None:
+        self.start(*self.args)
+
+    def kill(self) -> None:
+        """SIGKILL the runner and its Pi at once, as a crash or a power cut would."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
 
     def stop(self) -> str:
         if self.proc.poll() is None:
@@ -71,6 +91,17 @@ class RunnerProcess:
             self.proc.kill()
             _, err = self.proc.communicate()
         return err or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    ada: Any
+    session: ChatSession
+    runner: Runner
+    home: PiHome
+    process: RunnerProcess
+    api_token: str
+    server: AsgiServer
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout: float = 30) -> Any:
@@ -105,19 +136,7 @@ def stack(piweb: Any, provider: ProviderServer, user: Callable[..., Any], tmp_pa
     process = RunnerProcess(home, piweb.base_url, token, home.work)
     try:
         wait_for(lambda: ready(runner.pk), "the runner coming online")
-        yield type(
-            "Stack",
-            (),
-            {
-                "ada": ada,
-                "session": session,
-                "runner": runner,
-                "home": home,
-                "process": process,
-                "api_token": api_token,
-                "server": piweb,
-            },
-        )
+        yield Stack(ada, session, runner, home, process, api_token, piweb)
     finally:
         err = process.stop()
         if os.environ.get("PIWEB_TEST_VERBOSE"):

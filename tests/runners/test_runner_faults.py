@@ -1,0 +1,104 @@
+"""Runner faults as real process kills: nothing Pi wrote and the runner sent is lost, the run says why it
+ended, the next dispatch continues from the stored leaf; a revoked runner is shut out within 2 s."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agent.models import AgentRun
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
+from runners.models import Runner
+from sessions_app.models import ChatSession
+from tests.e2e.pi import file_lines, pi_installed, stored_lines
+from tests.faults.stack import missing_tools
+from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
+
+from .test_runner_end_to_end import Stack, dispatch, finished, provider, stack, wait_for
+from .test_runner_end_to_end import running as run_running
+
+__all__ = ["provider", "stack"]
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not pi_installed(), reason="Pi is not installed: run `npm ci --prefix bench`"),
+]
+
+
+@pytest.fixture
+def piweb(tmp_path: Path) -> Iterator[AsgiServer]:
+    """A server that gives a runner that went away 2 s to come back."""
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    redis = PrivateRedis(tmp_path)
+    server = AsgiServer(server_env(redis.url, PIWEB_RUNNER_GRACE="2"), tmp_path)
+    with running(redis, server):
+        yield server
+
+
+def test_a_runner_killed_mid_run_loses_nothing_it_sent_and_the_next_run_continues(
+    stack: Stack, provider: ProviderServer
+) -> None:
+    session = ChatSession.objects.get(pk=stack.session.pk)
+    before = len(stored_lines(session))
+    provider.enqueue(script.tool_call("bash", {"command": "sleep 30"}))
+    run_id = dispatch(stack, "Run the long job")
+    # The prompt and the tool call reach piweb while the tool runs; then the machine dies.
+    wait_for(lambda: len(stored_lines(ChatSession.objects.get(pk=session.pk))) >= before + 2, "Pi's lines")
+    local = stack.process.file(session.pi_id)
+    written = file_lines(local)
+    stack.process.kill()
+    run = finished(run_id, timeout=30)
+    assert run.status == AgentRun.Status.FAILED
+    assert "went offline" in run.error
+    stored = stored_lines(ChatSession.objects.get(pk=session.pk))
+    assert stored == written[: len(stored)], "what is stored is what Pi wrote, in order, once"
+    assert len(stored) >= before + 2
+
+    # The runner is back: the next dispatch continues from the stored leaf.
+    stack.process.restart()
+    wait_for(lambda: Runner.objects.get(pk=stack.runner.pk).online, "the runner back")
+    provider.enqueue(script.reply("Back again."))
+    again = finished(dispatch(stack, "Are you there?"))
+    assert again.status == AgentRun.Status.SUCCEEDED, again.error
+    session = ChatSession.objects.get(pk=session.pk)
+    assert stored_lines(session) == file_lines(stack.process.file(session.pi_id))
+    last = json.loads(stored_lines(session)[-1])
+    assert last["message"]["content"][0]["text"] == "Back again."
+
+
+def test_a_revoked_runner_is_shut_out_within_two_seconds_and_its_run_stops(
+    stack: Stack, provider: ProviderServer
+) -> None:
+    provider.enqueue(script.tool_call("bash", {"command": "sleep 30"}))
+    run_id = dispatch(stack, "Run the long job")
+    wait_for(lambda: run_running(run_id), "the run starting")
+    revoked_at = time.monotonic()
+    answer = httpx.delete(
+        f"{stack.server.base_url}/api/runners/{stack.runner.pk}/",
+        headers={"Authorization": f"Bearer {stack.api_token}"},
+        timeout=10,
+    )
+    assert answer.status_code == 204
+    code = stack.process.proc.wait(timeout=10)
+    assert time.monotonic() - revoked_at < 2.0, "the runner's socket closed late"
+    assert code == 3
+    run = AgentRun.objects.get(public_id=run_id)
+    assert run.status == AgentRun.Status.ABORTED and "revoked" in run.error
+    # No dispatch reaches it any more.
+    refused = httpx.post(
+        f"{stack.server.base_url}/api/sessions/{stack.session.pk}/runs/remote/",
+        json={"runnerId": stack.runner.pk, "workspace": "work", "prompt": "x"},
+        headers={"Authorization": f"Bearer {stack.api_token}"},
+        timeout=10,
+    )
+    assert refused.status_code == 404
