@@ -193,7 +193,9 @@ def dispatch_run(
             }
             transaction.on_commit(partial(realtime.send_to_group, group_of(runner.pk), message))
             transaction.on_commit(
-                partial(realtime.broadcast, locked.pk, "run_queued", run=str(run.public_id))
+                partial(
+                    realtime.broadcast, locked.pk, "run_queued", run=str(run.public_id), runner=runner.name
+                )
             )
     except IntegrityError as exc:
         raise DispatchRefused("A run of this session is in progress: stop it first") from exc
@@ -261,7 +263,9 @@ def run_started(run: AgentRun) -> None:
         status=AgentRun.Status.RUNNING, started_at=timezone.now()
     )
     if updated:
-        realtime.broadcast(run.session_id, "run_started", run=str(run.public_id))
+        placed = RunnerRun.objects.filter(run=run).select_related("runner").first()
+        name = placed.runner.name if placed is not None else ""
+        realtime.broadcast(run.session_id, "run_started", run=str(run.public_id), runner=name)
 
 
 def run_lines(

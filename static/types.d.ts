@@ -74,7 +74,7 @@ declare namespace Piweb {
     type: "event";
     /**
      * entries_appended, leaf_moved, changed, comment, session_deleted, entries_redacted, run_queued,
-     * run_started, run_delta, run_ended, compaction_start, compaction_end, branch_summary_start,
+     * run_started, run_delta, run_tool, run_ended, compaction_start, compaction_end, branch_summary_start,
      * branch_summary_end, auto_retry_start, auto_retry_end, ...
      */
     event: string;
@@ -89,6 +89,15 @@ declare namespace Piweb {
     delta?: string;
     kind?: "text" | "thinking" | "toolCall";
     index?: number;
+    /** run_queued, run_started: the runner Pi runs on (none for piweb's own loop). */
+    runner?: string;
+    /** run_tool: a tool Pi runs on a runner ("start", "update", "end"), its call, arguments and output. */
+    phase?: string;
+    toolCallId?: string;
+    toolName?: string;
+    args?: any;
+    output?: string;
+    isError?: boolean;
     /** run_ended, compaction_end, branch_summary_end */
     status?: string;
     error?: string | null;

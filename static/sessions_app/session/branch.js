@@ -274,6 +274,42 @@ export function streamDelta(delta) {
   streaming.text.append(String(delta));
 }
 
+/**
+ * A tool Pi runs on a runner, shown under the reply being written: its name and what it works on while
+ * it runs, then whether it worked and the end of its output. The saved entries replace all of it.
+ * @param {Piweb.EventMessage} event
+ */
+export function streamTool(event) {
+  if (!streaming.text) streaming.text = new MarkdownStream(() => (branchBox.scrollTop = branchBox.scrollHeight));
+  if (!streaming.card || !streaming.card.isConnected) streamCard();
+  const card = /** @type {HTMLElement} */ (streaming.card);
+  const call = String(event.toolCallId || "");
+  let line = /** @type {HTMLElement | null} */ (card.querySelector(`.tool-live[data-call="${CSS.escape(call)}"]`));
+  if (!line) {
+    const args = event.args && typeof event.args === "object" ? event.args : {};
+    const what = args.path || args.command || args.pattern || "";
+    line = el(
+      "div",
+      { class: "tool-live", dataset: { call, tool: event.toolName || "" } },
+      el("span", { class: "tool-name", text: event.toolName || "tool" }),
+      what ? el("code", { class: "tool-what", text: String(what).slice(0, 200) }) : null,
+      el("span", { class: "tool-state muted", text: "running…" }),
+      el("pre", { class: "tool-output", hidden: true }),
+    );
+    card.appendChild(line);
+  }
+  const output = /** @type {HTMLElement} */ (line.querySelector(".tool-output"));
+  if (event.output) {
+    output.textContent = event.output.split("\n").slice(-12).join("\n");
+    output.hidden = false;
+  }
+  if (event.phase === "end") {
+    line.dataset.state = event.isError ? "failed" : "done";
+    /** @type {HTMLElement} */ (line.querySelector(".tool-state")).textContent = event.isError ? "failed" : "done";
+  }
+  branchBox.scrollTop = branchBox.scrollHeight;
+}
+
 export function endStream() {
   if (streaming.card) streaming.card.remove();
   if (streaming.text) streaming.text.close();

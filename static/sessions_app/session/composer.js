@@ -6,8 +6,9 @@ import { api, clear, el } from "../api.js";
 import { imageBlock, pictureProblem } from "../attachments.js";
 import { confirmAction } from "../dialogs.js";
 import { icon } from "../icons.js";
-import { $, cfg, showError } from "./page.js";
-import { runActive, runStarted } from "./steering.js";
+import { $, base, cfg, showError } from "./page.js";
+import { loadRunners, remoteTarget } from "./runners.js";
+import { currentRun, repaint, runActive, runStarted } from "./steering.js";
 
 const composer = /** @type {HTMLTextAreaElement} */ ($("composer-text"));
 let attached = []; // {name, block}
@@ -82,6 +83,20 @@ export function initComposer() {
   } else {
     for (const model of cfg.models) modelPicker.appendChild(el("option", { value: model.id, text: `${model.name} (${model.provider}/${model.modelId})` }));
   }
+  if (cfg.canEdit) {
+    // Pi on a runner answers without a model configured here: its own models do.
+    loadRunners().then((count) => {
+      if (!count) return;
+      if (!(cfg.models || []).length) {
+        composer.disabled = false;
+        $("composer-pickers").hidden = false;
+        $("composer-off").hidden = true;
+        modelPicker.closest("label")?.setAttribute("hidden", "");
+      }
+      repaint();
+    });
+    $("composer-follow").addEventListener("click", () => messageRun("follow-up"));
+  }
   $("composer-attach").prepend(icon("attach"));
   composer.addEventListener("input", markFilled);
   $("composer-file").addEventListener("change", async (event) => {
@@ -110,6 +125,15 @@ export function initComposer() {
       return;
     }
     if (!text || !cfg.runsUrl || send.disabled) return;
+    if (currentRun().active && currentRun().remote) {
+      await messageRun("steer");
+      return;
+    }
+    const target = remoteTarget();
+    if (target && attached.length) {
+      $("composer-note").textContent = "Pictures go to piweb's own loop only: choose it in Run on, or remove them.";
+      return;
+    }
     send.disabled = true;
     if (!(await secretsCleared(text))) {
       send.disabled = runActive();
@@ -118,17 +142,18 @@ export function initComposer() {
     $("composer-note").textContent = "Sending…";
     try {
       // A run continues from the session's leaf; "Continue here" on a node moves the leaf first.
-      const body = { prompt: text };
-      if (modelPicker.value) body.providerId = Number(modelPicker.value);
+      /** @type {Record<string, any>} */
+      const body = target ? { ...target, prompt: text } : { prompt: text };
+      if (modelPicker.value && !target) body.providerId = Number(modelPicker.value);
       if (thinkingPicker.value) body.thinkingLevel = thinkingPicker.value;
       if (attached.length) body.images = attached.map(({ block }) => ({ data: block.data, mimeType: block.mimeType }));
-      const { body: answer } = await api("POST", cfg.runsUrl, body);
+      const { body: answer } = await api("POST", target ? `${base}/runs/remote/` : cfg.runsUrl, body);
       composer.value = "";
       markFilled();
       attached = [];
       drawAttachments();
       $("composer-note").textContent = "";
-      runStarted(answer.runId, { mine: true });
+      runStarted(answer.runId, { mine: true, remote: Boolean(target) });
     } catch (error) {
       $("composer-note").textContent = "";
       if (error.status === 409) runStarted(error.body && error.body.activeRunId);
@@ -155,4 +180,22 @@ async function secretsCleared(text) {
     text: `It looks like ${kinds}. The provider receives the prompt as it is, and the session keeps it. Send it anyway?`,
     confirm: "Send anyway",
   });
+}
+
+/**
+ * Steer the run on a runner (Pi reads it after its current step) or queue a follow-up (after the run).
+ * @param {"steer" | "follow-up"} kind
+ */
+async function messageRun(kind) {
+  const text = composer.value.trim();
+  const { id, active, remote } = currentRun();
+  if (!text || !id || !active || !remote) return;
+  try {
+    await api("POST", `/api/runs/${id}/${kind}/`, { message: text });
+    composer.value = "";
+    markFilled();
+    $("composer-note").textContent = kind === "steer" ? "Sent: Pi reads it after its current step." : "Queued: Pi takes it up when it is done.";
+  } catch (error) {
+    showError(error.message);
+  }
 }

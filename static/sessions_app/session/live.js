@@ -3,7 +3,7 @@
 // text streams into the branch panel, and a closed access stops everything that could write.
 import { api } from "../api.js";
 import { LiveSession } from "../live.js";
-import { endStream, select, streamDelta } from "./branch.js";
+import { endStream, select, streamDelta, streamTool } from "./branch.js";
 import { hits, startSearch } from "./search.js";
 import { $, base, cfg, showError, showOperation, state } from "./page.js";
 import { loadEntriesSince, loadTree } from "./tree_panel.js";
@@ -99,6 +99,9 @@ export function initLive() {
         case "run_delta":
           // Thinking and tool-call argument deltas are not shown while streaming; the saved entry has them.
           if (!message.kind || message.kind === "text") streamDelta(message.delta || "");
+          return;
+        case "run_tool":
+          streamTool(message);
           return;
         case "run_queued":
         case "run_started":

@@ -6,18 +6,26 @@
 import { api, el } from "../api.js";
 import { textOf } from "../format.js";
 import { $, base, cardDecorators, cfg, hooks, showError, state } from "./page.js";
+import { runners } from "./runners.js";
 
 const ACTIVE = new Set(["queued", "running"]);
 const BUSY_NOTE = "A reply is being written. Stop (or Esc) ends it and keeps what was written so far.";
-const run = { id: null, active: false, mine: false, stopping: false };
+const REMOTE_NOTE = "Pi is working on a runner. Steer tells it something now; Follow up queues a message for after; Stop ends the run.";
+const run = { id: null, active: false, mine: false, stopping: false, remote: false };
 const ended = new Set(); // runs whose end was announced
 
 export function runActive() {
   return run.active;
 }
 
+/** The run in progress: its id, and whether Pi runs it on a runner (then it takes Steer and Follow-up). */
+export function currentRun() {
+  return { id: run.id, active: run.active, remote: run.remote };
+}
+
 function canSteer() {
-  return Boolean(cfg.canEdit && cfg.runsUrl && (cfg.models || []).length) && document.body.dataset.revoked !== "true";
+  const anywhere = (cfg.models || []).length || runners.length;
+  return Boolean(cfg.canEdit && cfg.runsUrl && anywhere) && document.body.dataset.revoked !== "true";
 }
 
 function paint() {
@@ -26,25 +34,33 @@ function paint() {
   const steer = canSteer();
   stop.hidden = !(run.active && steer);
   stop.disabled = run.stopping;
-  if (steer) send.disabled = run.active;
+  // Pi on a runner takes messages while it works: Send steers it, Follow up queues one for after.
+  const steering = run.active && run.remote && steer;
+  if (steer) send.disabled = run.active && !run.remote;
+  send.textContent = steering ? "Steer" : "Send";
+  send.title = steering ? "Pi reads this after its current step (Enter)" : "";
+  const follow = $("composer-follow");
+  if (follow) follow.hidden = !steering;
   document.body.dataset.run = run.active ? "active" : "idle";
   const note = $("composer-note");
-  if (run.active && steer) note.textContent = run.stopping ? "Stopping…" : BUSY_NOTE;
-  else if (note.textContent === BUSY_NOTE || note.textContent === "Stopping…") note.textContent = "";
+  if (run.active && steer) note.textContent = run.stopping ? "Stopping…" : run.remote ? REMOTE_NOTE : BUSY_NOTE;
+  else if ([BUSY_NOTE, REMOTE_NOTE, "Stopping…"].includes(note.textContent || "")) note.textContent = "";
   /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("#branch .run-action")).forEach((button) => {
     button.disabled = run.active || !steer;
   });
 }
 
 // A run is queued or running: ``mine`` when this page asked for it, so its new entries are followed.
-export function runStarted(id, { mine = false } = {}) {
+export function runStarted(id, { mine = false, remote = false } = {}) {
   // A quick run can end (on the socket) before the answer to the request that started it arrives.
   if (id && ended.has(id)) {
     if (mine) hooks.catchUp({ follow: true });
     return;
   }
+  if (id && id !== run.id) run.remote = false;
   if (id) run.id = id;
   run.active = true;
+  if (remote) run.remote = true;
   if (mine) {
     run.mine = true;
     state.followRun = true;
@@ -56,7 +72,7 @@ function runEnded(id) {
   if (id) ended.add(id);
   if (id && run.id && id !== run.id) return; // the end of an older run, told late
   const follow = run.mine;
-  Object.assign(run, { id: null, active: false, mine: false, stopping: false });
+  Object.assign(run, { id: null, active: false, mine: false, stopping: false, remote: false });
   state.followRun = false;
   paint();
   if (follow) hooks.catchUp({ follow: true });
@@ -190,7 +206,7 @@ export function initSteering() {
   document.addEventListener("piweb:run", (event) => {
     const message = event.detail || {};
     if (message.event === "run_ended") runEnded(message.run);
-    else runStarted(message.run);
+    else runStarted(message.run, { remote: Boolean(message.runner) });
   });
   document.addEventListener("piweb:live", () => refresh());
   document.addEventListener("keydown", (event) => {
@@ -206,4 +222,9 @@ export function initSteering() {
 // After the first screen: whether a run is active, unless the socket already asked.
 export function askRunsOnce() {
   return asked ? Promise.resolve() : refresh();
+}
+
+/** Repaint the buttons (after the runners arrive, say). */
+export function repaint() {
+  paint();
 }

@@ -1,0 +1,118 @@
+"""Two browsers on a session Pi works on through a runner: one runs, steers, queues a follow-up and stops;
+the other follows the reply and each tool live."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from providers.llm import testserver as script
+from providers.llm.testserver import ProviderServer
+from runners import services as runner_services
+from runners.models import Runner
+from sessions_app import services
+from sessions_app.models import ApiToken, ChatSession
+from teams.models import Team, TeamMembership
+from tests.e2e.pi import PiHome, file_lines, pi_installed, stored_lines
+from tests.e2e.test_pi_piweb_live import git_repository
+from tests.runners.test_runner_end_to_end import RunnerProcess, wait_for
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not pi_installed(), reason="Pi is not installed: run `npm ci --prefix bench`"),
+]
+expect.set_options(timeout=20000)
+
+
+@pytest.fixture
+def provider() -> Iterator[ProviderServer]:
+    server = ProviderServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def workbench(
+    account: Any, server_url: str, provider: ProviderServer, tmp_path: Path
+) -> Iterator[tuple[ChatSession, RunnerProcess, PiHome]]:
+    """Ada's session (shared with Bob's team), and her runner on a git repository."""
+    ada, bob = account("ada"), account("bob")
+    home = PiHome(tmp_path, provider.url, server_url, ApiToken.objects.create(user=ada)[1])
+    git_repository(home.work)
+    provider.enqueue(script.reply("Hello."))
+    home.pi("-p", "hello")
+    [local] = home.files()
+    session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
+    team = Team.objects.create(name="crew")
+    TeamMembership.objects.create(team=team, user=ada, role="owner")
+    TeamMembership.objects.create(team=team, user=bob, role="viewer")
+    services.share_with_team(session=session, team=team, access="viewer", actor=ada)
+    runner, token = runner_services.create_runner(actor=ada, name="box")
+    process = RunnerProcess(home, server_url, token, home.work)
+    try:
+        wait_for(lambda: Runner.objects.get(pk=runner.pk).online, "the runner coming online")
+        wait_for(lambda: Runner.objects.get(pk=runner.pk).workspaces(), "the runner's hello")
+        yield session, process, home
+    finally:
+        process.stop()
+
+
+def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
+    workbench: Any,
+    provider: ProviderServer,
+    open_browser: Any,
+    sign_in: Any,
+    server_url: str,
+    screenshot: Any,
+) -> None:
+    session, process, _ = workbench
+    mine = sign_in(open_browser(), "ada")
+    theirs = sign_in(open_browser(), "bob")
+    for page in (mine, theirs):
+        page.goto(f"{server_url}/sessions/{session.pk}/")
+        page.wait_for_selector("body[data-ready=true]")
+    where = mine.locator("#composer-where")
+    expect(where).to_be_visible()
+    options = where.locator("option").all_inner_texts()
+    where.select_option(label=next(o for o in options if o.startswith("box · work")))
+
+    # A run with a tool: Bob sees the tool run live; Ada steers while it runs and queues a follow-up.
+    provider.enqueue(
+        script.tool_call("bash", {"command": "sleep 3 && git log --oneline"}),
+        script.reply("One commit, and hi.", delay=0.02),
+        script.reply("The follow-up is done.", delay=0.02),
+    )
+    mine.fill("#composer-text", "What is in the history?")
+    mine.click("#composer-send")
+    expect(theirs.locator('.tool-live[data-tool="bash"]')).to_be_visible()
+    expect(theirs.locator('.tool-live[data-tool="bash"] .tool-what')).to_contain_text("git log")
+    screenshot(theirs, "runner-follower-tool")
+    expect(mine.locator("#composer-send")).to_have_text("Steer")
+    mine.fill("#composer-text", "Also say hi")
+    mine.click("#composer-send")
+    expect(mine.locator("#composer-note")).to_contain_text("Sent")
+    mine.fill("#composer-text", "Then summarize")
+    mine.click("#composer-follow")
+    expect(mine.locator("#composer-note")).to_contain_text("Queued")
+    for page in (mine, theirs):
+        expect(page.locator("#branch")).to_contain_text("The follow-up is done.")
+        expect(page.locator("#branch")).to_contain_text("Also say hi")
+        expect(page.locator("#branch")).to_contain_text("Then summarize")
+    expect(mine.locator("#composer-send")).to_have_text("Send")
+
+    # Stop while the reply streams: the run ends, what was written is kept, both pages say so.
+    provider.enqueue(script.reply(" ".join(f"word{i}" for i in range(300)), delay=0.05))
+    mine.fill("#composer-text", "Write a long answer")
+    mine.click("#composer-send")
+    expect(theirs.locator("#branch .streaming")).to_contain_text("word3")
+    mine.click("#composer-stop")
+    expect(mine.locator("#composer-stop")).to_be_hidden()
+    expect(mine.locator("#composer-send")).to_have_text("Send")
+    expect(theirs.locator("#branch")).to_contain_text("word1")
+    stored = stored_lines(ChatSession.objects.get(pk=session.pk))
+    assert stored == file_lines(process.file(session.pi_id))
