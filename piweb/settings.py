@@ -228,6 +228,8 @@ PIWEB_WRITER_TTL = float(ENV.get("PIWEB_WRITER_TTL", "40"))
 # The biggest session (its JSONL export) a dispatch sends to a runner in one message.
 # Seconds a runner that lost its socket has to come back before its runs are ended as failed.
 PIWEB_RUNNER_GRACE = float(ENV.get("PIWEB_RUNNER_GRACE", "60"))
+# The longest line a runner may send (Pi's lines are one entry each; a tool's output is the usual giant).
+PIWEB_RUNNER_MAX_LINE_BYTES = int(ENV.get("PIWEB_RUNNER_MAX_LINE_BYTES", str(16 * 1024 * 1024)))
 PIWEB_RUNNER_MAX_SESSION_BYTES = int(ENV.get("PIWEB_RUNNER_MAX_SESSION_BYTES", str(8 * 1024 * 1024)))
 
 REST_FRAMEWORK = {

@@ -8,6 +8,7 @@ at the end of this module.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -275,6 +276,7 @@ def run_lines(
     if run.requested_by is None:
         raise PermissionError("The run's requester is gone")
     access.authorize(run.requested_by, run.session, access.WRITE)
+    check_runner_lines(lines, first=start.lines + 1)
     result = sync_lines(
         actor=run.requested_by,
         header_line=header,
@@ -285,6 +287,27 @@ def run_lines(
         session_id=run.session_id,
     )
     return result.cursor
+
+
+class InvalidLines(ValueError):
+    """A runner sent something that is not a line Pi writes: nothing of the batch is stored."""
+
+
+def check_runner_lines(lines: Sequence[str], *, first: int) -> None:
+    """Refuse the whole batch unless every line is a Pi entry (a JSON object with a type and an id) of
+    at most ``PIWEB_RUNNER_MAX_LINE_BYTES``: a runner writes Pi's file, nothing else."""
+    limit = int(settings.PIWEB_RUNNER_MAX_LINE_BYTES)
+    for number, line in enumerate(lines, start=first):
+        size = len(line.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise InvalidLines(f"line {number} is {size} bytes, over the {limit} a runner may send")
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise InvalidLines(f"line {number} is not JSON") from None
+        entry = isinstance(value, dict) and isinstance(value.get("type"), str)
+        if not (entry and isinstance(value.get("id"), str)):
+            raise InvalidLines(f"line {number} is not a Pi entry (an object with a type and an id)")
 
 
 def run_ended(run: AgentRun, *, status: str, error: str = "") -> None:

@@ -27,6 +27,7 @@ RELAYED = {"message_update", "tool_execution_start", "tool_execution_update", "t
 WRITES = {"message_end", "turn_end", "agent_end", "compaction_end", "agent_settled"}
 CLOSE_UNAUTHENTICATED, CLOSE_REVOKED = 4401, 4403
 BACKOFF = (0.5, 1, 2, 5, 10, 30)
+MAX_BATCH_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +103,12 @@ class Runner:
                     await self.hello()
                     failures = 0
                     log.info("piweb-runner: connected to %s as %s", self.settings.server, self.settings.name)
-                    for run in self.runs.values():
-                        await self.flush(run)  # what Pi wrote while the socket was away
+                    for run in list(self.runs.values()):
+                        # What Pi wrote while the socket was away, from the last acknowledged line (a
+                        # batch whose ack was lost goes again; piweb stores each line once).
+                        run.in_flight = None
+                        await self.flush(run)
+                        await self.maybe_end(run)
                     async for raw in socket:
                         await self.receive(json.loads(raw))
             except ConnectionClosed as exc:
@@ -254,6 +259,10 @@ class Runner:
         end = data.rfind(b"\n")
         if end < 0:
             return
+        # At most MAX_BATCH_BYTES a message (a single longer line goes alone, for piweb to judge).
+        cut = data.rfind(b"\n", 0, MAX_BATCH_BYTES)
+        if end >= MAX_BATCH_BYTES and cut >= 0:
+            end = cut
         lines = data[: end + 1].decode("utf-8", errors="surrogateescape").splitlines()
         last_id = next((i for i in (_id_of(x) for x in reversed(lines)) if i), run.acked.last_id)
         target = Cursor(run.acked.lines + len(lines), run.acked.bytes + end + 1, last_id)
