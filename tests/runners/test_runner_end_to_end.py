@@ -121,10 +121,11 @@ def provider() -> Iterator[ProviderServer]:
     server.stop()
 
 
-@pytest.fixture
-def stack(piweb: Any, provider: ProviderServer, user: Callable[..., Any], tmp_path: Path) -> Iterator[Any]:
-    """Ada's session (written by Pi, imported), her runner on a git repository, her API token."""
-    ada = user("ada", first_name="Ada", last_name="King")
+def start_stack(
+    piweb: AsgiServer, provider: ProviderServer, ada: Any, tmp_path: Path, *, via: str | None = None
+) -> Stack:
+    """Ada's session (written by Pi, imported), her runner on a git repository (reaching piweb at ``via``,
+    its own address unless a test puts something between them), her API token."""
     api_token = ApiToken.objects.create(user=ada)[1]
     home = PiHome(tmp_path, provider.url, piweb.base_url, api_token)
     git_repository(home.work)
@@ -133,12 +134,22 @@ def stack(piweb: Any, provider: ProviderServer, user: Callable[..., Any], tmp_pa
     [local] = home.files()
     session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
     runner, token = runner_services.create_runner(actor=ada, name="box")
-    process = RunnerProcess(home, piweb.base_url, token, home.work)
+    process = RunnerProcess(home, via or piweb.base_url, token, home.work)
     try:
         wait_for(lambda: ready(runner.pk), "the runner coming online")
-        yield Stack(ada, session, runner, home, process, api_token, piweb)
+    except BaseException:
+        process.stop()
+        raise
+    return Stack(ada, session, runner, home, process, api_token, piweb)
+
+
+@pytest.fixture
+def stack(piweb: Any, provider: ProviderServer, user: Callable[..., Any], tmp_path: Path) -> Iterator[Any]:
+    found = start_stack(piweb, provider, user("ada", first_name="Ada", last_name="King"), tmp_path)
+    try:
+        yield found
     finally:
-        err = process.stop()
+        err = found.process.stop()
         if os.environ.get("PIWEB_TEST_VERBOSE"):
             print(err)
 

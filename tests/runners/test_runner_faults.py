@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,10 +18,13 @@ from providers.llm.testserver import ProviderServer
 from runners.models import Runner
 from sessions_app.models import ChatSession
 from tests.e2e.pi import file_lines, pi_installed, stored_lines
+from tests.e2e.test_pi_piweb_live import Follower
+from tests.e2e.test_pi_piweb_package import exported
 from tests.faults.stack import missing_tools
 from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
 
-from .test_runner_end_to_end import Stack, dispatch, finished, provider, stack, wait_for
+from .proxy import CuttableProxy
+from .test_runner_end_to_end import Stack, dispatch, finished, provider, stack, start_stack, wait_for
 from .test_runner_end_to_end import running as run_running
 
 __all__ = ["provider", "stack"]
@@ -102,3 +106,72 @@ def test_a_revoked_runner_is_shut_out_within_two_seconds_and_its_run_stops(
         timeout=10,
     )
     assert refused.status_code == 404
+
+
+def _appends_once(follower: Follower) -> None:
+    """Every append the follower heard carries a later sequence than the one before: none twice."""
+    seqs = follower.appended()
+    assert seqs == sorted(set(seqs)), seqs
+
+
+@pytest.fixture
+def patient(tmp_path: Path) -> Iterator[AsgiServer]:
+    """A server with the default grace for a runner that went away (a minute)."""
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    redis = PrivateRedis(tmp_path)
+    server = AsgiServer(server_env(redis.url), tmp_path)
+    with running(redis, server):
+        yield server
+
+
+def test_a_network_cut_mid_run_loses_nothing_and_repeats_nothing(
+    patient: AsgiServer, provider: ProviderServer, user: Any, tmp_path: Path
+) -> None:
+    piweb = patient
+    proxy = CuttableProxy(piweb.port)
+    stack = start_stack(piweb, provider, user("ada"), tmp_path, via=proxy.url)
+    follower = Follower(piweb, stack.session.pk, stack.api_token)
+    try:
+        provider.enqueue(
+            script.tool_call("bash", {"command": "sleep 3 && echo built"}),
+            script.reply("Built while you were away."),
+        )
+        run_id = dispatch(stack, "Build it")
+        wait_for(lambda: run_running(run_id), "the run starting")
+        proxy.cut()  # Pi works on: its tool, its answer, written to the runner's file only
+        local = stack.process.file(stack.session.pi_id)
+        wait_for(lambda: "Built while you were away." in local.read_text(), "Pi finishing offline", 30)
+        time.sleep(2)
+        assert AgentRun.objects.get(public_id=run_id).status == AgentRun.Status.RUNNING
+        proxy.restore()
+        run = finished(run_id, timeout=60)
+        assert run.status == AgentRun.Status.SUCCEEDED, run.error
+        session = ChatSession.objects.get(pk=stack.session.pk)
+        assert stored_lines(session) == file_lines(local)
+        total = len(file_lines(local))
+        follower.wait(lambda: bool(follower.appended()) and follower.appended()[-1] >= total - 1)
+        _appends_once(follower)
+    finally:
+        follower.close()
+        stack.process.stop()
+        proxy.close()
+
+
+def test_a_server_restart_mid_run_loses_nothing(stack: Stack, provider: ProviderServer) -> None:
+    provider.enqueue(
+        script.tool_call("bash", {"command": "sleep 3 && echo done"}),
+        script.reply("Finished across a restart."),
+    )
+    run_id = dispatch(stack, "Work through a restart")
+    wait_for(lambda: run_running(run_id), "the run starting")
+    stack.server.service.stop()
+    local = stack.process.file(stack.session.pi_id)
+    wait_for(lambda: "Finished across a restart." in local.read_text(), "Pi finishing", 30)
+    stack.server.service.start()
+    run = finished(run_id, timeout=60)
+    assert run.status == AgentRun.Status.SUCCEEDED, run.error
+    session = ChatSession.objects.get(pk=stack.session.pk)
+    assert stored_lines(session) == file_lines(local)
+    assert exported(session) == local.read_bytes()

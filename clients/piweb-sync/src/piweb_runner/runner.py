@@ -86,7 +86,7 @@ class Runner:
 
     async def serve(self) -> int:
         from websockets.asyncio.client import connect
-        from websockets.exceptions import ConnectionClosed, InvalidStatus
+        from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
         url = self.settings.server.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
         failures = 0
@@ -120,8 +120,9 @@ class Runner:
                 log.warning("piweb-runner: connection closed (%s); reconnecting", code)
             except InvalidStatus as exc:
                 log.warning("piweb-runner: the server answered %s; retrying", exc.response.status_code)
-            except (OSError, TimeoutError) as exc:
-                log.warning("piweb-runner: cannot reach %s (%s); retrying", self.settings.server, exc)
+            except (OSError, TimeoutError, EOFError, WebSocketException) as exc:
+                # Refused, reset, cut mid-handshake: the network or the server is away; Pi works on.
+                log.warning("piweb-runner: cannot reach %s (%r); retrying", self.settings.server, exc)
             self.socket = None
             await asyncio.sleep(BACKOFF[min(failures, len(BACKOFF) - 1)])
             failures += 1
