@@ -177,3 +177,37 @@ class RunMessageView(_View):
 
 class RunFollowUpView(RunMessageView):
     kind = "follow_up"
+
+
+class HandoffSerializer(serializers.Serializer[Any]):
+    userId = serializers.IntegerField()
+    note = Text(trim_whitespace=False, allow_blank=True, default="", max_length=10_000)
+
+
+class SessionHandoffView(_View):
+    @extend_schema(
+        responses={200: inline_serializer("HandoffCandidates", {"results": serializers.ListField()})}
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        """The teammates you may hand this session to (those who may change it)."""
+        grant = access.require_write(request, pk)
+        people = services.handoff_candidates(actor=request.user, session=grant.session)
+        body = [{"id": u.pk, "username": u.get_username(), "name": u.get_full_name() or ""} for u in people]
+        return Response({"results": body})
+
+    @extend_schema(request=HandoffSerializer, responses={201: None, 400: ERROR, 403: ERROR, 404: ERROR})
+    def post(self, request: Request, pk: int) -> Response:
+        """Hand the session to a teammate with a note: they are told in their inbox and by mail."""
+        grant = access.require_write(request, pk)
+        body = HandoffSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        from django.contrib.auth import get_user_model
+
+        to = get_user_model().objects.filter(pk=body.validated_data["userId"]).first()
+        try:
+            comment = services.hand_off(
+                actor=request.user, session=grant.session, to=to, note=body.validated_data["note"]
+            )
+        except ValueError as exc:
+            return error_response(str(exc), status.HTTP_400_BAD_REQUEST)
+        return Response({"commentId": comment.pk}, status=status.HTTP_201_CREATED)

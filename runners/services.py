@@ -24,6 +24,7 @@ from actionlog.facade import record_action
 from agent.facade import AgentRun
 from core import realtime
 from core.actors import Actor, user_of
+from discussion.facade import post_comment
 from pitree.storable import check_text
 from runners.models import Runner, RunnerRun, digest
 from runners.verbs import Action
@@ -352,3 +353,55 @@ def fail_orphaned_runs(runner_id: int) -> int:
             )
             ended += 1
     return ended
+
+
+# -- handing a session over ------------------------------------------------------------------------------
+
+
+def handoff_candidates(*, actor: Actor, session: ChatSession) -> list[Any]:
+    """The people the actor may hand the session to: everyone else who may change it."""
+    access.authorize(actor, session, access.WRITE)
+    user = user_of(actor)
+    if user is None:
+        raise NotSignedIn()
+    from django.contrib.auth import get_user_model
+
+    # Teammates of the actor and the session's owner: the people it can go to without a new share.
+    teams = TeamMembership.objects.filter(user=user).values("team_id")
+    people = get_user_model().objects.filter(
+        Q(pk=session.owner_id) | Q(pk__in=TeamMembership.objects.filter(team_id__in=teams).values("user_id"))
+    )
+    return [
+        u
+        for u in people.filter(is_active=True).exclude(pk=user.pk).order_by("username")
+        if ChatSession.objects.editable_by(u).filter(pk=session.pk).exists()
+    ]
+
+
+def hand_off(*, actor: Actor, session: ChatSession, to: Any, note: str) -> Any:
+    """Hand the session to a teammate who may change it, with a note: they hear of it (inbox and mail,
+    as a mention on the session's current entry, so the team sees it too) and continue it on their runner."""
+    access.authorize(actor, session, access.WRITE)
+    check_text(note, "the note")
+    if to is None or not to.is_active or to.pk == getattr(user_of(actor), "pk", None):
+        raise ValueError("Hand the session to someone else who is active here")
+    if not ChatSession.objects.editable_by(to).filter(pk=session.pk).exists():
+        raise ValueError(
+            f"{to.get_username()} may not change this session: share it with them for editing first"
+        )
+    if not session.leaf_entry_id:
+        raise ValueError("The session has no entries to hand over yet")
+    text = f"@{to.get_username()} this session is yours now."
+    if note.strip():
+        text += f"\n\n{note.strip()}"
+    with transaction.atomic():
+        comment = post_comment(actor=actor, session=session, entry_id=session.leaf_entry_id, body=text)
+        record_action(
+            actor=actor,
+            action=Action.HANDOFF,
+            session=session,
+            to=to.pk,
+            to_name=to.get_username(),
+            comment=comment.pk,
+        )
+    return comment

@@ -14,3 +14,4 @@ class Action(StrEnum):
     DISPATCH = "runner_dispatch"
     STEER = "runner_steer"
     FOLLOW_UP = "runner_follow_up"
+    HANDOFF = "handoff"

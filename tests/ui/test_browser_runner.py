@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from actionlog.models import ActionLog as ActionLogEntry
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from runners import services as runner_services
@@ -116,3 +117,58 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     expect(theirs.locator("#branch")).to_contain_text("word1")
     stored = stored_lines(ChatSession.objects.get(pk=session.pk))
     assert stored == file_lines(process.file(session.pi_id))
+
+
+def test_hand_a_session_to_a_teammate_who_continues_it_on_their_runner(
+    account: Any,
+    server_url: str,
+    provider: ProviderServer,
+    tmp_path: Path,
+    open_browser: Any,
+    sign_in: Any,
+    screenshot: Any,
+) -> None:
+    ada, bob = account("ada"), account("bob")
+    home = PiHome(tmp_path, provider.url, server_url, ApiToken.objects.create(user=bob)[1])
+    git_repository(home.work)
+    provider.enqueue(script.reply("Hello."))
+    home.pi("-p", "hello")
+    [local] = home.files()
+    session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
+    team = Team.objects.create(name="crew")
+    TeamMembership.objects.create(team=team, user=ada, role="owner")
+    TeamMembership.objects.create(team=team, user=bob, role="editor")
+    services.share_with_team(session=session, team=team, access="editor", actor=ada)
+    runner, token = runner_services.create_runner(actor=bob, name="bobs-box")
+    process = RunnerProcess(home, server_url, token, home.work)
+    try:
+        wait_for(lambda: Runner.objects.get(pk=runner.pk).workspaces(), "Bob's runner coming online")
+        mine = sign_in(open_browser(), "ada")
+        mine.goto(f"{server_url}/sessions/{session.pk}/")
+        mine.wait_for_selector("body[data-ready=true]")
+        mine.click("#handoff-button")
+        dialog = mine.locator("#handoff-dialog")
+        expect(dialog).to_be_visible()
+        dialog.locator("select[name=to]").select_option(label="bob")
+        dialog.locator("textarea[name=note]").fill("The tests still fail on CI; please finish.")
+        dialog.locator("button[type=submit]").click()
+        expect(mine.locator("#handoff-button")).to_have_text("Handed to bob")
+
+        # Bob hears of it in his inbox, opens the session and continues it on his own runner.
+        theirs = sign_in(open_browser(), "bob")
+        theirs.goto(f"{server_url}/inbox/")
+        expect(theirs.locator("body")).to_contain_text("this session is yours now")
+        expect(theirs.locator("body")).to_contain_text("The tests still fail on CI")
+        screenshot(theirs, "handoff-inbox")
+        theirs.goto(f"{server_url}/sessions/{session.pk}/")
+        theirs.wait_for_selector("body[data-ready=true]")
+        where = theirs.locator("#composer-where")
+        options = where.locator("option").all_inner_texts()
+        where.select_option(label=next(o for o in options if o.startswith("bobs-box")))
+        provider.enqueue(script.reply("Fixed the tests."))
+        theirs.fill("#composer-text", "Fix the tests")
+        theirs.click("#composer-send")
+        expect(theirs.locator("#branch")).to_contain_text("Fixed the tests.")
+    finally:
+        process.stop()
+    assert ActionLogEntry.objects.filter(action="handoff", session=session, actor=ada).count() == 1
