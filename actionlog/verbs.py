@@ -101,6 +101,14 @@ _SPOKEN = {
     "team_withdraw": "invitation withdrawn",
     "team_settings": "team settings changed",
     "team_sync": "team membership from sign-in",
+    "runner_create": "runner registered",
+    "runner_revoke": "runner revoked",
+    "runner_online": "runner connected",
+    "runner_offline": "runner disconnected",
+    "runner_dispatch": "run sent to a runner",
+    "runner_steer": "run steered",
+    "runner_follow_up": "follow-up queued",
+    "handoff": "handed over",
 }
 
 
