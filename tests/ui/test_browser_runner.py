@@ -172,3 +172,29 @@ def test_hand_a_session_to_a_teammate_who_continues_it_on_their_runner(
     finally:
         process.stop()
     assert ActionLogEntry.objects.filter(action="handoff", session=session, actor=ada).count() == 1
+
+
+def test_register_a_runner_see_its_token_once_and_revoke_it(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str
+) -> None:
+    account("ada")
+    page = sign_in(open_browser(), "ada")
+    page.goto(f"{server_url}/runners/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#runners-empty")).to_be_visible()
+    page.fill("#runner-form input[name=name]", "build-box")
+    page.click("#runner-form button[type=submit]")
+    commands = page.locator("#runner-commands")
+    expect(commands).to_contain_text("PIWEB_RUNNER_TOKEN=pwr_")
+    expect(commands).to_contain_text("piweb-runner --workspace")
+    token = commands.inner_text().split("PIWEB_RUNNER_TOKEN=")[1].split()[0]
+    assert runner_services.runner_by_token(token) is not None, "the token shown is the runner's"
+    row = page.locator('tr[data-runner="build-box"]')
+    expect(row).to_contain_text("offline")
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#runner-commands")).to_be_hidden()  # shown once
+    page.locator('tr[data-runner="build-box"] button.danger').click()
+    page.locator("#confirm-action-ok").click()
+    expect(page.locator('tr[data-runner="build-box"]')).to_have_count(0)
+    assert runner_services.runner_by_token(token) is None
