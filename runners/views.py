@@ -12,8 +12,7 @@ from teams.facade import Team, TeamMembership
 
 @login_required
 def runners_page(request: HttpRequest) -> HttpResponse:
-    owned = Team.objects.filter(
-        memberships__user=request.user, memberships__role=TeamMembership.Role.OWNER
-    ).order_by("name")
+    mine = TeamMembership.objects.filter(user_id=request.user.pk or 0, role=TeamMembership.Role.OWNER)
+    owned = Team.objects.filter(pk__in=mine.values("team_id")).order_by("name")
     server = f"{request.scheme}://{request.get_host()}"
     return render(request, "runners/runners.html", {"teams": owned, "server": server})
