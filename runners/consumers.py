@@ -64,6 +64,10 @@ class RunnerConsumer(AsyncJsonWebsocketConsumer):
     runner: Runner | None = None
     group: str = ""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sessions: dict[str, int] = {}  # run id → its session, for the runs this socket spoke of
+
     async def connect(self) -> None:
         token = _token(self.scope)
         runner = await database_sync_to_async(services.runner_by_token)(token) if token else None
@@ -107,10 +111,15 @@ class RunnerConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "pong"})
             return
         run_id = str(content.get("run") or "")
+        if kind == "event" and run_id in self.sessions:
+            # The live events of a reply come many a second: their run was looked up once.
+            self.relay(self.sessions[run_id], run_id, content.get("event"))
+            return
         run = await database_sync_to_async(services.run_of)(self.runner, run_id) if run_id else None
         if run is None:
             await self.send_json({"type": "refused", "run": run_id, "error": "no such run on this runner"})
             return
+        self.sessions[run_id] = run.session_id
         if kind == "started":
             await database_sync_to_async(services.run_started)(run)
         elif kind == "lines":

@@ -28,6 +28,7 @@ METRIC_MODULES = (
     "bench.metrics.runs",
     "bench.metrics.sync",
     "bench.metrics.pi_package",
+    "bench.metrics.runners",
     "bench.metrics.teamday",
     "bench.metrics.costs",
     "bench.metrics.comments",

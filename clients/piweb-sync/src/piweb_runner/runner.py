@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ WRITES = {"message_end", "turn_end", "agent_end", "compaction_end", "agent_settl
 CLOSE_UNAUTHENTICATED, CLOSE_REVOKED = 4401, 4403
 BACKOFF = (0.5, 1, 2, 5, 10, 30)
 MAX_BATCH_BYTES = 4 * 1024 * 1024
+DELTA_SECONDS = 0.05  # streamed text is sent in runs this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ class PiRun:
     ended: bool = False
     failure: str = ""
     follower: asyncio.Task[None] | None = None
+    deltas: list[tuple[tuple[str, Any], str]] = field(default_factory=list)  # reply text not yet sent
+    delta_timer: asyncio.TimerHandle | None = None
 
 
 class Runner:
@@ -231,6 +234,9 @@ class Runner:
             except ValueError:
                 continue
             kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "message_update" and self.merge(run, event):
+                continue
+            await self.send_deltas(run)
             if kind in RELAYED:
                 await self.send({"type": "event", "run": run.run, "event": event})
             if kind in WRITES:
@@ -248,6 +254,33 @@ class Runner:
         run.settled = True
         await self.flush(run)
         await self.maybe_end(run)
+
+    def merge(self, run: PiRun, event: dict[str, Any]) -> bool:
+        """Keep a text or thinking delta to send with the next ones (a reply streams dozens a second; the
+        page shows them in runs of DELTA_SECONDS just as well). False for any other update."""
+        update = event.get("assistantMessageEvent")
+        if not (isinstance(update, dict) and update.get("type") in ("text_delta", "thinking_delta")):
+            return False
+        key = (str(update["type"]), update.get("contentIndex"))
+        if run.deltas and run.deltas[-1][0] == key:
+            run.deltas[-1] = (key, run.deltas[-1][1] + str(update.get("delta") or ""))
+        else:
+            run.deltas.append((key, str(update.get("delta") or "")))
+        if run.delta_timer is None:
+            run.delta_timer = asyncio.get_running_loop().call_later(
+                DELTA_SECONDS, lambda: asyncio.ensure_future(self.send_deltas(run))
+            )
+        return True
+
+    async def send_deltas(self, run: PiRun) -> None:
+        if run.delta_timer is not None:
+            run.delta_timer.cancel()
+            run.delta_timer = None
+        pending, run.deltas = run.deltas, []
+        for (kind, index), text in pending:
+            update = {"type": kind, "contentIndex": index, "delta": text}
+            event = {"type": "message_update", "assistantMessageEvent": update}
+            await self.send({"type": "event", "run": run.run, "event": event})
 
     async def flush(self, run: PiRun) -> None:
         """Send the file's complete lines past what piweb acknowledged (one batch in flight at a time)."""
