@@ -22,40 +22,13 @@ from sessions_app import services
 from sessions_app.models import ChatSession, EntrySums
 from sessions_app.services.reconcile import reconcile
 from tests.factories import HEADER, conversation, session_file
+from tests.upgrade.bookkeeping import bookkeeping
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the usage rollup is PostgreSQL's")
 
 
 def pi_file(entries: list[dict[str, Any]], pi_id: str) -> bytes:
     return session_file(entries, {**HEADER, "id": pi_id})
-
-
-def bookkeeping(session_id: int) -> dict[str, Any]:
-    """What a user and an operator see of a session's bookkeeping: quota bytes, the context panel's sums,
-    each answer's cost with its path totals, the usage pages' day and model totals."""
-    return {
-        "stored_bytes": ChatSession.with_deleted.get(pk=session_id).stored_bytes,
-        "sums": list(
-            EntrySums.objects.filter(session_id=session_id)
-            .order_by("seq")
-            .values_list("seq", "tokens", "all_tokens", "messages", "usage_seq")
-        ),
-        "costs": list(
-            MessageCost.objects.filter(session_id=session_id)
-            .order_by("seq")
-            .values_list("seq", "model", "day", "input", "output", "cost", "path_cost", "path_tokens")
-        ),
-        "days": sorted(
-            UsageDay.objects.filter(session_id=session_id).values_list(
-                "day", "model", "copied", "input", "output", "cost", "messages"
-            )
-        ),
-        "usage": sorted(
-            SessionUsage.objects.filter(session_id=session_id).values_list(
-                "model", "input", "output", "cost", "messages"
-            )
-        ),
-    }
 
 
 def append_as_previous_release(session: ChatSession, entries: list[dict[str, Any]], actor: Any) -> None:
