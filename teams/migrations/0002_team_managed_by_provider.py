@@ -16,6 +16,9 @@ def mark_provider_teams(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
+    # The column commits at once; the marking follows outside its lock (running it again marks the same teams).
+    atomic = False
+
     dependencies = [
         ("teams", "0001_initial"),
         ("actionlog", "0002_verbs_declared_by_apps"),

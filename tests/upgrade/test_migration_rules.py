@@ -90,9 +90,7 @@ BASELINE: set[Finding] = {
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.actor_name"),
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.team_label"),
     ("sessions_app", "0019_action_log_actor_names", "backfill in transaction", "RunPython"),
-    ("sessions_app", "0029_short_token_ids_in_authors", "backfill in transaction", "RunPython"),
     ("teams", "0001_initial", "backfill in transaction", "RunPython"),
-    ("teams", "0002_team_managed_by_provider", "backfill in transaction", "RunPython"),
 }
 
 
