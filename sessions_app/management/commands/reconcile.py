@@ -1,4 +1,4 @@
-"""``manage.py reconcile``: repair the bookkeeping of sessions the previous release wrote to while upgrading."""
+"""``manage.py reconcile``: repair the bookkeeping of sessions the old release wrote during an upgrade."""
 
 from __future__ import annotations
 
