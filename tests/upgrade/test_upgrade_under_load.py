@@ -282,7 +282,11 @@ def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: st
     assert sum(op[0] != "read" for op in during) >= 20, "the writers did not overlap the upgrade"
     assert longest <= LONGEST_LOCK, f"{lock} held {longest:.1f} s by {query!r}"
 
+    started = time.monotonic()
     reconciled = _child(url, "manage.py", "reconcile")
+    print(
+        f"reconcile {time.monotonic() - started:.1f} s (with the process start): {reconciled.stdout.strip()}"
+    )
     assert reconciled.returncode == 0, reconciled.stderr[-3000:]
     # The migrations' backfills covered the sessions nobody wrote to; the written ones lacked everything.
     repaired = ", ".join(
