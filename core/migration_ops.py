@@ -11,8 +11,14 @@ they queue every append behind them, and two of them in one transaction can dead
   moment's lock) and validates the constraint in a statement of its own, which lets writes go on. The
   constraint gets the name and the deferral Django gives it, so the schema is the one ``AddField`` makes.
   Elsewhere it is a plain ``AddField``.
+- ``AddFieldIfMissing`` is ``AddField`` for a migration that is not one transaction: run again after it
+  was stopped later on, it finds its column there and goes on.
 
-``tests/upgrade/test_migration_rules.py`` holds every migration to these rules.
+A migration that is not one transaction is recorded as applied only once all its steps are done, so one
+stopped half-way runs again from its first step: these operations find what an earlier run did (a valid
+index is kept, one a stopped build left invalid is built again, a column or constraint there is kept),
+and ``update_in_batches`` does its batches again. ``tests/upgrade/test_migration_rules.py`` holds every
+migration to these rules.
 """
 
 from __future__ import annotations
@@ -23,23 +29,61 @@ from django.contrib.postgres.operations import AddIndexConcurrently as PostgresA
 from django.db import NotSupportedError
 from django.db.migrations.operations import AddField, AddIndex
 
-__all__ = ["AddForeignKeyNotValid", "AddIndexConcurrently", "update_in_batches"]
+__all__ = ["AddFieldIfMissing", "AddForeignKeyNotValid", "AddIndexConcurrently", "update_in_batches"]
 
 
 class AddIndexConcurrently(PostgresAddIndexConcurrently):
     """``CREATE INDEX CONCURRENTLY`` on PostgreSQL, a plain ``CREATE INDEX`` elsewhere."""
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
+        if schema_editor.connection.vendor != "postgresql":
             AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+            return
+        valid = _index_valid(schema_editor, self.index.name)
+        if valid:
+            return  # built by an earlier run of this migration
+        if valid is False:
+            # A concurrent build that was stopped leaves the index behind, invalid: unused, but kept up.
+            schema_editor.execute(
+                f"DROP INDEX CONCURRENTLY IF EXISTS {schema_editor.quote_name(self.index.name)}"
+            )
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         if schema_editor.connection.vendor == "postgresql":
             super().database_backwards(app_label, schema_editor, from_state, to_state)
         else:
             AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+
+def _index_valid(schema_editor: Any, name: str) -> bool | None:
+    """Whether the index ``name`` is valid; None when there is none."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname = %s AND pg_table_is_visible(c.oid)",
+            [name],
+        )
+        row = cursor.fetchone()
+    return None if row is None else bool(row[0])
+
+
+def _has_column(schema_editor: Any, table: str, column: str) -> bool:
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        described = connection.introspection.get_table_description(cursor, table)
+    return any(c.name == column for c in described)
+
+
+class AddFieldIfMissing(AddField):
+    """``AddField`` that leaves the column alone when an earlier run of its migration added it."""
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        model = to_state.apps.get_model(app_label, self.model_name)
+        column = model._meta.get_field(self.name).column
+        if _has_column(schema_editor, model._meta.db_table, column):
+            return
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
 
 
 class AddForeignKeyNotValid(AddField):
@@ -71,15 +115,24 @@ class AddForeignKeyNotValid(AddField):
                 f"{self.model_name}.{self.name}: declare db_index=False and add its index concurrently"
             )
         # The column first, without its constraint: adding a nullable column rewrites nothing.
-        field.db_constraint = False
-        try:
-            schema_editor.add_field(to_model, field)
-        finally:
-            field.db_constraint = True
+        table_name = to_model._meta.db_table
+        if not _has_column(schema_editor, table_name, field.column):
+            field.db_constraint = False
+            try:
+                schema_editor.add_field(to_model, field)
+            finally:
+                field.db_constraint = True
         # Django's own name and deferral, so later migrations (and the model state) find the constraint.
         create = schema_editor._create_fk_sql(to_model, field, "_fk_%(to_table)s_%(to_column)s")
-        schema_editor.execute(f"{create} NOT VALID")
-        table = schema_editor.quote_name(to_model._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM pg_constraint WHERE conrelid = %s::regclass AND conname = %s",
+                [table_name, str(create.parts["name"]).strip('"')],
+            )
+            added = cursor.fetchone() is not None
+        if not added:
+            schema_editor.execute(f"{create} NOT VALID")
+        table = schema_editor.quote_name(table_name)
         # Validation scans the table under a lock that lets reads and writes through.
         schema_editor.execute(f"ALTER TABLE {table} VALIDATE CONSTRAINT {create.parts['name']}")
 

@@ -5,6 +5,8 @@ from typing import Any
 
 from django.db import migrations, models
 
+from core.migration_ops import AddFieldIfMissing
+
 _SPLIT = """
     INSERT INTO costs_usageday (session_id, day, model, copied, input, output, cache_read, cache_write,
                                 cost, messages, unpriced)
@@ -58,7 +60,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
+        AddFieldIfMissing(
             model_name="usageday",
             name="copied",
             field=models.BooleanField(

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.db import migrations, models
 
-from core.migration_ops import update_in_batches
+from core.migration_ops import AddFieldIfMissing, update_in_batches
 
 
 def count_copies(apps: Any, schema_editor: Any) -> None:
@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
+        AddFieldIfMissing(
             model_name="chatsession",
             name="copied_entries",
             field=models.IntegerField(

@@ -5,6 +5,8 @@ from typing import Any
 
 from django.db import migrations, models
 
+from core.migration_ops import AddFieldIfMissing
+
 
 def mark_provider_teams(apps: Any, schema_editor: Any) -> None:
     Team = apps.get_model("teams", "Team")
@@ -25,7 +27,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
+        AddFieldIfMissing(
             model_name="team",
             name="managed_by_provider",
             field=models.BooleanField(
