@@ -9,7 +9,9 @@ Found in the migrations themselves, without running them:
 - ``foreign key``: a foreign key added to an existing table, scanned under a lock that stops writes:
   use ``core.migration_ops.AddForeignKeyNotValid``;
 - ``not null``: a column the previous release does not write, added without a database default
-  (its inserts would fail): make it nullable or give it ``db_default``;
+  (its inserts would fail), or a column made NOT NULL (a scan under a lock that stops everything);
+- ``rewrite``: a column whose type changes (a new field class, a shorter length, other digits), which
+  PostgreSQL may rewrite or check under a lock that stops everything: add a column and backfill it;
 - ``backfill in transaction``: data rewritten in the transaction of an atomic migration, which holds
   every lock it took until the whole backfill ends: ``atomic = False``, batches that commit alone.
 
@@ -58,6 +60,7 @@ BASELINE: set[Finding] = {
     ("audit", "0004_usage_rollup", "backfill in transaction", "RunPython"),
     ("audit", "0005_usage_without_copies", "backfill in transaction", "RunPython"),
     ("compaction_app", "0002_encrypted_provider_keys", "backfill in transaction", "RunPython"),
+    ("compaction_app", "0002_encrypted_provider_keys", "rewrite", "llmprovider.api_key"),
     ("compaction_app", "0003_provider_compat_and_cost", "not null", "llmprovider.compat"),
     ("compaction_app", "0003_provider_compat_and_cost", "not null", "llmprovider.cost_cache_read"),
     ("compaction_app", "0003_provider_compat_and_cost", "not null", "llmprovider.cost_cache_write"),
@@ -86,6 +89,7 @@ BASELINE: set[Finding] = {
     ("sessions_app", "0018_action_log_actors", "index", "actionlog.actionlog_actor_idx"),
     ("sessions_app", "0018_action_log_actors", "index", "actionlog.actionlog_session_idx"),
     ("sessions_app", "0018_action_log_actors", "index", "actionlog.actionlog_team_idx"),
+    ("sessions_app", "0018_action_log_actors", "index", "actionlog.session_number"),
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.actor_kind"),
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.actor_name"),
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.team_label"),
@@ -113,8 +117,36 @@ def _is_noop(operation: ops.base.Operation) -> bool:
     return True
 
 
-def findings_of(app: str, migration: Migration) -> set[Finding]:
-    """Return where ``migration`` breaks the rules."""
+def _altered(app: str, name: str, model: str, operation: ops.AlterField, before: Any) -> set[Finding]:
+    """What an ``AlterField`` does to an existing column, from the field as it was before the migration."""
+    model_state = before.models.get((app, model)) if before is not None else None
+    old = model_state.fields.get(operation.name) if model_state is not None else None
+    new = operation.field
+    if old is None:
+        return set()
+    what = f"{model}.{operation.name}"
+    found: set[Finding] = set()
+    if old.null and not new.null:
+        found.add((app, name, "not null", what))
+    numbers = ("max_digits", "decimal_places")
+    shorter = (getattr(new, "max_length", None) or 0) < (getattr(old, "max_length", None) or 0)
+    if (
+        type(old) is not type(new)
+        or shorter
+        or any(getattr(old, a, None) != getattr(new, a, None) for a in numbers)
+    ):
+        found.add((app, name, "rewrite", what))
+    if (new.db_index and not old.db_index) or (new.unique and not old.unique):
+        found.add((app, name, "index", what))
+    constrained = new.remote_field is not None and getattr(new, "db_constraint", False)
+    if constrained and (old.remote_field is None or not getattr(old, "db_constraint", False)):
+        found.add((app, name, "foreign key", what))
+    return found
+
+
+def findings_of(app: str, migration: Migration, before: Any = None) -> set[Finding]:
+    """Return where ``migration`` breaks the rules; ``before`` is the project state it starts from
+    (needed for what an ``AlterField`` changes)."""
     found: set[Finding] = set()
     name = migration.name
     created: set[str] = set()  # tables made by this migration are empty: any lock on them is free
@@ -138,6 +170,11 @@ def findings_of(app: str, migration: Migration) -> set[Finding]:
                     found.add((app, name, "foreign key", f"{model}.{operation.name}"))
             elif not field.null and field.db_default is NOT_PROVIDED and not field.many_to_many:
                 found.add((app, name, "not null", f"{model}.{operation.name}"))
+            # A foreign key's own index is part of the foreign-key finding.
+            if (field.db_index or field.unique) and field.remote_field is None:
+                found.add((app, name, "index", f"{model}.{operation.name}"))
+        elif isinstance(operation, ops.AlterField) and existing and model is not None:
+            found |= _altered(app, name, model, operation, before)
         elif isinstance(operation, ops.RunPython | ops.RunSQL) and not _is_noop(operation):
             # RunSQL runs in the migration's transaction; RunPython may ask for one of its own.
             own = operation.atomic if isinstance(operation, ops.RunPython) else None
@@ -150,9 +187,13 @@ def findings_of(app: str, migration: Migration) -> set[Finding]:
 def _all_findings() -> set[Finding]:
     loader = MigrationLoader(None, ignore_no_migrations=True)
     found: set[Finding] = set()
-    for (app, _), migration in loader.disk_migrations.items():
+    for (app, name), migration in loader.disk_migrations.items():
         if app in OUR_APPS:
-            found |= findings_of(app, migration)
+            altering = any(
+                isinstance(op, ops.AlterField) for op in _database_operations(migration.operations)
+            )
+            before = loader.project_state((app, name), at_end=False) if altering else None
+            found |= findings_of(app, migration, before)
     return found
 
 
@@ -188,6 +229,24 @@ def test_the_rules_catch_what_the_issue_found() -> None:
     }
     assert findings_of("sessions_app", deadlocked) == {
         ("sessions_app", "0023_entry_context_sums", "index", "entry.entry_system_idx")
+    }
+
+
+def test_the_rules_catch_columns_changed_in_place() -> None:
+    """A type change, a column made NOT NULL and an index added to a column, on the session table."""
+    before = MigrationLoader(None, ignore_no_migrations=True).project_state()
+
+    class Altering(Migration):
+        operations = [
+            ops.AlterField(model_name="chatsession", name="name", field=models.IntegerField(default=0)),
+            ops.AlterField(model_name="chatsession", name="leaf_seq", field=models.IntegerField(default=0)),
+            ops.AlterField(model_name="chatsession", name="cwd", field=models.TextField(db_index=True)),
+        ]
+
+    assert findings_of("sessions_app", Altering("0099_altering", "sessions_app"), before) == {
+        ("sessions_app", "0099_altering", "rewrite", "chatsession.name"),
+        ("sessions_app", "0099_altering", "not null", "chatsession.leaf_seq"),
+        ("sessions_app", "0099_altering", "index", "chatsession.cwd"),
     }
 
 
