@@ -143,7 +143,7 @@ class AddForeignKeyNotValid(AddField):
 def update_in_batches(
     schema_editor: Any, table: str, assignments: str, *, where: str = "", batch: int = 200
 ) -> int:
-    """Run ``UPDATE table SET assignments`` over ``batch`` rows at a time by primary key; return the rows.
+    """Run ``UPDATE table SET assignments`` on ``batch`` ids at a time; return how many rows it updated.
 
     Each batch commits on its own when the migration is not atomic, so the rows it locks are held for one
     batch, never for the whole table; run again, it does the same work, so a failed run is resumed by

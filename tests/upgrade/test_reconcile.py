@@ -117,3 +117,19 @@ def test_a_stopped_run_resumes_after_the_last_session_it_reported(user: Any) -> 
 
     assert (rest.checked, rest.repaired["context sums"]) == (1, 1)
     assert [bookkeeping(s.pk)["sums"] for s in sessions] == [want["sums"]] * 3
+
+
+def test_sessions_this_release_wrote_are_left_as_they_are(user: Any) -> None:
+    """Forks and clones count their copies apart (cost day rows, the usage rollup): still found right."""
+    owner = user("olga")
+    entries = conversation(3)
+    source = services.import_jsonl(actor=owner, data=pi_file(entries, "source"), filename="s").session
+    fork = services.fork_session(session=source, entry_id="a2", actor=owner).session
+    services.append_entries(session=fork, entries=entries[5:], actor=owner)
+    clone = services.clone_session(session=source, actor=owner)
+    before = {pk: bookkeeping(pk) for pk in (source.pk, fork.pk, clone.pk)}
+
+    done = reconcile()
+
+    assert (done.checked, dict(done.repaired)) == (3, {})
+    assert {pk: bookkeeping(pk) for pk in before} == before
