@@ -13,7 +13,10 @@ Found in the migrations themselves, without running them:
 - ``rewrite``: a column whose type changes (a new field class, a shorter length, other digits), which
   PostgreSQL may rewrite or check under a lock that stops everything: add a column and backfill it;
 - ``backfill in transaction``: data rewritten in the transaction of an atomic migration, which holds
-  every lock it took until the whole backfill ends: ``atomic = False``, batches that commit alone.
+  every lock it took until the whole backfill ends: ``atomic = False``, batches that commit alone;
+- ``not re-runnable``: a schema step of a migration that is not one transaction which fails when run
+  again (the migration is recorded only at its end, so one stopped half-way starts over): use the
+  operations of ``core.migration_ops``, or put the step in an atomic migration of its own.
 
 ``BASELINE`` lists the migrations made before these rules; a database that applied them is unaffected
 by editing them, so the list may only shrink: a new migration breaking a rule fails, and so does an
@@ -33,7 +36,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.migration import Migration
 from django.db.models import NOT_PROVIDED
 
-from core.migration_ops import AddForeignKeyNotValid
+from core.migration_ops import AddFieldIfMissing, AddForeignKeyNotValid
 from sessions_app.models import Entry
 
 OUR_APPS = {
@@ -68,6 +71,8 @@ BASELINE: set[Finding] = {
     ("compaction_app", "0003_provider_compat_and_cost", "not null", "llmprovider.cost_output"),
     ("costs", "0002_usage_day_copied", "index", "usageday.costs_usage_day"),
     ("costs", "0002_usage_day_copied", "not null", "usageday.copied"),
+    ("costs", "0002_usage_day_copied", "not re-runnable", "AddConstraint"),
+    ("costs", "0002_usage_day_copied", "not re-runnable", "RemoveConstraint"),
     ("discussion", "0003_comment_revisions_and_email_batches", "index", "notification.email_due_idx"),
     ("governance", "0003_comment_findings", "foreign key", "secretfinding.comment"),
     ("governance", "0003_comment_findings", "index", "secretfinding.unique_comment_secret_finding"),
@@ -94,6 +99,8 @@ BASELINE: set[Finding] = {
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.actor_name"),
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.team_label"),
     ("sessions_app", "0019_action_log_actor_names", "backfill in transaction", "RunPython"),
+    ("sessions_app", "0023_entry_context_sums", "not re-runnable", "CreateModel"),
+    ("sessions_app", "0025_entry_author", "not re-runnable", "CreateModel"),
     ("teams", "0001_initial", "backfill in transaction", "RunPython"),
 }
 
@@ -144,11 +151,25 @@ def _altered(app: str, name: str, model: str, operation: ops.AlterField, before:
     return found
 
 
+# What a migration that is not one transaction may run again after a stop: these find what they did.
+RERUNNABLE = (
+    AddFieldIfMissing,
+    AddForeignKeyNotValid,
+    PostgresAddIndexConcurrently,
+    ops.RunPython,
+    ops.RunSQL,
+)
+
+
 def findings_of(app: str, migration: Migration, before: Any = None) -> set[Finding]:
     """Return where ``migration`` breaks the rules; ``before`` is the project state it starts from
     (needed for what an ``AlterField`` changes)."""
     found: set[Finding] = set()
     name = migration.name
+    if not migration.atomic:
+        for operation in _database_operations(migration.operations):
+            if not isinstance(operation, RERUNNABLE):
+                found.add((app, name, "not re-runnable", type(operation).__name__))
     created: set[str] = set()  # tables made by this migration are empty: any lock on them is free
     for operation in _database_operations(migration.operations):
         if isinstance(operation, ops.CreateModel):
