@@ -13,6 +13,8 @@ they queue every append behind them, and two of them in one transaction can dead
   Elsewhere it is a plain ``AddField``.
 - ``AddFieldIfMissing`` is ``AddField`` for a migration that is not one transaction: run again after it
   was stopped later on, it finds its column there and goes on.
+- ``CreateModelIfMissing`` is ``CreateModel`` for such a migration: a table an earlier, stopped run made
+  (its keys and indexes, added at the migration's end, may be missing) is made again while still empty.
 
 A migration that is not one transaction is recorded as applied only once all its steps are done, so one
 stopped half-way runs again from its first step: these operations find what an earlier run did (a valid
@@ -27,9 +29,15 @@ from typing import Any
 
 from django.contrib.postgres.operations import AddIndexConcurrently as PostgresAddIndexConcurrently
 from django.db import NotSupportedError
-from django.db.migrations.operations import AddField, AddIndex
+from django.db.migrations.operations import AddField, AddIndex, CreateModel
 
-__all__ = ["AddFieldIfMissing", "AddForeignKeyNotValid", "AddIndexConcurrently", "update_in_batches"]
+__all__ = [
+    "AddFieldIfMissing",
+    "AddForeignKeyNotValid",
+    "AddIndexConcurrently",
+    "CreateModelIfMissing",
+    "update_in_batches",
+]
 
 
 class AddIndexConcurrently(PostgresAddIndexConcurrently):
@@ -83,6 +91,28 @@ class AddFieldIfMissing(AddField):
         column = model._meta.get_field(self.name).column
         if _has_column(schema_editor, model._meta.db_table, column):
             return
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+
+class CreateModelIfMissing(CreateModel):
+    """``CreateModel`` that makes again the table an earlier, stopped run of its migration left.
+
+    Django adds a new table's keys and indexes when the migration ends, so a run stopped after the table
+    leaves it without them. Nothing writes to it before the migration is recorded (the release that uses
+    it is not running yet), so an empty one is dropped and made again; a table holding rows is not this
+    migration's to drop, and stops it.
+    """
+
+    def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
+        model = to_state.apps.get_model(app_label, self.name)
+        table = model._meta.db_table
+        connection = schema_editor.connection
+        if table in connection.introspection.table_names():
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {schema_editor.quote_name(table)})")
+                if cursor.fetchone()[0]:
+                    raise ValueError(f"{table} exists and holds rows: it was not made by this migration")
+            schema_editor.delete_model(model)
         super().database_forwards(app_label, schema_editor, from_state, to_state)
 
 

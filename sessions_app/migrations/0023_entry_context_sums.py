@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from core.migration_ops import AddIndexConcurrently
+from core.migration_ops import AddIndexConcurrently, CreateModelIfMissing
 
 
 class Migration(migrations.Migration):
@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.CreateModel(
+        CreateModelIfMissing(
             name="EntrySums",
             fields=[
                 (

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from core.migration_ops import AddForeignKeyNotValid
+from core.migration_ops import AddForeignKeyNotValid, CreateModelIfMissing
 
 
 class Migration(migrations.Migration):
@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.CreateModel(
+        CreateModelIfMissing(
             name="EntryAuthor",
             fields=[
                 (

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection, models
 from django.db.migrations.executor import MigrationExecutor
 
-from core.migration_ops import AddForeignKeyNotValid, AddIndexConcurrently
+from core.migration_ops import AddForeignKeyNotValid, AddIndexConcurrently, CreateModelIfMissing
 from sessions_app import services
 from sessions_app.models import ChatSession
 from tests.factories import conversation, session_file
@@ -117,3 +117,40 @@ def test_a_foreign_key_whose_constraint_was_not_added_yet_gets_it(newest_state_a
         with connection.cursor() as cursor:
             cursor.execute(query)
             assert cursor.fetchall() == [made]
+
+
+def _sums_keys() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = 'sessions_app_entrysums'::regclass "
+            "AND contype = 'f' ORDER BY conname"
+        )
+        return [name for (name,) in cursor.fetchall()]
+
+
+def test_a_table_a_stopped_run_made_without_its_keys_is_made_again(
+    user: Any, newest_state_after: None
+) -> None:
+    executor = MigrationExecutor(connection)
+    # The newest state, so the table is made again as every later migration left it.
+    state = executor.loader.project_state()
+    [operation] = [
+        op
+        for op in executor.loader.get_migration("sessions_app", "0023_entry_context_sums").operations
+        if isinstance(op, CreateModelIfMissing)
+    ]
+    keys = _sums_keys()
+    assert keys  # the key to the session table, which Django adds at the migration's end
+    # A run stopped before the migration's end: the table is there, its key is not.
+    with connection.cursor() as cursor:
+        cursor.execute(f'ALTER TABLE sessions_app_entrysums DROP CONSTRAINT "{keys[0]}"')
+
+    with connection.schema_editor(atomic=False) as editor:
+        operation.database_forwards("sessions_app", editor, state, state)
+
+    assert _sums_keys() == keys
+    # A table holding rows was not made by a stopped run of this migration: it is left alone.
+    services.import_jsonl(actor=user("olga"), data=session_file(conversation(1)))
+    with pytest.raises(ValueError, match="holds rows"), connection.schema_editor(atomic=False) as editor:
+        operation.database_forwards("sessions_app", editor, state, state)
+    assert _sums_keys() == keys

@@ -36,7 +36,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.migration import Migration
 from django.db.models import NOT_PROVIDED
 
-from core.migration_ops import AddFieldIfMissing, AddForeignKeyNotValid
+from core.migration_ops import AddFieldIfMissing, AddForeignKeyNotValid, CreateModelIfMissing
 from sessions_app.models import Entry
 
 OUR_APPS = {
@@ -99,8 +99,6 @@ BASELINE: set[Finding] = {
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.actor_name"),
     ("sessions_app", "0018_action_log_actors", "not null", "actionlog.team_label"),
     ("sessions_app", "0019_action_log_actor_names", "backfill in transaction", "RunPython"),
-    ("sessions_app", "0023_entry_context_sums", "not re-runnable", "CreateModel"),
-    ("sessions_app", "0025_entry_author", "not re-runnable", "CreateModel"),
     ("teams", "0001_initial", "backfill in transaction", "RunPython"),
 }
 
@@ -155,6 +153,7 @@ def _altered(app: str, name: str, model: str, operation: ops.AlterField, before:
 RERUNNABLE = (
     AddFieldIfMissing,
     AddForeignKeyNotValid,
+    CreateModelIfMissing,
     PostgresAddIndexConcurrently,
     ops.RunPython,
     ops.RunSQL,
