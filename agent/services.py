@@ -298,7 +298,10 @@ def execute_run(run_pk: int, *, sleep: Callable[[float], object] | None = None) 
         return _close_interrupted(run)
     if run.provider is None:
         return _fail(run, "The run's LLM provider was deleted")
-    config = run.provider.config()
+    try:
+        config = run.provider.config()
+    except ValueError as error:  # its key cannot be decrypted (a database restored without its key)
+        return _fail(run, str(error))
     loop = RunLoop(
         run=run,
         config=config,

@@ -12,12 +12,17 @@ class AuditConfig(AppConfig):
         from agent.facade import signals as agent_signals
         from audit import omissions, usage_rollup
         from sessions_app.facade import connect_entries_stored
+        from sessions_app.facade import signals as session_signals
 
         connect_entries_stored(
             omissions.record_stored, dispatch_uid="piweb-audit-omissions", acts_on=omissions.ACTS_ON
         )
         connect_entries_stored(
             usage_rollup.record, dispatch_uid="piweb-audit-usage", acts_on=usage_rollup.ACTS_ON
+        )
+        # Sessions the previous release appended to during an upgrade (manage.py reconcile).
+        session_signals.bookkeeping_checked.connect(
+            usage_rollup.reconcile_session, dispatch_uid="piweb-audit-usage-reconcile"
         )
         agent_signals.attempts_omitted.connect(omissions.attempts_omitted, dispatch_uid="piweb-audit-omitted")
         agent_signals.run_closed.connect(omissions.run_closed, dispatch_uid="piweb-audit-run-closed")

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from audit.models import SessionUsage
 from sessions_app.facade import ChatSession, Entry
 
-__all__ = ["ACTS_ON", "record", "rollup_sql"]
+__all__ = ["ACTS_ON", "reconcile_session", "record", "rollup_sql"]
 
 ACTS_ON = (("message", "assistant"),)  # what ``record`` adds up
 
@@ -90,3 +90,31 @@ def record(
         cursor.execute(
             rollup_sql("session_id = %s AND seq BETWEEN %s AND %s"), [session.pk, first_seq, last_seq]
         )
+
+
+def reconcile_session(sender: Any, *, session_id: int, **_: Any) -> str | None:
+    """Roll a session up again when its usage rows miss messages (receiver of ``bookkeeping_checked``):
+    the previous release stored some without them during an upgrade. Return "usage" when it did."""
+    if connection.vendor != "postgresql":
+        return None
+    entry, table = Entry._meta.db_table, SessionUsage._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT copied_entries FROM sessions_app_chatsession WHERE id = %s FOR UPDATE", [session_id]
+        )
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        copied = found[0]
+        cursor.execute(
+            f"SELECT (SELECT count(*) FROM {entry} WHERE session_id = %s AND seq >= %s AND type = 'message' "
+            f"AND role = 'assistant' AND strpos(raw, '\\u0000') = 0), "
+            f"(SELECT coalesce(sum(messages), 0) FROM {table} WHERE session_id = %s)",
+            [session_id, copied, session_id],
+        )
+        messages, rolled = cursor.fetchone()
+        if messages == rolled:
+            return None
+        cursor.execute(f"DELETE FROM {table} WHERE session_id = %s", [session_id])
+        cursor.execute(rollup_sql("session_id = %s AND seq >= %s"), [session_id, copied])
+    return "usage"

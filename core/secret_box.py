@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core import checks
 from django.db import models
 
-__all__ = ["EncryptedTextField", "decrypt", "encrypt"]
+__all__ = ["EncryptedTextField", "SealedSecret", "decrypt", "encrypt"]
 
 # Stored values carry a marker, so a plain value written before encryption is still read correctly.
 PREFIX = "fernet:"
@@ -52,11 +52,25 @@ def decrypt(stored: str) -> str:
         raise ValueError("a stored secret cannot be decrypted: PIWEB_SECRETS_KEY has changed") from exc
 
 
+class SealedSecret(str):
+    """A stored secret the configured keys cannot decrypt (a database restored without its
+    ``PIWEB_SECRETS_KEY``): the stored text, kept as it is, so saving its row does not lose it. Loading
+    the row works (lists and the admin show it as undecryptable); using the secret is refused by its
+    owner with a clear error."""
+
+    __slots__ = ()
+
+
 class EncryptedTextField(models.TextField):
     """A text column whose value is encrypted in the database and plain in Python."""
 
     def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
-        return decrypt(value) if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value
+        try:
+            return decrypt(value)
+        except ValueError:
+            return SealedSecret(value)
 
     def get_prep_value(self, value: Any) -> Any:
         value = super().get_prep_value(value)

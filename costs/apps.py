@@ -15,3 +15,5 @@ class CostsConfig(AppConfig):
         connect_entries_stored(recording.record, dispatch_uid="piweb-costs", acts_on=recording.ACTS_ON)
         # The Markdown and HTML exports show each answer's cost as the session page does.
         signals.costs_wanted.connect(queries.export_costs, dispatch_uid="piweb-costs-export")
+        # Sessions the previous release appended to during an upgrade (manage.py reconcile).
+        signals.bookkeeping_checked.connect(recording.reconcile_session, dispatch_uid="piweb-costs-reconcile")

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from costs.domain import Charge, Price, Source, charge_message, day_of
@@ -22,7 +23,7 @@ from pitree.jsjson import parse_json
 from providers.facade import LLMProvider
 from sessions_app.facade import ChatSession, Entry, Segment
 
-__all__ = ["ACTS_ON", "current_prices", "record", "recount_session"]
+__all__ = ["ACTS_ON", "current_prices", "reconcile_session", "record", "recount_session"]
 
 ACTS_ON = (("message", "assistant"),)
 
@@ -155,6 +156,19 @@ def recount_session(session_pk: int) -> int:
         if session.next_seq:
             record(None, session=session, first_seq=0, last_seq=session.next_seq - 1, rows=None)
         return MessageCost.objects.filter(session=session).count()
+
+
+def reconcile_session(sender: Any, *, session_id: int, **_: Any) -> str | None:
+    """Recount a session whose cost or day rows do not match its assistant messages (receiver of
+    ``bookkeeping_checked``): the previous release stored messages without them during an upgrade, and
+    the path sums of messages stored after those are short too. Return "costs" when it recounted."""
+    messages = Entry.objects.filter(session_id=session_id, type="message", role="assistant").count()
+    recorded = MessageCost.objects.filter(session_id=session_id).count()
+    days = UsageDay.objects.filter(session_id=session_id).aggregate(n=Sum("messages"))["n"] or 0
+    if messages == recorded == days:
+        return None
+    recount_session(session_id)
+    return "costs"
 
 
 def _from_row(row: Entry) -> _Stored | None:

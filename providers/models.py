@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from core.secret_box import EncryptedTextField
+from core.secret_box import EncryptedTextField, SealedSecret
 from providers.llm import ProviderConfig
 from providers.llm.compat import OpenAICompat, resolve_compat, validate_compat
 
@@ -82,14 +82,27 @@ class LLMProvider(models.Model):
         return f"{self.name} ({self.provider}/{self.model_id})"
 
     @property
+    def key_sealed(self) -> bool:
+        """Whether the stored key cannot be decrypted with the configured ``PIWEB_SECRETS_KEY``."""
+        return isinstance(self.api_key, SealedSecret)
+
+    @property
     def masked_key(self) -> str:
         """Return the key with all but its last four characters hidden."""
+        if self.key_sealed:
+            return "cannot be decrypted (PIWEB_SECRETS_KEY changed): enter the key again"
         if not self.api_key:
             return ""
         return "•" * 8 + self.api_key[-4:] if len(self.api_key) > 8 else "•" * 8
 
     def config(self) -> ProviderConfig:
         """Return the client configuration for this model."""
+        if self.key_sealed:
+            # Sending the stored ciphertext as a key would fail at the provider with a puzzling 401.
+            raise ValueError(
+                f"The API key of provider {self.name!r} cannot be decrypted: PIWEB_SECRETS_KEY is not the "
+                "key it was stored under. Restore that key, or enter the API key again in the admin."
+            )
         return ProviderConfig(
             api=self.api,  # type: ignore[arg-type]
             provider=self.provider,

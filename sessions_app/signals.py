@@ -34,6 +34,7 @@ from teams.facade import TeamMembership
 
 __all__ = [
     "announce_committed",
+    "bookkeeping_checked",
     "connect_entries_stored",
     "costs_wanted",
     "entries_committed",
@@ -57,6 +58,12 @@ sharing_requested = Signal()
 # A readable export asks what its assistant messages cost: ``session`` and ``seqs``. A receiver answers
 # {seq: dollars} (the costs app, which sessions_app never imports); without one, Pi's recorded costs stand.
 costs_wanted = Signal()
+
+# ``manage.py reconcile`` checks a session written by the previous release during an upgrade:
+# ``session_id``. Each app that keeps rows per entry (costs, the usage rollup) compares them with the
+# session's entries and repairs them in a transaction holding the session row, answering a short name
+# of what it repaired, or None when they were right.
+bookkeeping_checked = Signal()
 
 # A share link was used: ``link``, ``user`` (None when anonymous) and ``via`` ("page" or "api"). Sent on
 # every use; receivers coalesce (the view log counts page opens and API sessions, not requests).

@@ -279,10 +279,11 @@ def _compact_begun(
     if session.leaf_entry_id != planned_leaf:
         return _outcome(fail_run(run, SESSION_CHANGED, actor=actor), error=SESSION_CHANGED)
 
-    recorder = Recorder(
-        summarizer or summarizer_for(session, thinking_level=plan.thinking_level, model=plan.model)
-    )
     try:
+        # Inside: a provider whose key cannot be decrypted fails the run with its reason, as the model would.
+        recorder = Recorder(
+            summarizer or summarizer_for(session, thinking_level=plan.thinking_level, model=plan.model)
+        )
         result = compact(plan.preparation, recorder, run.custom_instructions)
     except Exception as exc:  # any failure of the summary, Pi's messages included, fails the run
         message = str(exc) or "compaction failed"

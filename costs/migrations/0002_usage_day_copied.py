@@ -5,6 +5,8 @@ from typing import Any
 
 from django.db import migrations, models
 
+from core.migration_ops import AddFieldIfMissing
+
 _SPLIT = """
     INSERT INTO costs_usageday (session_id, day, model, copied, input, output, cache_read, cache_write,
                                 cost, messages, unpriced)
@@ -18,6 +20,7 @@ _SPLIT = """
 
 
 def record_and_split(apps: Any, schema_editor: Any) -> None:
+    from django.db import transaction
     from django.db.models import Exists, OuterRef
 
     from costs.models import MessageCost
@@ -32,11 +35,14 @@ def record_and_split(apps: Any, schema_editor: Any) -> None:
         .exclude(Exists(recorded))
         .values_list("pk", "next_seq", "copied_entries")
     )
-    for pk, next_seq, copied in found.iterator(chunk_size=200):
+    # Each session's rows commit together, so a run stopped half-way leaves whole sessions (and the next
+    # run, finding their rows, passes them).
+    for pk, next_seq, copied in list(found):
         session = ChatSession(pk=pk, copied_entries=copied)
-        record(ChatSession, session=session, first_seq=0, last_seq=next_seq - 1, rows=None)
+        with transaction.atomic():
+            record(ChatSession, session=session, first_seq=0, last_seq=next_seq - 1, rows=None)
     # Forks and clones recorded before: their day rows again, from their messages' own rows.
-    with schema_editor.connection.cursor() as cursor:
+    with transaction.atomic(), schema_editor.connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM costs_usageday WHERE session_id IN "
             "(SELECT id FROM sessions_app_chatsession WHERE copied_entries > 0)"
@@ -45,13 +51,16 @@ def record_and_split(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
+    # The recording runs session by session outside one long transaction (appends wait for one session).
+    atomic = False
+
     dependencies = [
         ("costs", "0001_message_costs"),
         ("sessions_app", "0027_session_copied_entries"),
     ]
 
     operations = [
-        migrations.AddField(
+        AddFieldIfMissing(
             model_name="usageday",
             name="copied",
             field=models.BooleanField(

@@ -4,6 +4,8 @@ from typing import Any
 
 from django.db import migrations, models
 
+from core.migration_ops import AddFieldIfMissing, update_in_batches
+
 
 def count_bytes(apps: Any, schema_editor: Any) -> None:
     length = (
@@ -11,20 +13,27 @@ def count_bytes(apps: Any, schema_editor: Any) -> None:
         if schema_editor.connection.vendor == "postgresql"
         else "length(CAST(raw AS BLOB))"
     )
-    schema_editor.execute(
-        "UPDATE sessions_app_chatsession SET stored_bytes = coalesce((SELECT sum("
+    # A few sessions per statement: the column is committed first, and each batch locks only its rows.
+    update_in_batches(
+        schema_editor,
+        "sessions_app_chatsession",
+        "stored_bytes = coalesce((SELECT sum("
         + length
-        + ") FROM sessions_app_entry e WHERE e.session_id = sessions_app_chatsession.id), 0)"
+        + ") FROM sessions_app_entry e WHERE e.session_id = sessions_app_chatsession.id), 0)",
     )
 
 
 class Migration(migrations.Migration):
+    # Summing every entry's bytes in the transaction that added the column held the session table's
+    # exclusive lock for seconds; now the column commits at once and the sums follow in batches.
+    atomic = False
+
     dependencies = [
         ("sessions_app", "0019_action_log_actor_names"),
     ]
 
     operations = [
-        migrations.AddField(
+        AddFieldIfMissing(
             model_name="chatsession",
             name="stored_bytes",
             field=models.BigIntegerField(default=0, db_default=0),

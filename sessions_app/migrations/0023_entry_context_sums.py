@@ -3,14 +3,20 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from core.migration_ops import AddIndexConcurrently, CreateModelIfMissing
+
 
 class Migration(migrations.Migration):
+    # Building the entry index in the transaction that adds EntrySums' key to the session table deadlocked
+    # against appends (session row, then entries); each step now commits alone, the index concurrently.
+    atomic = False
+
     dependencies = [
         ("sessions_app", "0022_team_default_share_and_sync_actions"),
     ]
 
     operations = [
-        migrations.CreateModel(
+        CreateModelIfMissing(
             name="EntrySums",
             fields=[
                 (
@@ -41,7 +47,7 @@ class Migration(migrations.Migration):
             ],
             options={"verbose_name_plural": "entry sums"},
         ),
-        migrations.AddIndex(
+        AddIndexConcurrently(
             model_name="entry",
             index=models.Index(
                 condition=models.Q(("role", "system")),

@@ -34,6 +34,10 @@ def shorten(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
+    # Row by row, each committed alone: entries written meanwhile by those authors wait for one row at most,
+    # and a run stopped half-way is finished by running it again (it finds only the long names left).
+    atomic = False
+
     dependencies = [("sessions_app", "0028_teams_and_action_log_moved")]
 
     operations = [migrations.RunPython(shorten, migrations.RunPython.noop)]

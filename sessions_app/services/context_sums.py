@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from pitree import context_sums
 from pitree.context_sums import OwnSums, PathSums
@@ -126,41 +126,58 @@ def chain_params(entries: Sequence[DomainEntry]) -> dict[str, Any]:
 # -- entries stored before the sums existed ------------------------------------------------------------
 
 
-def backfill_session(session_id: int, *, chunk: int = 5000) -> int:
-    """Compute and write the sums of a session that has none; return how many rows were written.
+def backfill_session(session_id: int, *, chunk: int = 5000, missing_only: bool = False) -> int:
+    """Compute and write the sums a session lacks; return how many rows were written.
 
-    Rows are read in depth order, so every parent's sums are known before its children's; only the
-    sums (four numbers per entry) stay in memory.
+    By default a session holding any sums is taken as done (the migration's case: each session is
+    written in one transaction, so a session is either done or untouched). ``missing_only`` fills in
+    the entries without sums among others that have them: those an earlier release appended while the
+    upgrade ran, which wrote none, nor did the new release below them (no parent sums). Rows are read
+    in depth order, so every parent's sums are known before its children's; only the sums (four
+    numbers per entry) stay in memory. The session row is locked meanwhile, as an append locks it, so
+    no entry lands in between and two runs never write one row twice.
     """
     entry_table = "sessions_app_entry"
     # Plain SQL throughout: the migration that backfills runs this against the tables as they are then.
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM {_TABLE} WHERE session_id = %s LIMIT 1", [session_id])
-        if cursor.fetchone() is not None:
-            return 0
-    known: dict[int, PathSums] = {}
-
-    def rows() -> Iterator[tuple[Any, ...]]:
-        with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT 1 FROM sessions_app_chatsession WHERE id = %s FOR UPDATE", [session_id])
+        known: dict[int, PathSums] = {}
+        if missing_only:
             cursor.execute(
-                f"SELECT seq, parent_seq, raw FROM {entry_table} "
-                "WHERE session_id = %s AND depth IS NOT NULL ORDER BY depth, seq",
+                f"SELECT seq, tokens, all_tokens, messages, usage_seq FROM {_TABLE} WHERE session_id = %s",
                 [session_id],
             )
-            while batch := cursor.fetchmany(chunk):
-                for seq, parent, raw in batch:
-                    above = context_sums.ROOT if parent is None else known.get(parent)
-                    if above is None:
-                        continue
-                    entry = entry_from_value(seq, parse_json(raw))
-                    mine = context_sums.fold(above, context_sums.own_sums(entry), seq)
-                    known[seq] = mine
-                    yield _row(session_id, seq, mine)
+            known = {seq: PathSums(t, a, m, u) for seq, t, a, m, u in cursor.fetchall()}
+        else:
+            cursor.execute(f"SELECT 1 FROM {_TABLE} WHERE session_id = %s LIMIT 1", [session_id])
+            if cursor.fetchone() is not None:
+                return 0
+        stored = set(known)
 
-    out = list(rows())
-    for start in range(0, len(out), chunk):
-        _write(out[start : start + chunk])
-    return len(out)
+        def rows() -> Iterator[tuple[Any, ...]]:
+            with connection.cursor() as reader:
+                reader.execute(
+                    f"SELECT seq, parent_seq, raw FROM {entry_table} "
+                    "WHERE session_id = %s AND depth IS NOT NULL ORDER BY depth, seq",
+                    [session_id],
+                )
+                while batch := reader.fetchmany(chunk):
+                    for seq, parent, raw in batch:
+                        if seq in stored:
+                            continue
+                        above = context_sums.ROOT if parent is None else known.get(parent)
+                        if above is None:
+                            continue
+                        entry = entry_from_value(seq, parse_json(raw))
+                        mine = context_sums.fold(above, context_sums.own_sums(entry), seq)
+                        known[seq] = mine
+                        yield _row(session_id, seq, mine)
+
+        out = list(rows())
+        for start in range(0, len(out), chunk):
+            _write(out[start : start + chunk])
+        return len(out)
 
 
 def backfill_sessions(session_ids: Iterable[int]) -> int:

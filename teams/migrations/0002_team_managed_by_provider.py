@@ -5,6 +5,8 @@ from typing import Any
 
 from django.db import migrations, models
 
+from core.migration_ops import AddFieldIfMissing
+
 
 def mark_provider_teams(apps: Any, schema_editor: Any) -> None:
     Team = apps.get_model("teams", "Team")
@@ -16,13 +18,16 @@ def mark_provider_teams(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
+    # The column commits at once; the marking follows outside its lock (running it again marks the same teams).
+    atomic = False
+
     dependencies = [
         ("teams", "0001_initial"),
         ("actionlog", "0002_verbs_declared_by_apps"),
     ]
 
     operations = [
-        migrations.AddField(
+        AddFieldIfMissing(
             model_name="team",
             name="managed_by_provider",
             field=models.BooleanField(

@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from cryptography.fernet import Fernet
 from django.db import connection
 
 from agent import services
@@ -14,6 +15,7 @@ from agent.models import AgentRun
 from agent.tasks import run_agent
 from core.actors import SystemActor
 from providers.llm import testserver as script
+from providers.models import LLMProvider
 from sessions_app import services as session_services
 from tests.factories import entries
 
@@ -228,3 +230,24 @@ def test_redelivered_task_of_an_interrupted_run_closes_it_with_an_error_entry(
     assert last["message"]["stopReason"] == "error" and last["message"]["errorMessage"] == INTERRUPTED
     assert server.requests == []
     assert run_agent(run.pk) is None and len(entries(session)) == 2
+
+
+def test_a_run_through_a_provider_whose_key_cannot_be_decrypted_fails_saying_so(
+    user, make_provider, server
+) -> None:
+    owner = user()
+    session = session_services.create_session(actor=owner, cwd="/repo")
+    provider = make_provider()
+    # The key as a database restored without its PIWEB_SECRETS_KEY holds it: sealed under another key.
+    other = Fernet(Fernet.generate_key()).encrypt(b"sk-lost").decode()
+    LLMProvider.objects.filter(pk=provider.pk).update(api_key="fernet:" + other)
+    run = AgentRun.objects.create(
+        session=session, provider=LLMProvider.objects.get(pk=provider.pk), prompt="x"
+    )
+
+    run_agent(run.pk)
+    run.refresh_from_db()
+
+    assert run.status == AgentRun.Status.FAILED
+    assert run.error.startswith(f"The API key of provider {provider.name!r} cannot be decrypted")
+    assert server.requests == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cryptography.fernet import Fernet
 
 from compaction_app.domain.summary import SummaryRequest, SummaryResponse
 from compaction_app.models import CompactionRun
@@ -233,6 +234,28 @@ def test_the_default_provider_writes_the_models_summary(
     assert (run.summarizer, run.model) == ("LLMSummarizer", "summary-model")
     [request] = provider_server.requests
     assert request.headers.get("authorization") == "Bearer sk-secret"
+
+
+def test_a_summarizer_whose_key_cannot_be_decrypted_fails_the_compaction_saying_so(
+    compactable: Any, provider_server: ProviderServer
+) -> None:
+    provider = LLMProvider.objects.create(
+        name="local",
+        base_url=provider_server.url + "/v1",
+        model_id="summary-model",
+        provider="test",
+        is_summarizer_default=True,
+    )
+    # Stored under another PIWEB_SECRETS_KEY, as in a database restored without its key.
+    sealed = "fernet:" + Fernet(Fernet.generate_key()).encrypt(b"sk-lost").decode()
+    LLMProvider.objects.filter(pk=provider.pk).update(api_key=sealed)
+
+    outcome = compact_session(session=compactable, actor=compactable.owner, reason="manual")
+
+    assert outcome.status == "failed"
+    assert outcome.error is not None
+    assert outcome.error.startswith("The API key of provider 'local' cannot be decrypted")
+    assert provider_server.requests == [] and payloads(compactable, "compaction") == []
 
 
 def test_a_dropped_connection_is_retried(compactable: Any, provider_server: ProviderServer) -> None:
