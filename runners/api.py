@@ -110,6 +110,7 @@ class DispatchSerializer(serializers.Serializer[Any]):
     workspace = Text(max_length=200)
     prompt = Text(trim_whitespace=False, max_length=200_000)
     thinkingLevel = Text(required=False, allow_blank=True, default="")
+    model = Text(required=False, allow_blank=True, default="", help_text="provider/id, one the runner offers")
 
 
 class SessionRemoteRunView(_View):
@@ -140,6 +141,7 @@ class SessionRemoteRunView(_View):
                 workspace=data["workspace"],
                 prompt=data["prompt"],
                 thinking_level=data["thinkingLevel"],
+                model=data["model"],
             )
         except services.DispatchRefused as exc:
             return error_response(str(exc), status.HTTP_409_CONFLICT)

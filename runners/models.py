@@ -69,7 +69,14 @@ class Runner(models.Model):
         return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
     def workspaces(self) -> list[str]:
-        found: Any = self.info.get("workspaces") if isinstance(self.info, dict) else None
+        return self._listed("workspaces")
+
+    def models(self) -> list[str]:
+        """The models Pi offers there, as ``provider/id``."""
+        return self._listed("models")
+
+    def _listed(self, key: str) -> list[str]:
+        found: Any = self.info.get(key) if isinstance(self.info, dict) else None
         return [str(w) for w in found] if isinstance(found, list) else []
 
 

@@ -147,8 +147,11 @@ def dispatch_run(
     workspace: str,
     prompt: str,
     thinking_level: str = "",
+    model: str = "",
 ) -> AgentRun:
-    """Send a prompt to Pi on a runner, in one of its workspaces; the session's pages follow the run live."""
+    """Send a prompt to Pi on a runner, in one of its workspaces; the session's pages follow the run live.
+
+    ``model`` (``provider/id``) is one the runner said Pi offers there; empty keeps Pi's own choice."""
     user = user_of(actor)
     if user is None:
         raise NotSignedIn()
@@ -164,6 +167,8 @@ def dispatch_run(
         raise DispatchRefused(f"The runner {runner.name} is offline: start it, or choose another")
     if workspace not in runner.workspaces():
         raise DispatchRefused(f"The runner {runner.name} has no workspace {workspace!r}")
+    if model and model not in runner.models():
+        raise DispatchRefused(f"Pi on the runner {runner.name} does not offer the model {model!r}")
     lines = _session_lines(session)
     try:
         with transaction.atomic():
@@ -192,6 +197,7 @@ def dispatch_run(
                 "workspace": workspace,
                 "prompt": prompt,
                 "thinkingLevel": thinking_level or None,
+                "model": model or None,
             }
             transaction.on_commit(partial(realtime.send_to_group, group_of(runner.pk), message))
             transaction.on_commit(

@@ -167,10 +167,10 @@ def ask(runner_id: int) -> dict[str, Any]:
     return {"runnerId": runner_id, "workspace": "work", "prompt": "x"}
 
 
-def dispatch(stack: Any, prompt: str) -> str:
+def dispatch(stack: Any, prompt: str, model: str = "") -> str:
     answer = httpx.post(
         f"{stack.server.base_url}/api/sessions/{stack.session.pk}/runs/remote/",
-        json={"runnerId": stack.runner.pk, "workspace": "work", "prompt": prompt},
+        json={"runnerId": stack.runner.pk, "workspace": "work", "prompt": prompt, "model": model},
         headers={"Authorization": f"Bearer {stack.api_token}"},
         timeout=10,
     )
@@ -197,7 +197,7 @@ def test_a_prompt_from_piweb_makes_pi_edit_a_real_file_and_the_team_watches(
             script.tool_call("bash", {"command": "git diff --stat"}, id="call_3"),
             script.reply("Bumped the Python version to 3.12 in notes.txt.", delay=0.01),
         )
-        run_id = dispatch(stack, "Bump the Python version in notes.txt")
+        run_id = dispatch(stack, "Bump the Python version in notes.txt", model="fake/fake-model")
         run = finished(run_id)
         assert run.status == AgentRun.Status.SUCCEEDED, run.error
         # The work is on disk, done by Pi's own tools in the workspace.
@@ -270,6 +270,11 @@ def test_an_offline_or_foreign_runner_is_refused_at_once(stack: Any, user: Calla
     url = f"{stack.server.base_url}/api/sessions/{stack.session.pk}/runs/remote/"
     answer = httpx.post(url, json=ask(foreign.pk), headers=headers)
     assert answer.status_code == 404
+    # The runner says which models Pi offers there; another is refused before anything starts.
+    assert Runner.objects.get(pk=stack.runner.pk).models() == ["fake/fake-model"]
+    unknown = {**ask(stack.runner.pk), "model": "fake/other-model"}
+    answer = httpx.post(url, json=unknown, headers=headers)
+    assert answer.status_code == 409 and "does not offer the model" in answer.json()["error"]
     stack.process.stop()
     wait_for(lambda: not Runner.objects.get(pk=stack.runner.pk).online, "the runner going offline")
     answer = httpx.post(url, json=ask(stack.runner.pk), headers=headers)

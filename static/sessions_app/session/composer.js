@@ -7,7 +7,7 @@ import { imageBlock, pictureProblem } from "../attachments.js";
 import { confirmAction } from "../dialogs.js";
 import { icon } from "../icons.js";
 import { $, base, cfg, showError } from "./page.js";
-import { loadRunners, remoteTarget } from "./runners.js";
+import { loadRunners, remoteTarget, targetModels } from "./runners.js";
 import { currentRun, repaint, runActive, runStarted } from "./steering.js";
 
 const composer = /** @type {HTMLTextAreaElement} */ ($("composer-text"));
@@ -81,8 +81,25 @@ export function initComposer() {
   } else if (!(cfg.models || []).length) {
     composerOff(cfg.isStaff ? "No model is configured, so prompts cannot be sent. Add a model provider in the admin (Admin → LLM providers)." : "No model is configured, so prompts cannot be sent. Ask an administrator to add a model provider.");
   } else {
-    for (const model of cfg.models) modelPicker.appendChild(el("option", { value: model.id, text: `${model.name} (${model.provider}/${model.modelId})` }));
+    serverModels();
   }
+  // The model picker lists what answers where the prompt goes: piweb's providers, or Pi's models there.
+  function serverModels() {
+    clear(modelPicker);
+    for (const model of cfg.models || []) modelPicker.appendChild(el("option", { value: model.id, text: `${model.name} (${model.provider}/${model.modelId})` }));
+  }
+  document.addEventListener("piweb:where", () => {
+    const models = targetModels();
+    if (models === null) {
+      serverModels();
+      modelPicker.closest("label")?.toggleAttribute("hidden", !(cfg.models || []).length);
+      return;
+    }
+    clear(modelPicker);
+    modelPicker.appendChild(el("option", { value: "", text: "Pi's default" }));
+    for (const model of models) modelPicker.appendChild(el("option", { value: model, text: model }));
+    modelPicker.closest("label")?.removeAttribute("hidden");
+  });
   if (cfg.canEdit) {
     // Pi on a runner answers without a model configured here: its own models do.
     loadRunners().then((count) => {
@@ -91,8 +108,8 @@ export function initComposer() {
         composer.disabled = false;
         $("composer-pickers").hidden = false;
         $("composer-off").hidden = true;
-        modelPicker.closest("label")?.setAttribute("hidden", "");
       }
+      document.dispatchEvent(new CustomEvent("piweb:where"));
       repaint();
     });
     $("composer-follow").addEventListener("click", () => messageRun("follow-up"));
@@ -144,7 +161,10 @@ export function initComposer() {
       // A run continues from the session's leaf; "Continue here" on a node moves the leaf first.
       /** @type {Record<string, any>} */
       const body = target ? { ...target, prompt: text } : { prompt: text };
-      if (modelPicker.value && !target) body.providerId = Number(modelPicker.value);
+      if (modelPicker.value) {
+        if (target) body.model = modelPicker.value;
+        else body.providerId = Number(modelPicker.value);
+      }
       if (thinkingPicker.value) body.thinkingLevel = thinkingPicker.value;
       if (attached.length) body.images = attached.map(({ block }) => ({ data: block.data, mimeType: block.mimeType }));
       const { body: answer } = await api("POST", target ? `${base}/runs/remote/` : cfg.runsUrl, body);

@@ -5,7 +5,7 @@
 import { api, el } from "../api.js";
 import { $, base, cfg } from "./page.js";
 
-/** @type {Array<{id: number, name: string, online: boolean, workspaces: string[], piVersion: string | null, team: {name: string} | null}>} */
+/** @type {Array<{id: number, name: string, online: boolean, workspaces: string[], models: string[], piVersion: string | null, team: {name: string} | null}>} */
 export let runners = [];
 
 /** The runner and workspace chosen in the composer, or null for piweb's own loop. */
@@ -42,5 +42,14 @@ export async function loadRunners() {
     }
   }
   $("composer-pickers").prepend(el("label", {}, "Run on ", picker));
+  picker.addEventListener("change", () => document.dispatchEvent(new CustomEvent("piweb:where")));
   return runners.length;
+}
+
+/** The models Pi offers on the chosen runner (``provider/id``), or null when piweb's own loop is chosen. */
+export function targetModels() {
+  const target = remoteTarget();
+  if (!target) return null;
+  const runner = runners.find((r) => r.id === target.runnerId);
+  return runner ? runner.models || [] : [];
 }

@@ -84,6 +84,7 @@ class Runner:
         self.socket: Any = None
         self.runs: dict[str, PiRun] = {}
         self.version = _pi_version(settings.pi)
+        self.models = _pi_models(settings.pi)
 
     # -- the socket ---------------------------------------------------------------------------------------
 
@@ -148,6 +149,7 @@ class Runner:
                 "tools": self.settings.tools,
                 "labels": self.settings.labels,
                 "piVersion": self.version,
+                "models": self.models,
             }
         )
 
@@ -203,6 +205,10 @@ class Runner:
         )
         await self.send({"type": "started", "run": run_id})
         run.follower = asyncio.create_task(self.follow(run))
+        model = str(message.get("model") or "")
+        if model in self.models:  # "provider/id", one Pi said it has
+            provider, _, model_id = model.partition("/")
+            await self.to_pi(run, {"type": "set_model", "provider": provider, "modelId": model_id})
         if message.get("thinkingLevel"):
             await self.to_pi(run, {"type": "set_thinking_level", "level": message["thinkingLevel"]})
         await self.to_pi(run, {"type": "prompt", "message": str(message["prompt"])})
@@ -352,6 +358,16 @@ def _id_of(line: str) -> str | None:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:120] or "session"
+
+
+def _pi_models(pi: list[str]) -> list[str]:
+    """The models Pi offers on this machine, as ``provider/id`` (from ``pi --list-models``)."""
+    try:
+        done = subprocess.run([*pi, "--list-models"], capture_output=True, text=True, timeout=60, check=False)
+    except OSError:
+        return []
+    rows = [line.split() for line in done.stdout.splitlines()[1:]]
+    return [f"{row[0]}/{row[1]}" for row in rows if len(row) >= 2][:50]
 
 
 def _pi_version(pi: list[str]) -> str:
