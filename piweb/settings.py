@@ -109,6 +109,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "discussion.context_processors.inbox",
+                "piweb.context_processors.release",
             ],
         },
     },
