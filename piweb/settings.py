@@ -314,6 +314,10 @@ PIWEB_READY_WORKERS = config.env_flag(
 PIWEB_RETENTION_DAYS = config.env_days(ENV, "PIWEB_RETENTION_DAYS")
 PIWEB_RETENTION_AT = ENV.get("PIWEB_RETENTION_AT", "03:17")  # the daily run, UTC (HH:MM)
 PIWEB_RETENTION_EVERY_SECONDS = float(ENV.get("PIWEB_RETENTION_EVERY_SECONDS", "0") or 0)
+# Any number of beats may run (every worker group starts one): they elect the one that sends through a
+# Redis lease of this many seconds, taken over that long after its holder dies (piweb.beat).
+CELERY_BEAT_SCHEDULER = "piweb.beat:ElectedScheduler"
+PIWEB_BEAT_LOCK_SECONDS = float(ENV.get("PIWEB_BEAT_LOCK_SECONDS", "30") or 30)
 CELERY_BEAT_SCHEDULE = {
     "governance-retention": {
         "task": "governance.apply_retention",

@@ -7,7 +7,8 @@ both; ``make run`` and ``make worker`` use it. A worker that exits on its own is
 
 Environment: ``PIWEB_RUN_CONCURRENCY`` (run threads, default 64), ``PIWEB_WORKER_CONCURRENCY``
 (operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names),
-``PIWEB_BEAT`` (1: the operations worker also runs Celery beat, the daily retention task).
+``PIWEB_BEAT`` (1: the operations worker also runs Celery beat, the periodic tasks; with Redis the
+beats of every group elect one that sends them, ``piweb.beat``).
 
 Database connections (README "Connection budget"): the runs worker's threads share one pool of
 ``PIWEB_DB_POOL_MAX`` (a run holds a connection only while it writes, never while the model answers);
@@ -73,8 +74,9 @@ def worker_commands(env: Mapping[str, str], *, loglevel: str = "INFO") -> list[l
 def beat_options(env: Mapping[str, str]) -> list[str]:
     """Return the options that run Celery beat inside the operations worker (the daily retention task).
 
-    One machine needs one beat; ``PIWEB_BEAT=0`` leaves it out (production runs ``celery -A piweb beat``
-    as a single process of its own, README "Secrets, retention and link views"). The schedule is a
+    Each group may run one: with Redis the beats elect the one that sends (``piweb.beat``), so two
+    groups do not run the periodic tasks twice and a surviving group takes over from a dead one.
+    ``PIWEB_BEAT=0`` leaves it out (a deployment with a beat process of its own). The schedule is a
     time of day (``settings.CELERY_BEAT_SCHEDULE``), so beat's state file matters little: each start
     gets its own (``PIWEB_BEAT_SCHEDULE`` names a lasting one), and two checkouts never share one.
     """
