@@ -287,6 +287,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A task type this worker does not know (an older worker in a rolling upgrade) goes back to its queue
+# for one that knows it, instead of being dropped (piweb.consumer).
+CELERY_WORKER_CONSUMER = "piweb.consumer:Consumer"
 CELERY_TASK_ALWAYS_EAGER = PIWEB_CELERY_EAGER
 CELERY_TASK_EAGER_PROPAGATES = CELERY_TASK_ALWAYS_EAGER
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
