@@ -3,7 +3,8 @@
 Agent runs spend nearly all their time waiting for the model provider, so they run as threads (dozens per
 process). Compactions, branch summaries and anything else run on a small process pool of their own, so
 they start at once even while every run thread is busy. ``python -m piweb.workers`` starts both and stops
-both; ``make run`` and ``make worker`` use it. A worker that exits on its own is started again.
+both; ``make run`` and ``make worker`` use it (``python -m piweb.workers runs`` or ``operations`` starts
+one). A worker that exits on its own is started again.
 
 Environment: ``PIWEB_RUN_CONCURRENCY`` (run threads, default 64), ``PIWEB_WORKER_CONCURRENCY``
 (operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names),
@@ -150,10 +151,22 @@ RESTART_MAX_PAUSE = 30.0
 RESTART_RESET_SECONDS = 60.0  # a worker that ran this long starts again at once
 
 
-def main() -> int:
+WORKER_NAMES = ("runs", "operations")  # in the order of worker_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the group; ``python -m piweb.workers runs`` (or ``operations``) starts that worker alone, so a
+    container or a unit per worker scales each on its own."""
+    names = sys.argv[1:] if argv is None else argv
+    unknown = [name for name in names if name not in WORKER_NAMES]
+    if unknown:
+        print(f"piweb.workers: no worker named {', '.join(unknown)} (runs, operations)", file=sys.stderr)
+        return 2
+    pairs = zip(worker_commands(os.environ), worker_environments(os.environ), strict=True)
     group = [
         Child(command, env)
-        for command, env in zip(worker_commands(os.environ), worker_environments(os.environ), strict=True)
+        for name, (command, env) in zip(WORKER_NAMES, pairs, strict=True)
+        if not names or name in names
     ]
     received: list[int] = []
 

@@ -179,6 +179,25 @@ def test_readyz_fails_on_a_read_only_database_and_names_the_release(tmp_path: Pa
     assert body["version"] == piweb.__version__
 
 
+def test_probes_answer_over_plain_http_where_pages_redirect_to_https(tmp_path: Path) -> None:
+    # Production settings (DEBUG off): pages go to HTTPS, the probes an orchestrator sends do not.
+    cache = PrivateRedis(tmp_path)
+    env = server_env(
+        cache.url,
+        DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY="probe-test-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+    )
+    with running(cache):
+        server = AsgiServer(env, tmp_path)
+        server.service.healthy = lambda: httpx.get(f"{server.base_url}/healthz", timeout=2).is_success
+        with running(server):
+            page = httpx.get(f"{server.base_url}/accounts/login/", timeout=10)
+            ready = httpx.get(f"{server.base_url}/readyz", timeout=10)
+    assert page.status_code == 301 and page.headers["location"].startswith("https://")
+    assert ready.status_code == 200, ready.text
+
+
 def test_json_logs_carry_the_request_id_and_no_secret(tmp_path: Path, owner: Any, stored: Any) -> None:
     cache = PrivateRedis(tmp_path)
     secret = "Zq8s3cr3tL1nkT0k3n"
