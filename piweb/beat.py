@@ -77,8 +77,8 @@ class ElectedScheduler(PersistentScheduler):
         ttl_ms = int(self.lease_seconds * 1000)
         was_leading = self.leading
         try:
-            if self.leading:
-                self.leading = bool(self.redis.eval(_RENEW, 1, LEADER_KEY, self.token, ttl_ms))
+            # Renew first even after a failed ask: a lease Redis kept through a short outage is still ours.
+            self.leading = bool(self.redis.eval(_RENEW, 1, LEADER_KEY, self.token, ttl_ms))
             if not self.leading:
                 self.leading = bool(self.redis.set(LEADER_KEY, self.token, nx=True, px=ttl_ms))
         except redis.RedisError as exc:

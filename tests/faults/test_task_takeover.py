@@ -24,12 +24,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 VISIBILITY = 6  # seconds: long enough that the live worker's task is not handed out before the kill
 
 
-def start_worker(stack: Stack, name: str, app: str = "piweb", **env: str) -> Service:
+def start_worker(stack: Stack, name: str, app: str = "piweb", pool: str = "solo") -> Service:
     log = stack.log_dir / f"{name}.log"
-    command = [str(VENV_BIN / "celery"), "-A", app, "worker", "--pool=solo", "--concurrency=1"]
+    command = [str(VENV_BIN / "celery"), "-A", app, "worker", f"--pool={pool}", "--concurrency=1"]
     command += ["-n", f"{name}@%h", "-Q", ",".join(ALL_QUEUES), "--loglevel=INFO"]
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-    worker = Service(name, command, {**stack.env, **env}, log, lambda: b" ready." in log.read_bytes())
+    worker = Service(name, command, stack.env, log, lambda: b" ready." in log.read_bytes())
     worker.start(wait=60)
     return worker
 
@@ -71,9 +71,11 @@ def test_a_killed_workers_task_is_finished_by_the_other_worker(stack: Stack) -> 
         second.stop()
 
 
-def test_a_task_type_the_worker_does_not_know_waits_for_one_that_does(stack: Stack) -> None:
+# The group's two pools: operations on processes, runs on threads.
+@pytest.mark.parametrize("pool", ["prefork", "threads"])
+def test_a_task_type_the_worker_does_not_know_waits_for_one_that_does(stack: Stack, pool: str) -> None:
     store = redis.Redis.from_url(stack.redis.url)
-    old = start_worker(stack, "old")  # piweb's own tasks only
+    old = start_worker(stack, "old", pool=pool)  # piweb's own tasks only
     new: Service | None = None
     try:
         key = f"record-{uuid.uuid4().hex}"
