@@ -20,11 +20,12 @@ RUN groupadd --system --gid 10001 piweb \
 
 WORKDIR /app
 
-# Dependencies first, from the project's own pyproject.toml (its version is read from piweb/__init__.py),
-# so a change to the code alone reuses this layer. The code runs from /app, not from site-packages.
-COPY pyproject.toml ./
+# Dependencies first, from the project's own pyproject.toml (its version is read from piweb/__init__.py)
+# at the versions requirements.lock pins (make lock), so a change to the code alone reuses this layer.
+# The code runs from /app, not from site-packages.
+COPY pyproject.toml requirements.lock ./
 COPY piweb/__init__.py piweb/__init__.py
-RUN pip install . && pip uninstall -y piweb
+RUN pip install -c requirements.lock . && pip uninstall -y piweb
 
 COPY . .
 # Static files are collected into the image (whitenoise serves them, hashed); the key is a placeholder

@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
 .PHONY: venv browser pi js-tools vendor-js js-test js-lint js-typecheck services services-down run worker test test-fresh pytest lint format \
-	bench conformance fuzz-pi fuzz-runs clean image
+	bench conformance fuzz-pi fuzz-runs clean image lock
 
 venv: $(STAMP)
 
@@ -196,6 +196,18 @@ PIWEB_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' piweb/__init_
 image:
 	docker build $(DOCKER_BUILD_FLAGS) $(if $(IMAGE_BASE),--build-arg BASE=$(IMAGE_BASE)) \
 		-t $(IMAGE):$(PIWEB_VERSION) -t $(IMAGE):latest .
+
+# requirements.lock pins every runtime dependency the image installs (pip constraints): a fresh install of
+# pyproject.toml's dependencies in the base image, frozen. Run it after changing them, then make image.
+LOCK_BASE = $(or $(IMAGE_BASE),python:3.12-slim-bookworm)
+lock:
+	@set -eo pipefail; \
+	docker run --rm $(DOCKER_BUILD_FLAGS) -v "$(CURDIR)/pyproject.toml:/src/pyproject.toml:ro" \
+		-v "$(CURDIR)/piweb/__init__.py:/src/piweb/__init__.py:ro" $(LOCK_BASE) sh -c \
+		'cp -r /src /tmp/src && python3 -m venv /tmp/v && /tmp/v/bin/pip install -q /tmp/src \
+		&& /tmp/v/bin/pip freeze --exclude piweb' > requirements.lock.new; \
+	{ echo "# Runtime dependencies of the image, pinned (pip constraints). Made by make lock; do not edit."; \
+		cat requirements.lock.new; } > requirements.lock; rm requirements.lock.new
 
 clean: services-down
 	rm -rf .data staticfiles .pytest_cache .ruff_cache

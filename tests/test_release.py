@@ -49,3 +49,18 @@ def test_every_release_entry_says_how_to_upgrade() -> None:
         name = entry.split("\n", 1)[0]
         assert "### Upgrade" in entry, f"{name} has no upgrade notes"
         assert "migrate" in entry and "Back up" in entry, f"{name} does not say what to run and back up"
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_the_image_lock_pins_every_runtime_dependency() -> None:
+    """The image installs at requirements.lock's versions: a dependency added without ``make lock`` would
+    go in at whatever version PyPI has that day, untested."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    lines = (REPO / "requirements.lock").read_text().splitlines()
+    pinned = {_name(line) for line in lines if line and not line.startswith("#")}
+    assert all("==" in line for line in lines if line and not line.startswith("#"))
+    missing = sorted({_name(dep) for dep in project["project"]["dependencies"]} - pinned)
+    assert not missing, f"requirements.lock does not pin {missing}: run make lock"
