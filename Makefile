@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 FRESH ?= $(if $(filter true 1,$(CI)),1,0)
 
 .PHONY: venv browser pi js-tools vendor-js js-test js-lint js-typecheck services services-down run worker test test-fresh pytest lint format \
-	bench conformance fuzz-pi fuzz-runs clean
+	bench conformance fuzz-pi fuzz-runs clean image lock
 
 venv: $(STAMP)
 
@@ -185,6 +185,29 @@ fuzz-pi: venv pi
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
 	PIWEB_FUZZ_PI_N=$(N) PIWEB_FUZZ_PI_SEED=$(SEED) PIWEB_FUZZ_PI_START=$(START) PIWEB_FUZZ_PI_DB_EVERY=$(DB_EVERY) PIWEB_FUZZ_PI_REPLAY=$(REPLAY) \
 		$(PY) -m pytest tests/pi_oracle -q -p no:cacheprovider $(if $(REPLAY),-k replay)
+
+# The one image for web, workers, beat and migrations (Dockerfile), tagged with the release. IMAGE_BASE
+# replaces its base (python:3.12-slim-bookworm), e.g. one docker/build-base made from a Debian mirror
+# where Docker Hub is out of reach; DOCKER_BUILD_FLAGS adds options (--network=host).
+IMAGE ?= piweb
+IMAGE_BASE ?=
+DOCKER_BUILD_FLAGS ?=
+PIWEB_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' piweb/__init__.py)
+image:
+	docker build $(DOCKER_BUILD_FLAGS) $(if $(IMAGE_BASE),--build-arg BASE=$(IMAGE_BASE)) \
+		-t $(IMAGE):$(PIWEB_VERSION) -t $(IMAGE):latest .
+
+# requirements.lock pins every runtime dependency the image installs (pip constraints): a fresh install of
+# pyproject.toml's dependencies in the base image, frozen. Run it after changing them, then make image.
+LOCK_BASE = $(or $(IMAGE_BASE),python:3.12-slim-bookworm)
+lock:
+	@set -eo pipefail; \
+	docker run --rm $(DOCKER_BUILD_FLAGS) -v "$(CURDIR)/pyproject.toml:/src/pyproject.toml:ro" \
+		-v "$(CURDIR)/piweb/__init__.py:/src/piweb/__init__.py:ro" $(LOCK_BASE) sh -c \
+		'cp -r /src /tmp/src && python3 -m venv /tmp/v && /tmp/v/bin/pip install -q /tmp/src \
+		&& /tmp/v/bin/pip freeze --exclude piweb' > requirements.lock.new; \
+	{ echo "# Runtime dependencies of the image, pinned (pip constraints). Made by make lock; do not edit."; \
+		cat requirements.lock.new; } > requirements.lock; rm requirements.lock.new
 
 clean: services-down
 	rm -rf .data staticfiles .pytest_cache .ruff_cache

@@ -1,5 +1,12 @@
-"""piweb project package; loads Celery so shared tasks bind to this app."""
+"""piweb project package; loads Celery so shared tasks bind to this app.
+
+``__version__`` is the release, in one place: pyproject.toml reads it (statically, without importing
+the package), ``/readyz`` answers it and every page's footer shows it; ``CHANGELOG.md``'s top entry
+names it (tests/test_release.py holds the three equal).
+"""
 
 from piweb.celery import app as celery_app
 
-__all__ = ("celery_app",)
+__version__ = "0.4.0"
+
+__all__ = ("__version__", "celery_app")

@@ -2,7 +2,8 @@
 
 ``/healthz`` answers from the process alone (no database, no Redis), so a slow database never gets a
 healthy process restarted. ``/readyz`` asks each service a request needs (the database, the channel
-layer, the Celery broker) with a short timeout and answers 503 naming each one that did not answer.
+layer, the Celery broker) with a short timeout and answers 503 naming each one that did not answer, or
+that answered but cannot serve (a read-only database); it names the running release (``version``).
 Where tasks need workers (``PIWEB_READY_WORKERS``), it also fails while a queue has had no live worker
 for ``PIWEB_WORKER_STALE_SECONDS`` (``piweb.worker_heartbeat``): tasks queued then would wait forever.
 """
@@ -23,7 +24,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from piweb import worker_heartbeat
+from piweb import __version__, worker_heartbeat
 from piweb.celery import app as celery_app
 
 __all__ = ["healthz", "readyz"]
@@ -40,8 +41,21 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 def _database() -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-        cursor.fetchone()
+        if connection.vendor != "postgresql":
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+            return
+        # A replica (or a primary turned read-only) answers SELECT 1 but refuses every write: a web
+        # process sent there would fail each request that writes, so it is not ready.
+        cursor.execute("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')")
+        row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("the database answered nothing")
+    in_recovery, read_only = row
+    if in_recovery:
+        raise RuntimeError("the database is a read-only replica (pg_is_in_recovery)")
+    if read_only == "on":
+        raise RuntimeError("the database is read-only (transaction_read_only is on)")
 
 
 def _channel_layer() -> None:
@@ -126,6 +140,12 @@ def readyz(request: HttpRequest) -> JsonResponse:
     failed = [name for name, result in checks.items() if not result["ok"]]
     if failed:
         error = f"not ready: {', '.join(failed)} did not answer"
-        body = {"status": "unavailable", "error": error, "failed": failed, "checks": checks}
+        body = {
+            "status": "unavailable",
+            "error": error,
+            "failed": failed,
+            "checks": checks,
+            "version": __version__,
+        }
         return JsonResponse(body, status=503)
-    return JsonResponse({"status": "ok", "checks": checks})
+    return JsonResponse({"status": "ok", "checks": checks, "version": __version__})

@@ -110,6 +110,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "discussion.context_processors.inbox",
+                "piweb.context_processors.release",
             ],
         },
     },
@@ -297,6 +298,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A task type this worker does not know (an older worker in a rolling upgrade) goes back to its queue
+# for one that knows it, instead of being dropped (piweb.consumer).
+CELERY_WORKER_CONSUMER = "piweb.consumer:Consumer"
 CELERY_TASK_ALWAYS_EAGER = PIWEB_CELERY_EAGER
 CELERY_TASK_EAGER_PROPAGATES = CELERY_TASK_ALWAYS_EAGER
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -324,6 +328,10 @@ PIWEB_READY_WORKERS = config.env_flag(
 PIWEB_RETENTION_DAYS = config.env_days(ENV, "PIWEB_RETENTION_DAYS")
 PIWEB_RETENTION_AT = ENV.get("PIWEB_RETENTION_AT", "03:17")  # the daily run, UTC (HH:MM)
 PIWEB_RETENTION_EVERY_SECONDS = float(ENV.get("PIWEB_RETENTION_EVERY_SECONDS", "0") or 0)
+# Any number of beats may run (every worker group starts one): they elect the one that sends through a
+# Redis lease of this many seconds, taken over that long after its holder dies (piweb.beat).
+CELERY_BEAT_SCHEDULER = "piweb.beat:ElectedScheduler"
+PIWEB_BEAT_LOCK_SECONDS = float(ENV.get("PIWEB_BEAT_LOCK_SECONDS", "30") or 30)
 CELERY_BEAT_SCHEDULE = {
     "governance-retention": {
         "task": "governance.apply_retention",
@@ -347,6 +355,8 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = config.env_flag(ENV, "DJANGO_SECURE_SSL_REDIRECT", default=True)
+    # An orchestrator probes the process itself, over plain HTTP: a redirect to HTTPS would fail it.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
     SECURE_HSTS_SECONDS = int(ENV.get("DJANGO_HSTS_SECONDS", str(60 * 60 * 24 * 365)))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

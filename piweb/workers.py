@@ -3,11 +3,13 @@
 Agent runs spend nearly all their time waiting for the model provider, so they run as threads (dozens per
 process). Compactions, branch summaries and anything else run on a small process pool of their own, so
 they start at once even while every run thread is busy. ``python -m piweb.workers`` starts both and stops
-both; ``make run`` and ``make worker`` use it. A worker that exits on its own is started again.
+both; ``make run`` and ``make worker`` use it (``python -m piweb.workers runs`` or ``operations`` starts
+one). A worker that exits on its own is started again.
 
 Environment: ``PIWEB_RUN_CONCURRENCY`` (run threads, default 64), ``PIWEB_WORKER_CONCURRENCY``
 (operation processes, default 2), ``PIWEB_RUNS_QUEUE`` and ``PIWEB_OPERATIONS_QUEUE`` (queue names),
-``PIWEB_BEAT`` (1: the operations worker also runs Celery beat, the daily retention task).
+``PIWEB_BEAT`` (1: the operations worker also runs Celery beat, the periodic tasks; with Redis the
+beats of every group elect one that sends them, ``piweb.beat``).
 
 Database connections (README "Connection budget"): the runs worker's threads share one pool of
 ``PIWEB_DB_POOL_MAX`` (a run holds a connection only while it writes, never while the model answers);
@@ -73,8 +75,9 @@ def worker_commands(env: Mapping[str, str], *, loglevel: str = "INFO") -> list[l
 def beat_options(env: Mapping[str, str]) -> list[str]:
     """Return the options that run Celery beat inside the operations worker (the daily retention task).
 
-    One machine needs one beat; ``PIWEB_BEAT=0`` leaves it out (production runs ``celery -A piweb beat``
-    as a single process of its own, README "Secrets, retention and link views"). The schedule is a
+    Each group may run one: with Redis the beats elect the one that sends (``piweb.beat``), so two
+    groups do not run the periodic tasks twice and a surviving group takes over from a dead one.
+    ``PIWEB_BEAT=0`` leaves it out (a deployment with a beat process of its own). The schedule is a
     time of day (``settings.CELERY_BEAT_SCHEDULE``), so beat's state file matters little: each start
     gets its own (``PIWEB_BEAT_SCHEDULE`` names a lasting one), and two checkouts never share one.
     """
@@ -148,10 +151,22 @@ RESTART_MAX_PAUSE = 30.0
 RESTART_RESET_SECONDS = 60.0  # a worker that ran this long starts again at once
 
 
-def main() -> int:
+WORKER_NAMES = ("runs", "operations")  # in the order of worker_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the group; ``python -m piweb.workers runs`` (or ``operations``) starts that worker alone, so a
+    container or a unit per worker scales each on its own."""
+    names = sys.argv[1:] if argv is None else argv
+    unknown = [name for name in names if name not in WORKER_NAMES]
+    if unknown:
+        print(f"piweb.workers: no worker named {', '.join(unknown)} (runs, operations)", file=sys.stderr)
+        return 2
+    pairs = zip(worker_commands(os.environ), worker_environments(os.environ), strict=True)
     group = [
         Child(command, env)
-        for command, env in zip(worker_commands(os.environ), worker_environments(os.environ), strict=True)
+        for name, (command, env) in zip(WORKER_NAMES, pairs, strict=True)
+        if not names or name in names
     ]
     received: list[int] = []
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import pytest
 from providers.llm.testserver import ProviderServer, reply
 from tests.procs import wait_until
 
-from .stack import Stack
+from .stack import Service, Stack
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -96,3 +98,21 @@ def test_workers_outlive_a_redis_restart_and_readiness_notices_when_they_are_gon
         wait_until(lambda: readiness(stack) == (503, ["workers"]), STALE_SECONDS + 10, "readiness to fail")
     finally:
         provider.stop()
+
+
+def test_one_worker_of_the_group_starts_alone_by_its_name(tmp_path: Path) -> None:
+    """``python -m piweb.workers operations`` (the image's ``operations`` entry) starts that worker only."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "PIWEB_"))}
+    env.update(PIWEB_DATA_DIR=str(tmp_path / "data"), PIWEB_BEAT="0", PYTHONUNBUFFERED="1")
+    log = tmp_path / "operations.log"
+    command = [sys.executable, "-m", "piweb.workers", "operations"]
+    worker = Service("operations", command, env, log, lambda: b" ready." in log.read_bytes())
+    try:
+        worker.start(wait=60)
+        time.sleep(3)  # time enough for a second worker to say it is ready, if one was started
+        ready = [line for line in log.read_bytes().splitlines() if line.endswith(b" ready.")]
+        assert len(ready) == 1 and b"operations@" in ready[0], ready
+    finally:
+        worker.stop()
+    wrong = subprocess.run([sys.executable, "-m", "piweb.workers", "beat"], env=env, capture_output=True)
+    assert wrong.returncode == 2 and b"no worker named beat" in wrong.stderr

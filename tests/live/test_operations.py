@@ -10,11 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import redis
 from asgiref.sync import async_to_sync
 
+import piweb
 from agent.models import AgentRun
 from tests.factories import conversation, store
+from tests.procs import database_url
 
 from .servers import AsgiServer, PrivateRedis, open_socket, running, server_env, token_for
 
@@ -147,6 +150,52 @@ def test_readyz_names_redis_when_it_stops_answering_and_healthz_stays_up(tmp_pat
     assert elapsed < 6  # the probe answers within its own timeout, whatever hangs
     assert health.status_code == 200
     assert metrics.status_code == 404  # off unless PIWEB_METRICS=1
+
+
+def test_readyz_fails_on_a_read_only_database_and_names_the_release(tmp_path: Path) -> None:
+    # A database every new session of which is read-only, as on a replica: SELECT 1 answers, writes fail.
+    url = database_url()
+    base, _, name = url.rpartition("/")
+    readonly = f"{name}_readonly"
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{readonly}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{readonly}"')
+        admin.execute(f'ALTER DATABASE "{readonly}" SET default_transaction_read_only = on')
+    cache = PrivateRedis(tmp_path)
+    try:
+        with running(cache):
+            server = AsgiServer(server_env(cache.url, DATABASE_URL=f"{base}/{readonly}"), tmp_path)
+            # The sign-in page needs tables this empty database lacks; the liveness probe needs nothing.
+            server.service.healthy = lambda: httpx.get(f"{server.base_url}/healthz", timeout=2).is_success
+            with running(server):
+                ready = httpx.get(f"{server.base_url}/readyz", timeout=10)
+    finally:
+        with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{readonly}" WITH (FORCE)')
+    assert ready.status_code == 503, ready.text
+    body = ready.json()
+    assert body["failed"] == ["database"]
+    assert "read-only" in body["checks"]["database"]["error"]
+    assert body["version"] == piweb.__version__
+
+
+def test_probes_answer_over_plain_http_where_pages_redirect_to_https(tmp_path: Path) -> None:
+    # Production settings (DEBUG off): pages go to HTTPS, the probes an orchestrator sends do not.
+    cache = PrivateRedis(tmp_path)
+    env = server_env(
+        cache.url,
+        DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY="probe-test-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+    )
+    with running(cache):
+        server = AsgiServer(env, tmp_path)
+        server.service.healthy = lambda: httpx.get(f"{server.base_url}/healthz", timeout=2).is_success
+        with running(server):
+            page = httpx.get(f"{server.base_url}/accounts/login/", timeout=10)
+            ready = httpx.get(f"{server.base_url}/readyz", timeout=10)
+    assert page.status_code == 301 and page.headers["location"].startswith("https://")
+    assert ready.status_code == 200, ready.text
 
 
 def test_json_logs_carry_the_request_id_and_no_secret(tmp_path: Path, owner: Any, stored: Any) -> None:
