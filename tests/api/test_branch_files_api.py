@@ -1,0 +1,160 @@
+"""GET /api/sessions/<pk>/files/: the files a branch touched, one file's diffs, and who may see them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from sessions_app import services
+from sessions_app.models import ShareLink
+from tests.factories import session_file, user_message
+
+pytestmark = pytest.mark.django_db
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "files-1",
+    "timestamp": "2026-01-02T03:04:05.678Z",
+    "cwd": "/w",
+}
+
+
+def tool_turn(
+    call_id: str, parent: str, name: str, args: dict[str, Any], *, error: bool = False
+) -> list[Any]:
+    """An assistant entry calling one tool (id ``call_id``-a) and its result (``call_id``-r)."""
+    call = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+    return [
+        {
+            "type": "message",
+            "id": f"{call_id}-a",
+            "parentId": parent,
+            "timestamp": "2026-01-02T03:04:07.000Z",
+            "message": {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 2},
+        },
+        {
+            "type": "message",
+            "id": f"{call_id}-r",
+            "parentId": f"{call_id}-a",
+            "timestamp": "2026-01-02T03:04:08.000Z",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": "error" if error else "ok"}],
+                "isError": error,
+                "timestamp": 3,
+            },
+        },
+    ]
+
+
+def two_branches() -> list[dict[str, Any]]:
+    """u0 → write shared.txt; then branch B (u3 → write other.txt, appended first) and branch A
+    (u1 → edit shared.txt, a failed edit, write /w/src/a.py): the leaf is A's last entry, c4-r."""
+    return [
+        user_message("u0", None, "start"),
+        *tool_turn("c0", "u0", "write", {"path": "shared.txt", "content": "one\ntwo\n"}),
+        user_message("u3", "c0-r", "the other way"),
+        *tool_turn("c9", "u3", "write", {"path": "other.txt", "content": "elsewhere\n"}),
+        user_message("u1", "c0-r", "this way"),
+        *tool_turn(
+            "c1", "u1", "edit", {"path": "shared.txt", "edits": [{"oldText": "two", "newText": "2\n3"}]}
+        ),
+        *tool_turn(
+            "c2", "c1-r", "edit", {"path": "shared.txt", "oldText": "nope", "newText": "x"}, error=True
+        ),
+        *tool_turn("c3", "c2-r", "bash", {"command": "make test"}),
+        *tool_turn("c4", "c3-r", "write", {"path": "/w/src/a.py", "content": "print(1)\n"}),
+    ]
+
+
+@pytest.fixture
+def owner(user: Callable[..., Any]) -> Any:
+    return user("files-owner")
+
+
+@pytest.fixture
+def stored(owner: Any) -> Any:
+    return services.import_jsonl(
+        actor=owner, data=session_file(two_branches(), HEADER), filename="f.jsonl"
+    ).session
+
+
+def client_of(account: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user=account)
+    return client
+
+
+def test_the_branch_lists_its_files_newest_first_and_one_file_gives_its_diffs_and_content(
+    owner: Any, stored: Any
+) -> None:
+    api = client_of(owner)
+    body = api.get(f"/api/sessions/{stored.pk}/files/").json()
+    assert body["leafId"] == "c4-r"
+    listed = [(f["path"], f["kinds"], f["added"], f["removed"], f["contentKnown"]) for f in body["files"]]
+    assert listed == [
+        ("src/a.py", ["created"], 1, 0, True),
+        ("shared.txt", ["created", "edited"], 4, 1, True),
+    ]
+    assert body["commandCount"] == 1 and body["commands"][0]["command"] == "make test"
+    assert "content" not in body["files"][0]  # the list stays small: no texts, no diffs
+
+    detail = api.get(f"/api/sessions/{stored.pk}/files/", {"path": "shared.txt"}).json()["file"]
+    assert detail["content"] == "one\n2\n3\n" and detail["contentEntryId"] == "c1-r"
+    assert detail["commandsSince"] == 1  # `make test` ran after the edit: it may have changed the file
+    assert [(c["entryId"], c["kind"], c["added"], c["removed"]) for c in detail["changes"]] == [
+        ("c1-r", "edited", 2, 1),
+        ("c0-r", "created", 2, 0),
+    ]
+    assert detail["changes"][0]["hunks"][0]["lines"] == [" one", "-two", "+2", "+3"]
+
+    # The other branch, asked for by its leaf: its own files only.
+    other = api.get(f"/api/sessions/{stored.pk}/files/", {"leaf": "c9-r"}).json()
+    assert [f["path"] for f in other["files"]] == ["other.txt", "shared.txt"]
+    assert other["files"][1]["kinds"] == ["created"]
+    # Before the edit's result, the edit has not happened.
+    before = api.get(f"/api/sessions/{stored.pk}/files/", {"leaf": "c1-a"}).json()
+    assert [(f["path"], f["added"]) for f in before["files"]] == [("shared.txt", 2)]
+
+    missing = api.get(f"/api/sessions/{stored.pk}/files/", {"path": "other.txt"})
+    assert missing.status_code == 404
+
+
+def test_a_path_link_sees_only_its_paths_files_and_others_see_nothing(
+    owner: Any, stored: Any, user: Callable[..., Any]
+) -> None:
+    link = services.create_share_link(session=stored, actor=owner, scope=ShareLink.Scope.PATH)
+    # The owner moves on to the other branch afterwards: the link keeps its path.
+    services.navigate_without_summary(session=stored, target_id="c9-r", actor=owner)
+    holder = APIClient()
+    holder.credentials(HTTP_X_SHARE_TOKEN=link.raw_token)
+    url = f"/api/sessions/{stored.pk}/files/"
+
+    seen = holder.get(url).json()
+    assert seen["leafId"] == "c4-r"
+    assert [f["path"] for f in seen["files"]] == ["src/a.py", "shared.txt"]
+    assert holder.get(url, {"leaf": "c9-r"}).status_code == 404
+    assert holder.get(url, {"leaf": "c4-r", "path": "other.txt"}).status_code == 404
+    assert holder.get(url, {"path": "shared.txt"}).json()["file"]["content"] == "one\n2\n3\n"
+
+    stranger = client_of(user("stranger"))
+    assert stranger.get(url).status_code == 404
+    assert stranger.get(url, {"path": "shared.txt"}).status_code == 404
+    assert APIClient().get(url).status_code == 403  # anonymous without a link: sign in
+
+
+def test_a_frozen_link_sees_the_files_as_they_were_when_it_was_made(owner: Any, stored: Any) -> None:
+    link = services.create_share_link(session=stored, actor=owner, frozen=True)
+    later = [*tool_turn("c5", "c4-r", "write", {"path": "late.txt", "content": "later\n"})]
+    services.append_entries(session=stored, entries=later, actor=owner)
+    holder = APIClient()
+    holder.credentials(HTTP_X_SHARE_TOKEN=link.raw_token)
+    url = f"/api/sessions/{stored.pk}/files/"
+    assert [f["path"] for f in holder.get(url).json()["files"]] == ["src/a.py", "shared.txt"]
+    assert holder.get(url, {"leaf": "c5-r"}).status_code == 404
+    assert next(f["path"] for f in client_of(owner).get(url).json()["files"]) == "late.txt"
