@@ -102,7 +102,8 @@ class FileTouch:
     reads: list[str] = field(default_factory=list)  # entry ids of successful reads
     content: str | None = None
     content_entry_id: str | None = None  # the read, write or edit that made the content known
-    commands_since: int = 0  # bash commands run after the content became known
+    commands_since: int = 0  # bash commands run after the content became known (set at the end)
+    commands_before: int = 0  # commands run before the content became known
     last_position: int = -1
     last_entry_id: str | None = None
 
@@ -367,16 +368,11 @@ def branch_files(entries: Iterable[Mapping[str, Any]], cwd: str = "") -> BranchF
         elif role == "bashExecution" and isinstance(message.get("command"), str):
             exit_code = message.get("exitCode")
             failed = bool(message.get("cancelled")) or (isinstance(exit_code, int) and exit_code != 0)
-            _ran(Command(entry_id, message["command"], failed, True), files, commands)
+            commands.append(Command(entry_id, message["command"], failed, True))
+    for touch in files.values():
+        touch.commands_since = len(commands) - touch.commands_before if touch.content is not None else 0
     ordered = sorted(files.values(), key=lambda f: f.last_position, reverse=True)
     return BranchFiles(ordered, commands)
-
-
-def _ran(command: Command, files: dict[str, FileTouch], commands: list[Command]) -> None:
-    commands.append(command)
-    for touch in files.values():
-        if touch.content is not None:
-            touch.commands_since += 1
 
 
 def _record(
@@ -392,7 +388,7 @@ def _record(
     args = call.arguments
     if call.name == "bash":
         if isinstance(args.get("command"), str):
-            _ran(Command(entry_id, args["command"], failed, False), files, commands)
+            commands.append(Command(entry_id, args["command"], failed, False))
         return
     path = args.get("path")
     if failed or not isinstance(path, str) or not path.strip():
@@ -407,7 +403,7 @@ def _record(
     def known(text: str | None) -> None:
         touch.content = text
         touch.content_entry_id = entry_id if text is not None else None
-        touch.commands_since = 0
+        touch.commands_before = len(commands)
 
     if call.name == "read":
         touch.kinds.add("read")

@@ -11,17 +11,21 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.core.cache import caches
+
 from pitree.files import BranchFiles, Change, FileTouch, Hunk, branch_files
 from pitree.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import path_rows
-from sessions_app.state_cache import cached, state_key
+from sessions_app.state_cache import state_key
 
-__all__ = ["COMMANDS_SHOWN", "FILES_VERSION", "file_detail", "files_at"]
+__all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at"]
 
 FILES_VERSION = 1
 FILES_TTL = 600  # seconds
 COMMANDS_SHOWN = 20  # the newest shell commands listed; all are counted
+FILES_LIMIT = 200  # files listed by default, the most recently touched; all are counted
+DETAIL_FIELDS = ("changes", "content", "contentEntryId")
 ROLES = ("assistant", "toolResult", "bashExecution")
 KIND_ORDER = ("created", "written", "edited", "read")
 
@@ -85,28 +89,54 @@ def _hunk(hunk: Hunk) -> dict[str, Any]:
     }
 
 
-def _all_files(session: ChatSession, leaf: Entry) -> dict[str, Any]:
-    """Every file with its diffs and content: built once per session state and leaf, for every reader."""
+def _parts(session: ChatSession, leaf: Entry, part: str) -> Any:
+    """Return ``part`` of the leaf's files: "list" (every file without its diffs and text, and the
+    commands) or "detail" (each file's full entry by path). Both are built together, once per session
+    state and leaf, for every reader, and kept apart so that the list's readers never load the texts."""
     near = hashlib.sha256((leaf.entry_id or "").encode("utf-8", "surrogatepass")).hexdigest()
-    key = state_key(f"files:{FILES_VERSION}", session, near, leaf.seq)
-    return cached(key, lambda: _computed(session, leaf), FILES_TTL)
+    keys = {
+        name: state_key(f"files-{name}:{FILES_VERSION}", session, near, leaf.seq)
+        for name in ("list", "detail")
+    }
+    cache = caches["shared"]
+    value = cache.get(keys[part])
+    if value is not None:
+        return value
+    body = _computed(session, leaf)
+    built = {
+        "list": {
+            **body,
+            "files": [{k: v for k, v in item.items() if k not in DETAIL_FIELDS} for item in body["files"]],
+        },
+        "detail": {key: item for item in body["files"] for key in {item["path"], item["absolute"]}},
+    }
+    cache.set_many({keys[name]: built[name] for name in keys}, FILES_TTL)
+    return built[part]
 
 
-def files_at(session: ChatSession, leaf: Entry | None) -> dict[str, Any]:
-    """Return the files list at ``leaf`` (None: no entries), the most recently touched first."""
+def files_at(session: ChatSession, leaf: Entry | None, *, limit: int = FILES_LIMIT) -> dict[str, Any]:
+    """Return the newest ``limit`` files at ``leaf`` (None: no entries), the most recently touched first."""
     if leaf is None:
-        return {"leafId": None, "files": [], "commandCount": 0, "commands": []}
-    body = _all_files(session, leaf)
-    summary = [
-        {k: v for k, v in item.items() if k not in ("changes", "content", "contentEntryId")}
-        for item in body["files"]
-    ]
-    return {**body, "leafId": leaf.entry_id, "files": summary}
+        return {
+            "leafId": None,
+            "files": [],
+            "fileCount": 0,
+            "hasMore": False,
+            "commandCount": 0,
+            "commands": [],
+        }
+    body = _parts(session, leaf, "list")
+    files = body["files"]
+    return {
+        **body,
+        "leafId": leaf.entry_id,
+        "files": files[:limit],
+        "fileCount": len(files),
+        "hasMore": len(files) > limit,
+    }
 
 
 def file_detail(session: ChatSession, leaf: Entry, path: str) -> dict[str, Any] | None:
     """Return one file's changes (newest first, as hunks) and its content at ``leaf`` when known."""
-    for item in _all_files(session, leaf)["files"]:
-        if path in (item["path"], item["absolute"]):
-            return {"leafId": leaf.entry_id, "file": item}
-    return None
+    item = _parts(session, leaf, "detail").get(path)
+    return {"leafId": leaf.entry_id, "file": item} if item is not None else None

@@ -312,6 +312,13 @@ class FilesQuerySerializer(serializers.Serializer[Any]):
         required=False,
         help_text="One file (as listed, or absolute): its changes as diff hunks and its content when known",
     )
+    limit = serializers.IntegerField(
+        required=False,
+        default=200,
+        min_value=1,
+        max_value=5000,
+        help_text="List this many files, the most recently touched first (`fileCount` counts all)",
+    )
 
 
 class PathPageSerializer(serializers.Serializer[Any]):

@@ -348,7 +348,7 @@ class FilesView(LinkReadableView):
         # then; the branch above a visible entry is visible too (parents are always written first).
         leaf = grant.entry(leaf_id) if leaf_id is not None else None
         if "path" not in query:
-            return Response(branch_files.files_at(grant.session, leaf))
+            return Response(branch_files.files_at(grant.session, leaf, limit=query["limit"]))
         detail = branch_files.file_detail(grant.session, leaf, query["path"]) if leaf is not None else None
         if detail is None:
             return error_response("This branch did not touch that file.", status.HTTP_404_NOT_FOUND)

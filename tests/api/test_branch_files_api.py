@@ -46,6 +46,13 @@ def test_the_branch_lists_its_files_newest_first_and_one_file_gives_its_diffs_an
     ]
     assert body["commandCount"] == 1 and body["commands"][0]["command"] == "make test"
     assert "content" not in body["files"][0]  # the list stays small: no texts, no diffs
+    assert (body["fileCount"], body["hasMore"]) == (2, False)
+    newest = api.get(f"/api/sessions/{stored.pk}/files/", {"limit": 1}).json()
+    assert ([f["path"] for f in newest["files"]], newest["fileCount"], newest["hasMore"]) == (
+        ["src/a.py"],
+        2,
+        True,
+    )
 
     detail = api.get(f"/api/sessions/{stored.pk}/files/", {"path": "shared.txt"}).json()["file"]
     assert detail["content"] == "one\n2\n3\n" and detail["contentEntryId"] == "c1-r"

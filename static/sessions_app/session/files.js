@@ -51,14 +51,16 @@ function entryLink(id, text) {
   });
 }
 
-/** @param {string} leaf @param {string | null} path */
-async function load(leaf, path) {
+const ALL_FILES = 5000; // the most the API lists at once; the first answer lists the newest 200
+
+/** @param {string} leaf @param {string | null} path @param {boolean} [all] */
+async function load(leaf, path, all = false) {
   const token = ++shown.token;
   shown = { leaf, path, token };
   view.setAttribute("aria-busy", "true");
   status.textContent = path ? `Loading ${path}…` : "Loading the files of this branch…";
   try {
-    const { body } = await api("GET", `${base}/files/${query(path ? { leaf, path } : { leaf })}`);
+    const { body } = await api("GET", `${base}/files/${query(path ? { leaf, path } : all ? { leaf, limit: ALL_FILES } : { leaf })}`);
     if (token !== shown.token) return;
     if (path) drawFile(body.file);
     else drawList(body);
@@ -77,8 +79,9 @@ function drawList(body) {
   list.hidden = false;
   clear(list);
   const changed = body.files.filter((f) => f.changeCount > 0).length;
-  status.textContent = body.files.length
-    ? `${body.files.length} ${body.files.length === 1 ? "file" : "files"} on this branch, ${changed} changed`
+  status.textContent = body.fileCount
+    ? `${body.fileCount.toLocaleString()} ${body.fileCount === 1 ? "file" : "files"} on this branch` +
+      (body.hasMore ? `; the ${body.files.length} touched last, ${changed} of them changed` : `, ${changed} changed`)
     : "This branch has read or changed no files yet.";
   for (const file of body.files) {
     const open = el(
@@ -89,6 +92,10 @@ function drawList(body) {
       file.changeCount ? counts(file.added, file.removed) : null,
     );
     list.appendChild(el("li", { dataset: { path: file.path } }, open));
+  }
+  if (body.hasMore) {
+    const more = el("button", { type: "button", class: "link", text: `Show all ${body.fileCount.toLocaleString()} files`, onclick: () => load(/** @type {string} */ (shown.leaf), null, true) });
+    list.appendChild(el("li", {}, more));
   }
   clear(commands);
   commands.hidden = !body.commandCount;
