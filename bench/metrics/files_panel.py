@@ -38,7 +38,9 @@ def files_panel(ctx: Context) -> list[Result]:
     busiest: Any = max(body["files"], key=lambda f: f["changeCount"], default=None)
     one = ""
     if busiest is not None:
-        file_ms, file_size, _ = _time(client, url, {"leaf": leaf, "path": busiest["path"]}, REPEAT, cached=True)
+        file_ms, file_size, _ = _time(
+            client, url, {"leaf": leaf, "path": busiest["path"]}, REPEAT, cached=True
+        )
         one = f"; one file ({busiest['changeCount']} changes): {file_ms:.1f} ms, {file_size / 1024:.1f} KB"
     label = f"{big // 1000}k"
     note = (

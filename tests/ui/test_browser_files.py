@@ -66,6 +66,20 @@ def test_the_files_of_the_selected_branch_and_their_diffs(
     expect(page.locator("#context")).to_be_visible()
     expect(page.locator("#files-view")).to_be_hidden()
 
+    # The tree marks the results that changed a file, and its filter keeps only those (every branch).
+    expect(page.locator('.tree-row[data-id="c1-r"] .badge.changed')).to_be_visible()
+    expect(page.locator('.tree-row[data-id="c2-r"] .badge.changed')).to_have_count(0)  # the failed edit
+    page.select_option("#tree-filter", "changed-files")
+    shown = page.locator(".tree-row")
+    expect(shown).to_have_count(4)
+    assert sorted(shown.evaluate_all("rows => rows.map(r => r.dataset.id)")) == [
+        "c0-r",
+        "c1-r",
+        "c4-r",
+        "c9-r",
+    ]
+    screenshot(page, "files-tree-filter")
+
 
 def test_on_a_phone_the_files_have_their_own_tab(
     account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any

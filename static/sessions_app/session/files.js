@@ -144,7 +144,20 @@ function drawFile(file) {
   detail.scrollTop = 0;
 }
 
-export function initFiles() {
+// A successful edit or write result changed a file: its tree row is marked, and the "Changed files" filter
+// keeps such rows (of every branch whose entries the page holds).
+/** @param {any} record */
+export function changedAFile(record) {
+  const message = record && record.entry && record.entry.message;
+  return Boolean(message && message.role === "toolResult" && (message.toolName === "edit" || message.toolName === "write") && message.isError !== true);
+}
+
+/** @param {import("../tree.js").TreeView} tree */
+export function initFiles(tree) {
+  tree.decorators.push((row) =>
+    row.kind === "node" && changedAFile(tree.recordFor(row.id)) ? el("span", { class: "badge changed", text: "changed", title: "This tool result changed a file (an edit or a write)" }) : null,
+  );
+  tree.filters.set("changed-files", (node) => changedAFile(tree.recordFor(node.id)));
   toggle.addEventListener("click", () => {
     const next = panel.dataset.view === "files" ? "context" : "files";
     setView(next);

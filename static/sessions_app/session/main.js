@@ -27,7 +27,6 @@ initTree();
 initSearch();
 initBranch();
 initContext();
-initFiles();
 initActions();
 initComposer();
 initDownloads();
@@ -39,6 +38,7 @@ initShortcuts();
 initContinueInPi({ sessionId: cfg.session, onError: showError });
 initSharing(cfg.session);
 initComments(tree);
+initFiles(tree);
 
 async function start() {
   const handedBack = sessionStorage.getItem(`piweb-editor-${cfg.session}`);
