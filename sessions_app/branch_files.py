@@ -17,7 +17,6 @@ from pitree.files import BranchFiles, Change, FileTouch, Hunk, branch_files
 from pitree.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import path_rows
-from sessions_app.state_cache import state_key
 
 __all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at"]
 
@@ -89,29 +88,36 @@ def _hunk(hunk: Hunk) -> dict[str, Any]:
     }
 
 
-def _parts(session: ChatSession, leaf: Entry, part: str) -> Any:
-    """Return ``part`` of the leaf's files: "list" (every file without its diffs and text, and the
-    commands) or "detail" (each file's full entry by path). Both are built together, once per session
-    state and leaf, for every reader, and kept apart so that the list's readers never load the texts."""
-    near = hashlib.sha256((leaf.entry_id or "").encode("utf-8", "surrogatepass")).hexdigest()
-    keys = {
-        name: state_key(f"files-{name}:{FILES_VERSION}", session, near, leaf.seq)
-        for name in ("list", "detail")
-    }
+def _key(session: ChatSession, leaf: Entry, part: str) -> str:
+    """The cache key of ``part`` at ``leaf``. What a branch did is fixed once its entries are written
+    (entries are append-only), so unlike ``state_key`` the key leaves out the session's next seq: appends
+    elsewhere, or below the leaf, keep it. A redaction rewrites stored lines and bumps the revision."""
+    created = f"{session.created_at.timestamp():.6f}"
+    return f"files-{part}:{FILES_VERSION}:{session.pk}:{created}:{session.revision}:{leaf.seq}"
+
+
+def _file_key(session: ChatSession, leaf: Entry, path: str) -> str:
+    digest = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()
+    return _key(session, leaf, f"file:{digest}")
+
+
+def _listed(session: ChatSession, leaf: Entry) -> dict[str, Any]:
+    """Return every file at ``leaf`` without its diffs and text, and the commands. Built once per leaf,
+    for every reader, with each file's full entry under a key of its own, so a reader of the list never
+    loads the texts and a reader of one file loads only that file's."""
     cache = caches["shared"]
-    value = cache.get(keys[part])
-    if value is not None:
-        return value
+    listed: dict[str, Any] | None = cache.get(_key(session, leaf, "list"))
+    if listed is not None:
+        return listed
     body = _computed(session, leaf)
-    built = {
-        "list": {
-            **body,
-            "files": [{k: v for k, v in item.items() if k not in DETAIL_FIELDS} for item in body["files"]],
-        },
-        "detail": {key: item for item in body["files"] for key in {item["path"], item["absolute"]}},
+    listed = {
+        **body,
+        "files": [{k: v for k, v in item.items() if k not in DETAIL_FIELDS} for item in body["files"]],
     }
-    cache.set_many({keys[name]: built[name] for name in keys}, FILES_TTL)
-    return built[part]
+    values = {_file_key(session, leaf, item["path"]): item for item in body["files"]}
+    values[_key(session, leaf, "list")] = listed
+    cache.set_many(values, FILES_TTL)
+    return listed
 
 
 def files_at(session: ChatSession, leaf: Entry | None, *, limit: int = FILES_LIMIT) -> dict[str, Any]:
@@ -125,7 +131,7 @@ def files_at(session: ChatSession, leaf: Entry | None, *, limit: int = FILES_LIM
             "commandCount": 0,
             "commands": [],
         }
-    body = _parts(session, leaf, "list")
+    body = _listed(session, leaf)
     files = body["files"]
     return {
         **body,
@@ -137,6 +143,15 @@ def files_at(session: ChatSession, leaf: Entry | None, *, limit: int = FILES_LIM
 
 
 def file_detail(session: ChatSession, leaf: Entry, path: str) -> dict[str, Any] | None:
-    """Return one file's changes (newest first, as hunks) and its content at ``leaf`` when known."""
-    item = _parts(session, leaf, "detail").get(path)
+    """Return one file's changes (newest first, as hunks) and its content at ``leaf`` when known; ``path``
+    as listed or absolute."""
+    listed = _listed(session, leaf)["files"]
+    shown = next((f["path"] for f in listed if path in (f["path"], f["absolute"])), None)
+    if shown is None:
+        return None
+    item = caches["shared"].get(_file_key(session, leaf, shown))
+    if item is None:  # evicted alone: build the leaf's files again
+        caches["shared"].delete(_key(session, leaf, "list"))
+        _listed(session, leaf)
+        item = caches["shared"].get(_file_key(session, leaf, shown))
     return {"leafId": leaf.entry_id, "file": item} if item is not None else None
