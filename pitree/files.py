@@ -50,6 +50,7 @@ __all__ = [
     "Change",
     "Command",
     "FileTouch",
+    "FilesWalk",
     "Hunk",
     "branch_files",
     "edits_of",
@@ -342,37 +343,65 @@ FILE_TOOLS = frozenset({"read", "edit", "write", "bash"})
 def branch_files(entries: Iterable[Mapping[str, Any]], cwd: str = "") -> BranchFiles:
     """Return the files the branch's tool calls touched. ``entries`` are the parsed lines of the path,
     root first (other lines may be among them and are skipped); ``cwd`` is the session header's."""
-    calls: dict[str, _Call] = {}
-    files: dict[str, FileTouch] = {}
-    commands: list[Command] = []
-    for position, entry in enumerate(entries):
-        if not isinstance(entry, Mapping) or entry.get("type") != "message":
-            continue
-        message = entry.get("message")
-        entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
-        if not isinstance(message, Mapping) or entry_id is None:
-            continue
-        role = message.get("role")
-        if role == "assistant":
-            content = message.get("content")
-            for block in content if isinstance(content, list) else []:
-                if not isinstance(block, Mapping) or block.get("type") != "toolCall":
-                    continue
-                call_id, name, arguments = block.get("id"), block.get("name"), block.get("arguments")
-                if isinstance(call_id, str) and name in FILE_TOOLS and isinstance(arguments, Mapping):
-                    calls[call_id] = _Call(entry_id, str(name), arguments)
-        elif role == "toolResult":
-            call = calls.pop(str(message.get("toolCallId")), None)
-            if call is not None:
-                _record(call, message, entry_id, position, cwd, files, commands)
-        elif role == "bashExecution" and isinstance(message.get("command"), str):
-            exit_code = message.get("exitCode")
-            failed = bool(message.get("cancelled")) or (isinstance(exit_code, int) and exit_code != 0)
-            commands.append(Command(entry_id, message["command"], failed, True))
-    for touch in files.values():
-        touch.commands_since = len(commands) - touch.commands_before if touch.content is not None else 0
-    ordered = sorted(files.values(), key=lambda f: f.last_position, reverse=True)
-    return BranchFiles(ordered, commands)
+    walk = FilesWalk(cwd)
+    walk.feed(entries)
+    return walk.result()
+
+
+class FilesWalk:
+    """The walk down a branch, resumable: fed the path root first, in as many parts as wanted, it gives
+    the same result as one ``branch_files`` over the whole. Its state (calls still waiting for their
+    result, each file so far) is plain data, so a reader can keep it for a node and go on from there to
+    a node below it, reading only the entries between them."""
+
+    def __init__(self, cwd: str = "") -> None:
+        self.cwd = cwd
+        self.calls: dict[str, _Call] = {}
+        self.files: dict[str, FileTouch] = {}
+        self.commands: list[Command] = []
+        self.position = 0
+
+    def feed(self, entries: Iterable[Mapping[str, Any]]) -> None:
+        """Walk on through ``entries``, the next lines of the path in order."""
+        calls, files, commands = self.calls, self.files, self.commands
+        for entry in entries:
+            position = self.position
+            self.position += 1
+            if not isinstance(entry, Mapping) or entry.get("type") != "message":
+                continue
+            message = entry.get("message")
+            entry_id = entry.get("id") if isinstance(entry.get("id"), str) else None
+            if not isinstance(message, Mapping) or entry_id is None:
+                continue
+            role = message.get("role")
+            if role == "assistant":
+                content = message.get("content")
+                for block in content if isinstance(content, list) else []:
+                    if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+                        continue
+                    call_id, name, arguments = block.get("id"), block.get("name"), block.get("arguments")
+                    if isinstance(call_id, str) and name in FILE_TOOLS and isinstance(arguments, Mapping):
+                        calls[call_id] = _Call(entry_id, str(name), arguments)
+            elif role == "toolResult":
+                call = calls.pop(str(message.get("toolCallId")), None)
+                if call is not None:
+                    _record(call, message, entry_id, position, self.cwd, files, commands)
+            elif role == "bashExecution" and isinstance(message.get("command"), str):
+                exit_code = message.get("exitCode")
+                failed = bool(message.get("cancelled")) or (isinstance(exit_code, int) and exit_code != 0)
+                commands.append(Command(entry_id, message["command"], failed, True))
+
+    def content_chars(self) -> int:
+        """Return how much file text the walk holds (what keeping its state costs)."""
+        return sum(len(f.content) for f in self.files.values() if f.content is not None)
+
+    def result(self) -> BranchFiles:
+        """Return the files so far, the most recently touched first (the walk can go on after)."""
+        for touch in self.files.values():
+            known = touch.content is not None
+            touch.commands_since = len(self.commands) - touch.commands_before if known else 0
+        ordered = sorted(self.files.values(), key=lambda f: f.last_position, reverse=True)
+        return BranchFiles(ordered, list(self.commands))
 
 
 def _record(

@@ -13,10 +13,10 @@ from typing import Any
 
 from django.core.cache import caches
 
-from pitree.files import BranchFiles, Change, FileTouch, Hunk, branch_files
+from pitree.files import BranchFiles, Change, FilesWalk, FileTouch, Hunk
 from pitree.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
-from sessions_app.queries import path_rows
+from sessions_app.queries import SegmentTable, path_ranges, path_rows, segment_table
 
 __all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at"]
 
@@ -29,10 +29,53 @@ ROLES = ("assistant", "toolResult", "bashExecution")
 KIND_ORDER = ("created", "written", "edited", "read")
 
 
+# A walk kept for a leaf lets the next leaf below it (the session growing, a selection moving down) read
+# only the entries between the two. Kept only while its files' texts are small enough to cache cheaply.
+WALK_CHARS = 4_000_000
+WALKS_KEPT = 8  # per session: the newest leaves whose walks are kept
+
+
 def _computed(session: ChatSession, leaf: Entry) -> dict[str, Any]:
-    rows = path_rows(session, leaf, fields=("raw",), roles=ROLES)
-    found = branch_files((parse_json(raw) for (raw,) in rows), session.cwd)
-    return _payload(found)
+    table = segment_table(session)
+    walk, start = _resume(session, leaf, table)
+    rows = path_rows(session, leaf, min_depth=start, fields=("raw",), roles=ROLES, table=table)
+    walk.feed(parse_json(raw) for (raw,) in rows)
+    _keep(session, leaf, walk)
+    return _payload(walk.result())
+
+
+def _recent_key(session: ChatSession) -> str:
+    return (
+        f"files-recent:{FILES_VERSION}:{session.pk}:{session.created_at.timestamp():.6f}:{session.revision}"
+    )
+
+
+def _resume(session: ChatSession, leaf: Entry, table: SegmentTable) -> tuple[FilesWalk, int]:
+    """Return the kept walk of the deepest recent leaf on this leaf's path and the depth to go on from,
+    else a new walk from the root."""
+    cache = caches["shared"]
+    recent: list[tuple[int, int, int]] = cache.get(_recent_key(session)) or []
+    if leaf.depth is not None:
+        for seq, depth, segment in sorted(recent, key=lambda r: -r[1]):
+            if depth > leaf.depth:
+                continue
+            ranges = path_ranges(session, leaf, min_depth=depth, max_depth=depth, table=table)
+            if not any(seg == segment and low <= depth <= high for seg, low, high in ranges):
+                continue
+            walk = cache.get(_seq_key(session, seq, "walk"))
+            if isinstance(walk, FilesWalk):
+                return walk, depth + 1
+    return FilesWalk(session.cwd), 0
+
+
+def _keep(session: ChatSession, leaf: Entry, walk: FilesWalk) -> None:
+    if leaf.depth is None or leaf.segment is None or walk.content_chars() > WALK_CHARS:
+        return
+    cache = caches["shared"]
+    key = _recent_key(session)
+    recent: list[tuple[int, int, int]] = cache.get(key) or []
+    recent = [(leaf.seq, leaf.depth, leaf.segment), *(r for r in recent if r[0] != leaf.seq)][:WALKS_KEPT]
+    cache.set_many({_seq_key(session, leaf.seq, "walk"): walk, key: recent}, FILES_TTL)
 
 
 def _payload(found: BranchFiles) -> dict[str, Any]:
@@ -92,8 +135,12 @@ def _key(session: ChatSession, leaf: Entry, part: str) -> str:
     """The cache key of ``part`` at ``leaf``. What a branch did is fixed once its entries are written
     (entries are append-only), so unlike ``state_key`` the key leaves out the session's next seq: appends
     elsewhere, or below the leaf, keep it. A redaction rewrites stored lines and bumps the revision."""
+    return _seq_key(session, leaf.seq, part)
+
+
+def _seq_key(session: ChatSession, seq: int, part: str) -> str:
     created = f"{session.created_at.timestamp():.6f}"
-    return f"files-{part}:{FILES_VERSION}:{session.pk}:{created}:{session.revision}:{leaf.seq}"
+    return f"files-{part}:{FILES_VERSION}:{session.pk}:{created}:{session.revision}:{seq}"
 
 
 def _file_key(session: ChatSession, leaf: Entry, path: str) -> str:

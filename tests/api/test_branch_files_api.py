@@ -108,3 +108,39 @@ def test_a_frozen_link_sees_the_files_as_they_were_when_it_was_made(owner: Any, 
     assert [f["path"] for f in holder.get(url).json()["files"]] == ["src/a.py", "shared.txt"]
     assert holder.get(url, {"leaf": "c5-r"}).status_code == 404
     assert next(f["path"] for f in client_of(owner).get(url).json()["files"]) == "late.txt"
+
+
+def test_a_leaf_below_one_already_read_goes_on_from_it_with_the_same_answer(
+    owner: Any, stored: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.cache import caches
+
+    from sessions_app import branch_files
+
+    api = client_of(owner)
+    url = f"/api/sessions/{stored.pk}/files/"
+    order = ["c1-a", "c9-r", "c4-r", "c0-r", "c2-r", "c9-a"]
+    fresh = {}
+    for leaf in order:
+        caches["shared"].clear()
+        fresh[leaf] = (
+            api.get(url, {"leaf": leaf}).json(),
+            api.get(url, {"leaf": leaf, "path": "shared.txt"}).json(),
+        )
+    caches["shared"].clear()
+    starts: list[int] = []
+    real = branch_files.path_rows
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        starts.append(kwargs.get("min_depth", 0))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(branch_files, "path_rows", spy)
+    for leaf in order:
+        assert (
+            api.get(url, {"leaf": leaf}).json(),
+            api.get(url, {"leaf": leaf, "path": "shared.txt"}).json(),
+        ) == fresh[leaf], leaf
+    # c1-a (depth 4) from the root; c9-r, on another branch, from the root too; c4-r goes on below c1-a;
+    # c0-r (depth 2) lies above all of them; c2-r goes on below c1-a; c9-a lies above c9-r but below c0-r.
+    assert starts == [0, 0, 5, 0, 5, 3]

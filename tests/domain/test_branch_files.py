@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
-from pitree.files import branch_files, line_diff, normalize_path
+from pitree.files import FilesWalk, branch_files, line_diff, normalize_path
 
 CWD = "/home/ana/project"
 
@@ -178,3 +179,23 @@ def test_line_diff_counts_like_git_and_paths_normalize_like_pi() -> None:
     assert line_diff("", "one\ntwo\n")[:2] == (2, 0)
     assert normalize_path("@src/../x.py", CWD) == f"{CWD}/x.py"
     assert normalize_path("/etc/hosts", CWD) == "/etc/hosts"
+
+
+def test_a_walk_kept_at_a_node_goes_on_to_a_node_below_as_one_walk_would() -> None:
+    branch = Branch()
+    branch.call("write", {"path": "a.txt", "content": "1\n2\n"})
+    branch.call("bash", {"command": "ls"})
+    # The edit's call is before the cut, its result after: the kept walk still waits for it.
+    branch.call("edit", {"path": "a.txt", "edits": [{"oldText": "2", "newText": "3"}]})
+    branch.call("read", {"path": "b.txt"}, result="b\n")
+    whole = branch.files()
+    for cut in range(len(branch.entries) + 1):
+        walk = FilesWalk(CWD)
+        walk.feed(branch.entries[:cut])
+        kept = pickle.loads(pickle.dumps(walk))  # as a cache keeps it
+        kept.feed(branch.entries[cut:])
+        found = kept.result()
+        assert [(f.path, f.kinds, f.content, f.commands_since, f.changes) for f in found.files] == [
+            (f.path, f.kinds, f.content, f.commands_since, f.changes) for f in whole.files
+        ], cut
+        assert found.commands == whole.commands
