@@ -138,7 +138,11 @@ function drawFile(file) {
       : `As the branch last saw it, at ${file.contentEntryId}.`;
     content = el("details", { class: "file-content" }, el("summary", { text: "Content at this entry" }), el("p", { class: "muted small", text: note }), el("pre", { class: "mono", text: file.content }));
   } else {
-    content = el("p", { class: "muted small file-unknown", text: "Content at this entry: not known. The branch changed the file without reading or writing it whole." });
+    // Said, never guessed: the branch holds no whole text of the file to start from.
+    const why = file.changes.length
+      ? "the branch changed it without reading or writing it whole first, or an edit did not apply exactly to the text it had."
+      : "the branch read only part of it.";
+    content = el("p", { class: "muted small file-unknown", text: `Content at this entry: not known; ${why}` });
   }
   clear(detail).append(head, content, ...(changes.length ? changes : [el("p", { class: "muted small", text: "Only read on this branch." })]));
   detail.scrollTop = 0;
