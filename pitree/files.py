@@ -65,7 +65,7 @@ _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: kept walks are pickled, and slotted dataclasses unpickle slowly
 class Hunk:
     """A run of changed lines with their context. ``lines`` start with " ", "-" or "+"; the starts are
     1-based lines in the file when ``numbered``, else within the edited text (where in the file is
@@ -78,7 +78,7 @@ class Hunk:
     lines: list[str]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Change:
     """One successful edit or write of a file, anchored to the entry that recorded it."""
 
@@ -92,7 +92,7 @@ class Change:
     position: int  # index on the branch, for ordering
 
 
-@dataclass(slots=True)
+@dataclass
 class FileTouch:
     """Everything the branch did to one path."""
 
@@ -121,7 +121,7 @@ class FileTouch:
         return self.content is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Command:
     """A shell command run on the branch: by the model (``bash`` tool) or by the user (``!command``)."""
 
@@ -330,7 +330,7 @@ def _whole_read(arguments: Mapping[str, Any], message: Mapping[str, Any]) -> str
 # -- the walk ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Call:
     entry_id: str | None
     name: str

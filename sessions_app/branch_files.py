@@ -24,7 +24,6 @@ FILES_VERSION = 1
 FILES_TTL = 600  # seconds
 COMMANDS_SHOWN = 20  # the newest shell commands listed; all are counted
 FILES_LIMIT = 200  # files listed by default, the most recently touched; all are counted
-DETAIL_FIELDS = ("changes", "content", "contentEntryId")
 ROLES = ("assistant", "toolResult", "bashExecution")
 KIND_ORDER = ("created", "written", "edited", "read")
 
@@ -35,13 +34,14 @@ WALK_CHARS = 4_000_000
 WALKS_KEPT = 8  # per session: the newest leaves whose walks are kept
 
 
-def _computed(session: ChatSession, leaf: Entry) -> dict[str, Any]:
+def _walked(session: ChatSession, leaf: Entry) -> BranchFiles:
+    """Walk the branch to ``leaf``: from the kept walk of a leaf above it when there is one."""
     table = segment_table(session)
     walk, start = _resume(session, leaf, table)
     rows = path_rows(session, leaf, min_depth=start, fields=("raw",), roles=ROLES, table=table)
     walk.feed(parse_json(raw) for (raw,) in rows)
     _keep(session, leaf, walk)
-    return _payload(walk.result())
+    return walk.result()
 
 
 def _recent_key(session: ChatSession) -> str:
@@ -78,19 +78,16 @@ def _keep(session: ChatSession, leaf: Entry, walk: FilesWalk) -> None:
     cache.set_many({_seq_key(session, leaf.seq, "walk"): walk, key: recent}, FILES_TTL)
 
 
-def _payload(found: BranchFiles) -> dict[str, Any]:
+def _commands(found: BranchFiles) -> dict[str, Any]:
     commands = [
         {"entryId": c.entry_id, "command": c.command, "isError": c.is_error, "byUser": c.by_user}
-        for c in found.commands
+        for c in found.commands[-COMMANDS_SHOWN:]
     ]
-    return {
-        "files": [_file(touch) for touch in found.files],
-        "commandCount": len(commands),
-        "commands": commands[-COMMANDS_SHOWN:][::-1],
-    }
+    return {"commandCount": len(found.commands), "commands": commands[::-1]}
 
 
-def _file(touch: FileTouch) -> dict[str, Any]:
+def _summary(touch: FileTouch) -> dict[str, Any]:
+    """A file as the list shows it: what was done to it, without its diffs or its text."""
     return {
         "path": touch.path,
         "absolute": touch.absolute,
@@ -102,7 +99,13 @@ def _file(touch: FileTouch) -> dict[str, Any]:
         "lastEntryId": touch.last_entry_id,
         "contentKnown": touch.content_known,
         "commandsSince": touch.commands_since if touch.content_known else None,
-        # Only in the one-file answer (popped from the list): the diffs and the text.
+    }
+
+
+def _file(touch: FileTouch) -> dict[str, Any]:
+    """A file with its changes, newest first, as hunks, and its text when known."""
+    return {
+        **_summary(touch),
         "changes": [_change(c) for c in reversed(touch.changes)],
         "content": touch.content,
         "contentEntryId": touch.content_entry_id,
@@ -150,18 +153,17 @@ def _file_key(session: ChatSession, leaf: Entry, path: str) -> str:
 
 def _listed(session: ChatSession, leaf: Entry) -> dict[str, Any]:
     """Return every file at ``leaf`` without its diffs and text, and the commands. Built once per leaf,
-    for every reader, with each file's full entry under a key of its own, so a reader of the list never
-    loads the texts and a reader of one file loads only that file's."""
+    for every reader; the files the list shows first get their diffs and text under keys of their own,
+    so a reader of the list never loads texts and a reader of one file loads only that file's."""
     cache = caches["shared"]
     listed: dict[str, Any] | None = cache.get(_key(session, leaf, "list"))
     if listed is not None:
         return listed
-    body = _computed(session, leaf)
-    listed = {
-        **body,
-        "files": [{k: v for k, v in item.items() if k not in DETAIL_FIELDS} for item in body["files"]],
+    found = _walked(session, leaf)
+    listed = {"files": [_summary(touch) for touch in found.files], **_commands(found)}
+    values: dict[str, Any] = {
+        _file_key(session, leaf, touch.path): _file(touch) for touch in found.files[:FILES_LIMIT]
     }
-    values = {_file_key(session, leaf, item["path"]): item for item in body["files"]}
     values[_key(session, leaf, "list")] = listed
     cache.set_many(values, FILES_TTL)
     return listed
@@ -196,9 +198,12 @@ def file_detail(session: ChatSession, leaf: Entry, path: str) -> dict[str, Any] 
     shown = next((f["path"] for f in listed if path in (f["path"], f["absolute"])), None)
     if shown is None:
         return None
-    item = caches["shared"].get(_file_key(session, leaf, shown))
-    if item is None:  # evicted alone: build the leaf's files again
-        caches["shared"].delete(_key(session, leaf, "list"))
-        _listed(session, leaf)
-        item = caches["shared"].get(_file_key(session, leaf, shown))
-    return {"leafId": leaf.entry_id, "file": item} if item is not None else None
+    key = _file_key(session, leaf, shown)
+    item = caches["shared"].get(key)
+    if item is None:  # further down the list than is built ahead, or evicted: from the leaf's walk
+        touch = _walked(session, leaf).file(shown)
+        if touch is None:
+            return None
+        item = _file(touch)
+        caches["shared"].set(key, item, FILES_TTL)
+    return {"leafId": leaf.entry_id, "file": item}

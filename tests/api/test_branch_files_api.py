@@ -144,3 +144,16 @@ def test_a_leaf_below_one_already_read_goes_on_from_it_with_the_same_answer(
     # c1-a (depth 4) from the root; c9-r, on another branch, from the root too; c4-r goes on below c1-a;
     # c0-r (depth 2) lies above all of them; c2-r goes on below c1-a; c9-a lies above c9-r but below c0-r.
     assert starts == [0, 0, 5, 0, 5, 3]
+
+
+def test_a_file_further_down_than_the_list_builds_ahead_still_opens(
+    owner: Any, stored: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessions_app import branch_files
+
+    monkeypatch.setattr(branch_files, "FILES_LIMIT", 1)  # only the newest file's diffs are built ahead
+    api = client_of(owner)
+    url = f"/api/sessions/{stored.pk}/files/"
+    assert [f["path"] for f in api.get(url).json()["files"]] == ["src/a.py", "shared.txt"]
+    detail = api.get(url, {"path": "/w/shared.txt"}).json()["file"]  # by its absolute path too
+    assert detail["content"] == "one\n2\n3\n" and len(detail["changes"]) == 2
