@@ -49,7 +49,8 @@ def files_panel(ctx: Context) -> list[Result]:
     grown_ms, walk_note = _after_append(client, pk, leaf)
     label = f"{big // 1000}k"
     note = (
-        f"{len(body['files'])} files, {body['commandCount']:,} commands on the branch; median of {REPEAT}, "
+        f"{body['fileCount']:,} files (the newest {len(body['files'])} listed), {body['commandCount']:,} "
+        f"commands on the branch; median of {REPEAT}, "
         f"each built anew (cache emptied); the next readers: {again_ms:.1f} ms{one}"
     )
     return [

@@ -101,8 +101,14 @@ function drawList(body) {
   commands.hidden = !body.commandCount;
   if (body.commandCount) {
     commands.append(
-      el("p", { class: "muted", text: `${body.commandCount} shell ${body.commandCount === 1 ? "command" : "commands"} ran on this branch; what they changed is not known. The newest:` }),
-      el("ul", { class: "plain-list" }, ...body.commands.map((c) => el("li", {}, el("code", { text: c.command }), " ", entryLink(c.entryId, c.isError ? "failed" : "at entry")))),
+      el("p", {
+        class: "muted",
+        text:
+          body.commandCount === 1
+            ? "1 shell command ran on this branch; what it changed is not known:"
+            : `${body.commandCount.toLocaleString()} shell commands ran on this branch; what they changed is not known. The newest:`,
+      }),
+      el("ul", { class: "plain-list" }, ...body.commands.map((c) => el("li", {}, el("code", { text: c.command }), " ", entryLink(c.entryId, c.isError ? "failed: show in the tree" : "show in the tree")))),
     );
   }
 }
