@@ -119,8 +119,10 @@ def path_rows(
     max_depth: int | None = None,
     fields: Sequence[str] = (),
     table: SegmentTable | None = None,
+    roles: Sequence[str] = (),
 ) -> list[Any]:
-    """Return the path rows root→leaf with min_depth ≤ depth ≤ max_depth (instances, or tuples of fields)."""
+    """Return the path rows root→leaf with min_depth ≤ depth ≤ max_depth (instances, or tuples of fields);
+    with ``roles``, only the messages of those roles."""
     if table is None:
         table = segment_table(session)
     ranges = path_ranges(session, leaf, min_depth=min_depth, max_depth=max_depth, table=table)
@@ -134,6 +136,8 @@ def path_rows(
         for segment, low, high in ranges:
             cond |= Q(segment=segment, depth__gte=low, depth__lte=high)
         query = Entry.objects.filter(cond, session=session)
+    if roles:
+        query = query.filter(role__in=roles)
     query = query.order_by("depth")
     return list(query.values_list(*fields)) if fields else list(query)
 

@@ -18,6 +18,7 @@ urlpatterns = [
     path("sessions/<int:pk>/tree/", views.TreeView.as_view(), name="session-tree"),
     path("sessions/<int:pk>/context/", views.ContextView.as_view(), name="session-context"),
     path("sessions/<int:pk>/path/", views.PathView.as_view(), name="session-path"),
+    path("sessions/<int:pk>/files/", views.FilesView.as_view(), name="session-files"),
     path("sessions/<int:pk>/fork/", views.ForkView.as_view(), name="session-fork"),
     path("sessions/<int:pk>/clone/", views.CloneView.as_view(), name="session-clone"),
     path("sessions/<int:pk>/labels/", views.LabelView.as_view(), name="session-labels"),

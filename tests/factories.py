@@ -88,6 +88,65 @@ def small_tree(*, rich: bool = False) -> list[dict[str, Any]]:
     ]
 
 
+FILES_HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "files-1",
+    "timestamp": "2026-01-02T03:04:05.678Z",
+    "cwd": "/w",
+}
+
+
+def tool_turn(
+    call_id: str, parent: str, name: str, args: dict[str, Any], *, error: bool = False
+) -> list[Any]:
+    """An assistant entry calling one tool (id ``call_id``-a) and its result (``call_id``-r)."""
+    call = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+    return [
+        {
+            "type": "message",
+            "id": f"{call_id}-a",
+            "parentId": parent,
+            "timestamp": "2026-01-02T03:04:07.000Z",
+            "message": {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 2},
+        },
+        {
+            "type": "message",
+            "id": f"{call_id}-r",
+            "parentId": f"{call_id}-a",
+            "timestamp": "2026-01-02T03:04:08.000Z",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": "error" if error else "ok"}],
+                "isError": error,
+                "timestamp": 3,
+            },
+        },
+    ]
+
+
+def two_branches_with_files() -> list[dict[str, Any]]:
+    """u0 → write shared.txt; then branch B (u3 → write other.txt, appended first) and branch A
+    (u1 → edit shared.txt, a failed edit, write /w/src/a.py): the leaf is A's last entry, c4-r."""
+    return [
+        user_message("u0", None, "start"),
+        *tool_turn("c0", "u0", "write", {"path": "shared.txt", "content": "one\ntwo\n"}),
+        user_message("u3", "c0-r", "the other way"),
+        *tool_turn("c9", "u3", "write", {"path": "other.txt", "content": "elsewhere\n"}),
+        user_message("u1", "c0-r", "this way"),
+        *tool_turn(
+            "c1", "u1", "edit", {"path": "shared.txt", "edits": [{"oldText": "two", "newText": "2\n3"}]}
+        ),
+        *tool_turn(
+            "c2", "c1-r", "edit", {"path": "shared.txt", "oldText": "nope", "newText": "x"}, error=True
+        ),
+        *tool_turn("c3", "c2-r", "bash", {"command": "make test"}),
+        *tool_turn("c4", "c3-r", "write", {"path": "/w/src/a.py", "content": "print(1)\n"}),
+    ]
+
+
 def _at(second: int) -> str:
     return f"2026-01-02T03:04:{second:02d}.000Z"
 

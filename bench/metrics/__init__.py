@@ -24,6 +24,7 @@ METRIC_MODULES = (
     "bench.metrics.bulk",
     "bench.metrics.delete",
     "bench.metrics.context_page",
+    "bench.metrics.files_panel",
     "bench.metrics.browser",
     "bench.metrics.runs",
     "bench.metrics.sync",

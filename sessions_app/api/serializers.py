@@ -306,6 +306,21 @@ class PathQuerySerializer(serializers.Serializer[Any]):
     render = Flag(required=False, default=False, help_text="Add each entry's sanitized HTML as `rendered`")
 
 
+class FilesQuerySerializer(serializers.Serializer[Any]):
+    leaf = Text(required=False, help_text="The branch ends at this entry (default: the leaf)")
+    path = Text(
+        required=False,
+        help_text="One file (as listed, or absolute): its changes as diff hunks and its content when known",
+    )
+    limit = serializers.IntegerField(
+        required=False,
+        default=200,
+        min_value=1,
+        max_value=5000,
+        help_text="List this many files, the most recently touched first (`fileCount` counts all)",
+    )
+
+
 class PathPageSerializer(serializers.Serializer[Any]):
     entries = EntrySerializer(many=True)
     leafId = serializers.CharField(allow_null=True)

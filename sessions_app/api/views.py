@@ -29,7 +29,7 @@ from core.api.parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_i
 from documents import rendering
 from pitree.tokens import set_aside_usage
 from providers.facade import context_window_for
-from sessions_app import access, context_reads, link_scope, queries, services, summary_facts
+from sessions_app import access, branch_files, context_reads, link_scope, queries, services, summary_facts
 from sessions_app.api.serializers import (
     AppendSerializer,
     CloneSerializer,
@@ -38,6 +38,7 @@ from sessions_app.api.serializers import (
     EntryPageSerializer,
     EntrySerializer,
     ErrorSerializer,
+    FilesQuerySerializer,
     ForkResultSerializer,
     ForkSerializer,
     ImportResultSerializer,
@@ -332,6 +333,26 @@ class PathView(LinkReadableView):
                 "hasMore": bool(first_depth),
             }
         )
+
+
+class FilesView(LinkReadableView):
+    @extend_schema(parameters=[FilesQuerySerializer], responses={200: OpenApiResponse(), **ERRORS})
+    def get(self, request: Request, pk: int) -> Response:
+        """Return the files the branch root → leaf (or ``?leaf=``) read and changed, the most recently
+        touched first; with ``?path=``, that file's changes as diff hunks, newest first, and its content
+        at the leaf when the branch shows it (``null``: not known)."""
+        grant = self.access(pk)
+        query = self.valid(FilesQuerySerializer, request.query_params)
+        leaf_id = query.get("leaf") or grant.leaf_id()
+        # The entry check is the path view's: a path link sees only its path, a frozen link what existed
+        # then; the branch above a visible entry is visible too (parents are always written first).
+        leaf = grant.entry(leaf_id) if leaf_id is not None else None
+        if "path" not in query:
+            return Response(branch_files.files_at(grant.session, leaf, limit=query["limit"]))
+        detail = branch_files.file_detail(grant.session, leaf, query["path"]) if leaf is not None else None
+        if detail is None:
+            return error_response("This branch did not touch that file.", status.HTTP_404_NOT_FOUND)
+        return Response(detail)
 
 
 class ForkView(SessionAPIView):

@@ -17,6 +17,7 @@ PATHS = {
     "/api/sessions/{id}/entries/{entry_id}/": {"get"},
     "/api/sessions/{id}/tree/": {"get"},
     "/api/sessions/{id}/context/": {"get"},
+    "/api/sessions/{id}/files/": {"get"},
     "/api/sessions/{id}/navigate/": {"post"},
     "/api/sessions/{id}/fork/": {"post"},
     "/api/sessions/{id}/clone/": {"post"},

@@ -89,6 +89,7 @@ ROWS = [
     Row("api/sessions/<int:pk>/tree/", "GET", s("tree/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/context/", "GET", s("context/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/path/", "GET", s("path/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/files/", "GET", s("files/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/export/", "GET", s("export/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/search/", "GET", s("search/?q=hello"), "200 200 200 200 404 403"),
     Row(

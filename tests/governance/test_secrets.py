@@ -48,10 +48,14 @@ def tool_result(entry_id: str, parent: str, text: str) -> dict[str, Any]:
     }
 
 
+# The first result is the read of a file: the files view shows its text.
+READ_CALL = {"type": "toolCall", "id": "call-1", "name": "read", "arguments": {"path": "deploy.env"}}
+
+
 def leaky_entries() -> list[dict[str, Any]]:
     return [
         user_message("u1", None, "show me the deploy config"),
-        assistant_message("a1", "u1", "Reading it."),
+        assistant_message("a1", "u1", "Reading it.", blocks=[READ_CALL]),
         tool_result("t1", "a1", f"AWS_ACCESS_KEY_ID={AWS_KEY}\nregion=eu-west-1"),
         tool_result("t2", "t1", f"cat ~/.ssh/id_rsa\n{PRIVATE_KEY}\n"),
         user_message("u2", "t2", f"also my token is {GITHUB_TOKEN} keep it safe"),
@@ -158,6 +162,7 @@ def read_everything(world: World, link_token: str) -> dict[str, str]:
         "entry": owner.get(f"/api/sessions/{pk}/entries/t1/"),
         "context": owner.get(f"/api/sessions/{pk}/context/"),
         "path": owner.get(f"/api/sessions/{pk}/path/"),
+        "files": owner.get(f"/api/sessions/{pk}/files/", {"path": "deploy.env"}),
         "tree": owner.get(f"/api/sessions/{pk}/tree/"),
         "search": owner.get(f"/api/sessions/{pk}/search/", {"q": AWS_KEY}),
         "search-all": owner.get("/api/search/", {"q": GITHUB_TOKEN}),
@@ -179,7 +184,7 @@ def read_everything(world: World, link_token: str) -> dict[str, str]:
 def test_redaction_removes_every_secret_from_every_read_path(world: World) -> None:
     link = services.create_share_link(session=world.session, actor=world.owner)
     before = read_everything(world, link.raw_token)  # also fills the caches a stale read would come from
-    assert AWS_KEY in before["entries"] and GITHUB_TOKEN in before["export"]
+    assert AWS_KEY in before["entries"] and GITHUB_TOKEN in before["export"] and AWS_KEY in before["files"]
     assert json.loads(before["search"])["total"] == 1
     export_before = before["export"].splitlines()
 

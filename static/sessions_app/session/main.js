@@ -1,5 +1,5 @@
 // @ts-check
-// The session page's entry module: tree, branch and context panels kept in step, node actions, the
+// The session page's entry module: tree, branch and context panels (and the branch's files) kept in step, node actions, the
 // composer, live updates, sharing and "Continue in Pi".
 import { api, setShareToken } from "../api.js";
 import { initContinueInPi } from "../continue_in_pi.js";
@@ -11,6 +11,7 @@ import { initComments } from "./comments.js";
 import { initComposer, setEditor } from "./composer.js";
 import { initContext } from "./context.js";
 import { initDownloads } from "./downloads.js";
+import { initFiles } from "./files.js";
 import { initHandoff } from "./handoff.js";
 import { catchUp, initLive } from "./live.js";
 import { base, cfg, hooks, showError, state } from "./page.js";
@@ -39,6 +40,7 @@ initShortcuts();
 initContinueInPi({ sessionId: cfg.session, onError: showError });
 initSharing(cfg.session);
 initComments(tree);
+initFiles(tree);
 
 async function start() {
   const handedBack = sessionStorage.getItem(`piweb-editor-${cfg.session}`);

@@ -1,0 +1,209 @@
+"""The files of a branch, read from the database: the path's tool calls and results only, cached per state.
+
+``pitree.files`` does the work; this module reads the rows it needs (the assistant messages, tool results
+and user shell commands on the path root → leaf, one indexed range per segment) and shapes the answer.
+Stored lines are already redacted in place, so a redacted secret stays redacted here too; a redaction bumps
+the session's revision, which the cache key holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django.core.cache import caches
+
+from pitree.files import BranchFiles, Change, FilesWalk, FileTouch, Hunk
+from pitree.jsjson import parse_json
+from sessions_app.models import ChatSession, Entry
+from sessions_app.queries import SegmentTable, path_ranges, path_rows, segment_table
+
+__all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at"]
+
+FILES_VERSION = 1
+FILES_TTL = 600  # seconds
+COMMANDS_SHOWN = 20  # the newest shell commands listed; all are counted
+FILES_LIMIT = 200  # files listed by default, the most recently touched; all are counted
+ROLES = ("assistant", "toolResult", "bashExecution")
+KIND_ORDER = ("created", "written", "edited", "read")
+
+
+# A walk kept for a leaf lets the next leaf below it (the session growing, a selection moving down) read
+# only the entries between the two. Kept only while its files' texts are small enough to cache cheaply.
+WALK_CHARS = 4_000_000
+WALKS_KEPT = 8  # per session: the newest leaves whose walks are kept
+
+
+def _walked(session: ChatSession, leaf: Entry) -> BranchFiles:
+    """Walk the branch to ``leaf``: from the kept walk of a leaf above it when there is one."""
+    table = segment_table(session)
+    walk, start = _resume(session, leaf, table)
+    rows = path_rows(session, leaf, min_depth=start, fields=("raw",), roles=ROLES, table=table)
+    walk.feed(parse_json(raw) for (raw,) in rows)
+    _keep(session, leaf, walk)
+    return walk.result()
+
+
+def _recent_key(session: ChatSession) -> str:
+    return (
+        f"files-recent:{FILES_VERSION}:{session.pk}:{session.created_at.timestamp():.6f}:{session.revision}"
+    )
+
+
+def _resume(session: ChatSession, leaf: Entry, table: SegmentTable) -> tuple[FilesWalk, int]:
+    """Return the kept walk of the deepest recent leaf on this leaf's path and the depth to go on from,
+    else a new walk from the root."""
+    cache = caches["shared"]
+    recent: list[tuple[int, int, int]] = cache.get(_recent_key(session)) or []
+    if leaf.depth is not None:
+        for seq, depth, segment in sorted(recent, key=lambda r: -r[1]):
+            if depth > leaf.depth:
+                continue
+            ranges = path_ranges(session, leaf, min_depth=depth, max_depth=depth, table=table)
+            if not any(seg == segment and low <= depth <= high for seg, low, high in ranges):
+                continue
+            walk = cache.get(_seq_key(session, seq, "walk"))
+            if isinstance(walk, FilesWalk):
+                return walk, depth + 1
+    return FilesWalk(session.cwd), 0
+
+
+def _keep(session: ChatSession, leaf: Entry, walk: FilesWalk) -> None:
+    if leaf.depth is None or leaf.segment is None or walk.content_chars() > WALK_CHARS:
+        return
+    cache = caches["shared"]
+    key = _recent_key(session)
+    recent: list[tuple[int, int, int]] = cache.get(key) or []
+    recent = [(leaf.seq, leaf.depth, leaf.segment), *(r for r in recent if r[0] != leaf.seq)][:WALKS_KEPT]
+    cache.set_many({_seq_key(session, leaf.seq, "walk"): walk, key: recent}, FILES_TTL)
+
+
+def _commands(found: BranchFiles) -> dict[str, Any]:
+    commands = [
+        {"entryId": c.entry_id, "command": c.command, "isError": c.is_error, "byUser": c.by_user}
+        for c in found.commands[-COMMANDS_SHOWN:]
+    ]
+    return {"commandCount": len(found.commands), "commands": commands[::-1]}
+
+
+def _summary(touch: FileTouch) -> dict[str, Any]:
+    """A file as the list shows it: what was done to it, without its diffs or its text."""
+    return {
+        "path": touch.path,
+        "absolute": touch.absolute,
+        "kinds": [k for k in KIND_ORDER if k in touch.kinds],
+        "added": touch.added,
+        "removed": touch.removed,
+        "changeCount": len(touch.changes),
+        "readCount": len(touch.reads),
+        "lastEntryId": touch.last_entry_id,
+        "contentKnown": touch.content_known,
+        "commandsSince": touch.commands_since if touch.content_known else None,
+    }
+
+
+def _file(touch: FileTouch) -> dict[str, Any]:
+    """A file with its changes, newest first, as hunks, and its text when known."""
+    return {
+        **_summary(touch),
+        "changes": [_change(c) for c in reversed(touch.changes)],
+        "content": touch.content,
+        "contentEntryId": touch.content_entry_id,
+    }
+
+
+def _change(change: Change) -> dict[str, Any]:
+    return {
+        "entryId": change.entry_id,
+        "callEntryId": change.call_entry_id,
+        "kind": change.kind,
+        "added": change.added,
+        "removed": change.removed,
+        "numbered": change.numbered,
+        "hunks": [_hunk(h) for h in change.hunks],
+    }
+
+
+def _hunk(hunk: Hunk) -> dict[str, Any]:
+    return {
+        "oldStart": hunk.old_start,
+        "oldCount": hunk.old_count,
+        "newStart": hunk.new_start,
+        "newCount": hunk.new_count,
+        "lines": hunk.lines,
+    }
+
+
+def _key(session: ChatSession, leaf: Entry, part: str) -> str:
+    """The cache key of ``part`` at ``leaf``. What a branch did is fixed once its entries are written
+    (entries are append-only), so unlike ``state_key`` the key leaves out the session's next seq: appends
+    elsewhere, or below the leaf, keep it. A redaction rewrites stored lines and bumps the revision."""
+    return _seq_key(session, leaf.seq, part)
+
+
+def _seq_key(session: ChatSession, seq: int, part: str) -> str:
+    created = f"{session.created_at.timestamp():.6f}"
+    return f"files-{part}:{FILES_VERSION}:{session.pk}:{created}:{session.revision}:{seq}"
+
+
+def _file_key(session: ChatSession, leaf: Entry, path: str) -> str:
+    digest = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()
+    return _key(session, leaf, f"file:{digest}")
+
+
+def _listed(session: ChatSession, leaf: Entry) -> dict[str, Any]:
+    """Return every file at ``leaf`` without its diffs and text, and the commands. Built once per leaf,
+    for every reader; the files the list shows first get their diffs and text under keys of their own,
+    so a reader of the list never loads texts and a reader of one file loads only that file's."""
+    cache = caches["shared"]
+    listed: dict[str, Any] | None = cache.get(_key(session, leaf, "list"))
+    if listed is not None:
+        return listed
+    found = _walked(session, leaf)
+    listed = {"files": [_summary(touch) for touch in found.files], **_commands(found)}
+    values: dict[str, Any] = {
+        _file_key(session, leaf, touch.path): _file(touch) for touch in found.files[:FILES_LIMIT]
+    }
+    values[_key(session, leaf, "list")] = listed
+    cache.set_many(values, FILES_TTL)
+    return listed
+
+
+def files_at(session: ChatSession, leaf: Entry | None, *, limit: int = FILES_LIMIT) -> dict[str, Any]:
+    """Return the newest ``limit`` files at ``leaf`` (None: no entries), the most recently touched first."""
+    if leaf is None:
+        return {
+            "leafId": None,
+            "files": [],
+            "fileCount": 0,
+            "hasMore": False,
+            "commandCount": 0,
+            "commands": [],
+        }
+    body = _listed(session, leaf)
+    files = body["files"]
+    return {
+        **body,
+        "leafId": leaf.entry_id,
+        "files": files[:limit],
+        "fileCount": len(files),
+        "hasMore": len(files) > limit,
+    }
+
+
+def file_detail(session: ChatSession, leaf: Entry, path: str) -> dict[str, Any] | None:
+    """Return one file's changes (newest first, as hunks) and its content at ``leaf`` when known; ``path``
+    as listed or absolute."""
+    listed = _listed(session, leaf)["files"]
+    shown = next((f["path"] for f in listed if path in (f["path"], f["absolute"])), None)
+    if shown is None:
+        return None
+    key = _file_key(session, leaf, shown)
+    item = caches["shared"].get(key)
+    if item is None:  # further down the list than is built ahead, or evicted: from the leaf's walk
+        touch = _walked(session, leaf).file(shown)
+        if touch is None:
+            return None
+        item = _file(touch)
+        caches["shared"].set(key, item, FILES_TTL)
+    return {"leafId": leaf.entry_id, "file": item}

@@ -1,0 +1,103 @@
+"""The files view in Chromium: the branch's files with +/−, one file's diff linking to the entry that
+made it, following the selection to another branch; on a phone, its own tab."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from sessions_app import services
+from tests.factories import FILES_HEADER, session_file, two_branches_with_files
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+expect.set_options(timeout=15000)
+
+
+def test_the_files_of_the_selected_branch_and_their_diffs(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("filer")
+    data = session_file(two_branches_with_files(), FILES_HEADER)
+    session = services.import_jsonl(actor=owner, data=data, filename="f.jsonl").session
+    context = open_browser()
+    page = sign_in(context, "filer")
+    page.goto(f"{server_url}/sessions/{session.pk}/")
+    page.wait_for_selector("body[data-ready=true]")
+
+    page.click("#files-toggle")
+    expect(page.locator("#context-heading")).to_have_text("Files")
+    rows = page.locator("#files-list li")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("src/a.py")
+    expect(rows.nth(0)).to_contain_text("created")
+    expect(rows.nth(1)).to_contain_text("shared.txt")
+    expect(rows.nth(1)).to_contain_text("+4")
+    expect(rows.nth(1)).to_contain_text("−1")
+    expect(page.locator("#files-commands")).to_contain_text("make test")
+    expect(page.locator("#context")).to_be_hidden()
+    screenshot(page, "files-list")
+
+    rows.nth(1).locator("button").click()
+    detail = page.locator("#file-detail")
+    expect(detail.locator("h3")).to_have_text("shared.txt")
+    first = detail.locator(".file-change").first
+    expect(first.locator(".del")).to_have_text(["-two"])
+    expect(first.locator(".ins")).to_have_text(["+2", "+3"])
+    expect(detail.locator(".file-change")).to_have_count(2)  # the edit, then the write that created it
+    detail.locator("summary").click()
+    expect(detail.locator(".file-content pre")).to_have_text("one\n2\n3\n")
+    screenshot(page, "files-diff")
+
+    # The diff's link selects the entry that made it.
+    first.locator("a.entry-link").click()
+    expect(page.locator('.tree-row[data-id="c1-r"]')).to_have_class(re.compile(r"\bselected\b"))
+    assert page.evaluate("location.hash") == "#entry=c1-r"
+    # The view follows the selection: on the other branch, shared.txt was only created.
+    page.locator('.tree-row[data-id="c9-r"]').click()
+    expect(detail.locator(".file-change")).to_have_count(1)
+    expect(detail.locator(".file-change .change-head")).to_contain_text("created")
+    detail.locator("button", has_text="All files").click()
+    expect(rows.nth(0)).to_contain_text("other.txt")
+    expect(rows).to_have_count(2)
+    page.locator("#files-toggle").click()  # back to the context
+    expect(page.locator("#context")).to_be_visible()
+    expect(page.locator("#files-view")).to_be_hidden()
+
+    # The tree marks the results that changed a file, and its filter keeps only those (every branch).
+    expect(page.locator('.tree-row[data-id="c1-r"] .badge.changed')).to_be_visible()
+    expect(page.locator('.tree-row[data-id="c2-r"] .badge.changed')).to_have_count(0)  # the failed edit
+    page.select_option("#tree-filter", "changed-files")
+    shown = page.locator(".tree-row")
+    expect(shown).to_have_count(4)
+    assert sorted(shown.evaluate_all("rows => rows.map(r => r.dataset.id)")) == [
+        "c0-r",
+        "c1-r",
+        "c4-r",
+        "c9-r",
+    ]
+    screenshot(page, "files-tree-filter")
+
+
+def test_on_a_phone_the_files_have_their_own_tab(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("phone-filer")
+    data = session_file(two_branches_with_files(), FILES_HEADER)
+    session = services.import_jsonl(actor=owner, data=data, filename="f.jsonl").session
+    context = open_browser(width=390, height=800)
+    page = sign_in(context, "phone-filer")
+    page.goto(f"{server_url}/sessions/{session.pk}/#entry=c9-r")
+    page.wait_for_selector("body[data-ready=true]")
+    page.click(".panel-tabs button[data-panel=files]")
+    rows = page.locator("#files-list li")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("other.txt")
+    expect(page.locator("#branch")).to_be_hidden()
+    screenshot(page, "files-phone")
+    rows.nth(0).locator("button").click()
+    page.locator("#file-detail a.entry-link").first.click()
+    expect(page.locator("#branch")).to_be_visible()  # the entry that wrote it, in its branch
+    assert page.evaluate("location.hash") == "#entry=c9-r"
