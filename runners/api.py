@@ -126,7 +126,7 @@ class SessionRemoteRunView(_View):
     )
     def post(self, request: Request, pk: int) -> Response:
         """Run a prompt with Pi on one of your runners: 202 with the run id, 409 when it cannot start now."""
-        grant = access.require_read(request, pk, links=False)
+        grant = access.require_write(request, pk)
         body = DispatchSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -65,6 +65,7 @@ def s(suffix: str = "") -> Callable[[World], str]:
 NEW_FILE = (
     b'{"type":"session","version":3,"id":"imported","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
 )
+REMOTE = {"runnerId": 999999, "workspace": "work", "prompt": "go"}
 APPEND = {"entries": [{"type": "message", "message": {"role": "user", "content": "more", "timestamp": 3}}]}
 
 ROWS = [
@@ -202,6 +203,38 @@ ROWS = [
     ),
     Row("api/sessions/<int:pk>/continue-in-pi/", "GET", s("continue-in-pi/"), "200 200 200 403 404 403"),
     Row("api/tokens/", "GET", lambda w: "/api/tokens/", "200 200 200 403 200 403"),
+    # Runners: a Pi writing live, the runners one may use, runs on them, handing a session over.
+    Row(
+        "api/sync/presence/",
+        "POST",
+        lambda w: "/api/sync/presence/",
+        "200 404 404 403 404 403",
+    ),
+    Row("api/runners/", "GET", lambda w: "/api/runners/", "200 200 200 403 200 403"),
+    Row("api/runners/", "POST", lambda w: "/api/runners/", "201 201 201 403 201 403", {"name": "box"}),
+    Row(
+        "api/runners/<int:runner_id>/", "DELETE", lambda w: "/api/runners/999999/", "404 404 404 403 404 403"
+    ),
+    Row("api/sessions/<int:pk>/runners/", "GET", s("runners/"), "200 200 200 403 404 403"),
+    Row("api/sessions/<int:pk>/runs/remote/", "POST", s("runs/remote/"), "404 404 403 403 404 403", REMOTE),
+    Row("api/sessions/<int:pk>/handoff/", "GET", s("handoff/"), "200 200 403 403 404 403"),
+    Row(
+        "api/sessions/<int:pk>/handoff/", "POST", s("handoff/"), "400 400 403 403 404 403", {"userId": 999999}
+    ),
+    Row(
+        "api/runs/<uuid:run_id>/steer/",
+        "POST",
+        lambda w: f"/api/runs/{w.run.public_id}/steer/",
+        "409 409 403 403 404 403",
+        {"message": "also this"},
+    ),
+    Row(
+        "api/runs/<uuid:run_id>/follow-up/",
+        "POST",
+        lambda w: f"/api/runs/{w.run.public_id}/follow-up/",
+        "409 409 403 403 404 403",
+        {"message": "then this"},
+    ),
     Row(
         "api/tokens/<str:token_id>/",
         "DELETE",
@@ -355,6 +388,7 @@ ROWS = [
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
     Row("teams/<int:team_id>/", "GET", lambda w: f"/teams/{w.team.pk}/", "200 200 200 302 404 302"),
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
+    Row("runners/", "GET", lambda w: "/runners/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
     Row("activity/", "GET", lambda w: "/activity/", "200 200 200 302 200 302"),
@@ -389,6 +423,8 @@ def body_for(row: Row, world: World) -> Any:
         return {"teamId": world.team.pk, "access": "viewer"}
     if row.route == "api/teams/" and row.method == "POST":
         return {"name": "new team"}
+    if row.route == "api/sync/presence/":
+        return {"piId": world.session.pi_id, "device": "laptop"}
     return row.body
 
 
