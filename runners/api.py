@@ -160,12 +160,12 @@ class RunMessageView(_View):
     @extend_schema(request=MessageSerializer, responses={202: None, 400: ERROR, 404: ERROR, 409: ERROR})
     def post(self, request: Request, run_id: UUID) -> Response:
         """Steer a run on a runner (delivered after its current tool calls), or queue a follow-up."""
+        body = MessageSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
         runs = AgentRun.objects.visible_to(request.user).select_related("session")
         run = runs.filter(public_id=run_id).first()
         if run is None:
             raise NotFound(f"Run not found: {run_id}")
-        body = MessageSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
         try:
             services.send_to_run(
                 actor=request.user, run=run, kind=self.kind, message=body.validated_data["message"]

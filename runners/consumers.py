@@ -79,6 +79,7 @@ class RunnerConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await database_sync_to_async(services.runner_connected)(runner, connected=True)
+        await database_sync_to_async(services.announce_runner_state)(runner, online=True)
         await self.send_json({"type": "welcome", "runner": runner.pk, "name": runner.name})
 
     async def disconnect(self, code: int) -> None:
@@ -86,6 +87,7 @@ class RunnerConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
         await database_sync_to_async(services.runner_connected)(self.runner, connected=False)
+        await database_sync_to_async(services.announce_runner_state)(self.runner, online=False)
         # A runner that comes back within the grace period carries on (Pi kept working); one that does
         # not has its runs ended as failed, with what Pi wrote before it went kept.
         task = asyncio.create_task(self.fail_orphans_later(self.runner.pk))

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -28,7 +28,7 @@ from discussion.facade import post_comment
 from pitree.storable import check_text
 from runners.models import Runner, RunnerRun, digest
 from runners.verbs import Action
-from sessions_app.facade import ChatSession, NotSignedIn, access
+from sessions_app.facade import ChatSession, NotSignedIn, access, still_writable
 from sessions_app.facade import services as session_services
 from sync.facade import Cursor, sync_lines
 from teams.facade import Team, TeamMembership, team_role
@@ -202,7 +202,12 @@ def dispatch_run(
             transaction.on_commit(partial(realtime.send_to_group, group_of(runner.pk), message))
             transaction.on_commit(
                 partial(
-                    realtime.broadcast, locked.pk, "run_queued", run=str(run.public_id), runner=runner.name
+                    realtime.broadcast,
+                    locked.pk,
+                    "run_queued",
+                    run=str(run.public_id),
+                    runner=runner.name,
+                    by=user.get_username(),
                 )
             )
     except IntegrityError as exc:
@@ -252,6 +257,21 @@ def runner_connected(runner: Runner, *, connected: bool) -> None:
         )
 
 
+def announce_runner_state(runner: Runner, *, online: bool) -> None:
+    """Tell the pages of sessions with a run on this runner that it lost (or regained) its connection:
+    Pi works on meanwhile, and what it writes arrives once the runner is back."""
+    for placed in RunnerRun.objects.filter(runner=runner, run__status__in=AgentRun.ACTIVE).select_related(
+        "run"
+    ):
+        realtime.broadcast(
+            placed.run.session_id,
+            "runner_state",
+            run=str(placed.run.public_id),
+            runner=runner.name,
+            online=online,
+        )
+
+
 def runner_said_hello(runner: Runner, info: dict[str, Any]) -> None:
     Runner.objects.filter(pk=runner.pk).update(info=info)
 
@@ -273,7 +293,8 @@ def run_started(run: AgentRun) -> None:
     if updated:
         placed = RunnerRun.objects.filter(run=run).select_related("runner").first()
         name = placed.runner.name if placed is not None else ""
-        realtime.broadcast(run.session_id, "run_started", run=str(run.public_id), runner=name)
+        by = run.requested_by.get_username() if run.requested_by is not None else ""
+        realtime.broadcast(run.session_id, "run_started", run=str(run.public_id), runner=name, by=by)
 
 
 def run_lines(
@@ -411,3 +432,39 @@ def hand_off(*, actor: Actor, session: ChatSession, to: Any, note: str) -> Any:
             comment=comment.pk,
         )
     return comment
+
+
+def stop_what_is_out_of_reach() -> int:
+    """After access narrowed: abort the runner runs whose requester may no longer change their session,
+    and revoke the team runners whose owner is no longer in the team. Returns how many runs stopped."""
+    stopped = 0
+    for placed in RunnerRun.objects.filter(run__status__in=AgentRun.ACTIVE).select_related(
+        "run", "run__requested_by", "runner"
+    ):
+        run = placed.run
+        if run.requested_by is None or not still_writable(run.requested_by, run.session_id):
+            run_ended(
+                run, status=AgentRun.Status.ABORTED, error="The requester may no longer change this session"
+            )
+            command = {"type": "runner.command", "command": "abort", "run": str(run.public_id), "message": ""}
+            realtime.send_to_group(group_of(placed.runner_id), command)
+            stopped += 1
+    members = TeamMembership.objects.filter(
+        team_id=models.OuterRef("team_id"), user_id=models.OuterRef("owner_id")
+    )
+    orphaned = Runner.objects.active().filter(team__isnull=False).exclude(models.Exists(members))
+    for runner in orphaned:
+        with transaction.atomic():
+            Runner.objects.filter(pk=runner.pk).update(revoked_at=timezone.now())
+            record_action(
+                actor=runner.owner,
+                action=Action.RUNNER_REVOKE,
+                session=None,
+                team=runner.team,
+                runner=runner.pk,
+                why="its owner left the team",
+            )
+            transaction.on_commit(
+                partial(realtime.send_to_group, group_of(runner.pk), {"type": "runner.revoked"})
+            )
+    return stopped

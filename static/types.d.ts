@@ -89,8 +89,11 @@ declare namespace Piweb {
     delta?: string;
     kind?: "text" | "thinking" | "toolCall";
     index?: number;
-    /** run_queued, run_started: the runner Pi runs on (none for piweb's own loop). */
+    /** run_queued, run_started, runner_state: the runner Pi runs on (none for piweb's own loop), who asked. */
     runner?: string;
+    by?: string;
+    /** runner_state: whether the runner is connected again. */
+    online?: boolean;
     /** run_tool: a tool Pi runs on a runner ("start", "update", "end"), its call, arguments and output. */
     phase?: string;
     toolCallId?: string;

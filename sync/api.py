@@ -203,7 +203,7 @@ class SyncView(APIView):
 
 
 class PiBeatSerializer(serializers.Serializer[Any]):
-    piId = Text(help_text="The Pi session id Pi is writing")
+    piId = Text(max_length=255, help_text="The Pi session id Pi is writing")
     device = Text(
         max_length=MAX_DEVICE_CHARS, help_text="The device Pi runs on, as the session pages show it"
     )

@@ -35,7 +35,11 @@ def pi_installed() -> bool:
 class PiHome:
     """An isolated Pi (agent folder, working directory) and a sync client pointed at a piweb server."""
 
-    def __init__(self, root: Path, provider_url: str, server_url: str, token: str) -> None:
+    def __init__(
+        self, root: Path, provider_url: str, server_url: str, token: str, *, api: str = "openai-completions"
+    ) -> None:
+        """``api``: the wire format Pi speaks to the loopback provider (``anthropic-messages`` or
+        ``openai-completions``; the test server answers both)."""
         self.root = root
         self.agent = root / "agent"
         self.work = root / "work" / "project"
@@ -44,15 +48,21 @@ class PiHome:
         models = {
             "providers": {
                 "fake": {
-                    "baseUrl": f"{provider_url}/v1",
-                    "api": "openai-completions",
+                    "baseUrl": f"{provider_url}/v1" if api == "openai-completions" else provider_url,
+                    "api": api,
                     "apiKey": "k",
-                    "compat": {
-                        "supportsStore": False,
-                        "supportsDeveloperRole": False,
-                        "supportsReasoningEffort": False,
-                        "maxTokensField": "max_tokens",
-                    },
+                    **(
+                        {
+                            "compat": {
+                                "supportsStore": False,
+                                "supportsDeveloperRole": False,
+                                "supportsReasoningEffort": False,
+                                "maxTokensField": "max_tokens",
+                            }
+                        }
+                        if api == "openai-completions"
+                        else {}
+                    ),
                     "models": [
                         {
                             "id": "fake-model",

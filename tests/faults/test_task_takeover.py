@@ -36,7 +36,8 @@ def start_worker(stack: Stack, name: str, app: str = "piweb", pool: str = "solo"
 
 def send(stack: Stack, task: str, *args: object) -> None:
     """Queue a task by name as a web process would, without this process knowing the task."""
-    producer = Celery("sender", broker=stack.redis.url)
+    # Not the current app: the rest of this process must go on queueing to its own broker.
+    producer = Celery("sender", broker=stack.redis.url, set_as_current=False)
     try:
         producer.send_task(task, args=args, queue=DEFAULT_QUEUE)
     finally:

@@ -90,6 +90,12 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     },
     ("api/token/", "post"): {"username": "owner", "password": "wrong", "name": "laptop"},
     ("api/teams/", "post"): {"name": "a team"},
+    ("api/runners/", "post"): {"name": "box"},
+    ("api/runs/<uuid:run_id>/steer/", "post"): {"message": "also this"},
+    ("api/runs/<uuid:run_id>/follow-up/", "post"): {"message": "then this"},
+    ("api/sessions/<int:pk>/handoff/", "post"): {"userId": 1, "note": "yours"},
+    ("api/sessions/<int:pk>/runs/remote/", "post"): {"runnerId": 1, "workspace": "work", "prompt": "go"},
+    ("api/sync/presence/", "post"): {"piId": "synced", "device": "laptop"},
     ("api/teams/<int:team_id>/members/", "post"): {"username": "other", "role": "viewer"},
     ("api/teams/<int:team_id>/members/<str:username>/", "patch"): {"role": "editor"},
     ("api/teams/<int:team_id>/", "patch"): {"defaultShare": "viewer"},
@@ -144,6 +150,7 @@ def world(user: Callable[..., Any]) -> World:
         "operation_id": "00000000-0000-0000-0000-000000000000",
         "run_id": "00000000-0000-0000-0000-000000000000",
         "uidb64": "MQ",
+        "runner_id": "0",
         "comment_id": str(
             Comment.objects.create(
                 session=session, entry_id="a2", author=owner, author_name="owner", body="x"

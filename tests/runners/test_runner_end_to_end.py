@@ -122,18 +122,26 @@ def provider() -> Iterator[ProviderServer]:
 
 
 def start_stack(
-    piweb: AsgiServer, provider: ProviderServer, ada: Any, tmp_path: Path, *, via: str | None = None
+    piweb: AsgiServer,
+    provider: ProviderServer,
+    ada: Any,
+    tmp_path: Path,
+    *,
+    via: str | None = None,
+    team: Any = None,
+    api: str = "openai-completions",
 ) -> Stack:
     """Ada's session (written by Pi, imported), her runner on a git repository (reaching piweb at ``via``,
-    its own address unless a test puts something between them), her API token."""
+    its own address unless a test puts something between them; the team's when ``team`` is given), her
+    API token. ``api`` is the wire format Pi speaks to the scripted provider."""
     api_token = ApiToken.objects.create(user=ada)[1]
-    home = PiHome(tmp_path, provider.url, piweb.base_url, api_token)
+    home = PiHome(tmp_path, provider.url, piweb.base_url, api_token, api=api)
     git_repository(home.work)
     provider.enqueue(script.reply("Hello."))
     home.pi("-p", "hello")
     [local] = home.files()
     session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
-    runner, token = runner_services.create_runner(actor=ada, name="box")
+    runner, token = runner_services.create_runner(actor=ada, name="box", team=team)
     process = RunnerProcess(home, via or piweb.base_url, token, home.work)
     try:
         wait_for(lambda: ready(runner.pk), "the runner coming online")
@@ -184,9 +192,26 @@ def finished(run_id: str, timeout: float = 60) -> AgentRun:
     )
 
 
+@pytest.fixture(params=["openai-completions", "anthropic-messages"])
+def wired(
+    request: pytest.FixtureRequest,
+    piweb: Any,
+    provider: ProviderServer,
+    user: Callable[..., Any],
+    tmp_path: Path,
+) -> Iterator[Stack]:
+    """The stack, with Pi speaking one of the provider wire formats."""
+    found = start_stack(piweb, provider, user("ada", first_name="Ada"), tmp_path, api=request.param)
+    try:
+        yield found
+    finally:
+        found.process.stop()
+
+
 def test_a_prompt_from_piweb_makes_pi_edit_a_real_file_and_the_team_watches(
-    stack: Any, provider: ProviderServer
+    wired: Stack, provider: ProviderServer
 ) -> None:
+    stack = wired
     follower = Follower(stack.server, stack.session.pk, stack.api_token)
     try:
         provider.enqueue(

@@ -16,7 +16,10 @@ from agent.models import AgentRun
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from runners.models import Runner
-from sessions_app.models import ChatSession
+from sessions_app import services
+from sessions_app.models import ApiToken, ChatSession
+from teams import services as team_services
+from teams.models import TeamMembership
 from tests.e2e.pi import file_lines, pi_installed, stored_lines
 from tests.e2e.test_pi_piweb_live import Follower
 from tests.e2e.test_pi_piweb_package import exported
@@ -114,6 +117,9 @@ def _appends_once(follower: Follower) -> None:
     assert seqs == sorted(set(seqs)), seqs
 
 
+CUT_SECONDS = 30  # as long a cut as a train tunnel, well within the runner's grace (60 s)
+
+
 @pytest.fixture
 def patient(tmp_path: Path) -> Iterator[AsgiServer]:
     """A server with the default grace for a runner that went away (a minute)."""
@@ -141,9 +147,10 @@ def test_a_network_cut_mid_run_loses_nothing_and_repeats_nothing(
         run_id = dispatch(stack, "Build it")
         wait_for(lambda: run_running(run_id), "the run starting")
         proxy.cut()  # Pi works on: its tool, its answer, written to the runner's file only
+        cut_at = time.monotonic()
         local = stack.process.file(stack.session.pi_id)
         wait_for(lambda: "Built while you were away." in local.read_text(), "Pi finishing offline", 30)
-        time.sleep(2)
+        time.sleep(max(0.0, CUT_SECONDS - (time.monotonic() - cut_at)))
         assert AgentRun.objects.get(public_id=run_id).status == AgentRun.Status.RUNNING
         proxy.restore()
         run = finished(run_id, timeout=60)
@@ -153,6 +160,9 @@ def test_a_network_cut_mid_run_loses_nothing_and_repeats_nothing(
         total = len(file_lines(local))
         follower.wait(lambda: bool(follower.appended()) and follower.appended()[-1] >= total - 1)
         _appends_once(follower)
+        # The page was told of the gap, then that the runner was back.
+        states = [m["online"] for _, m in follower.heard if m.get("event") == "runner_state"]
+        assert states[:1] == [False] and states[-1] is True, states
     finally:
         follower.close()
         stack.process.stop()
@@ -175,3 +185,39 @@ def test_a_server_restart_mid_run_loses_nothing(stack: Stack, provider: Provider
     session = ChatSession.objects.get(pk=stack.session.pk)
     assert stored_lines(session) == file_lines(local)
     assert exported(session) == local.read_bytes()
+
+
+def test_a_requester_removed_from_the_team_has_their_run_stopped_within_two_seconds(
+    piweb: AsgiServer, provider: ProviderServer, user: Any, tmp_path: Path
+) -> None:
+    ada, bob = user("ada"), user("bob")
+    team = team_services.create_team(actor=ada, name="crew")
+    TeamMembership.objects.create(team=team, user=bob, role=TeamMembership.Role.EDITOR)
+    stack = start_stack(piweb, provider, ada, tmp_path, team=team)
+    try:
+        services.share_with_team(session=stack.session, team=team, access="editor", actor=ada)
+        bobs = ApiToken.objects.create(user=bob)[1]
+        provider.enqueue(script.tool_call("bash", {"command": "sleep 30"}))
+        answer = httpx.post(
+            f"{piweb.base_url}/api/sessions/{stack.session.pk}/runs/remote/",
+            json={"runnerId": stack.runner.pk, "workspace": "work", "prompt": "Run the long job"},
+            headers={"Authorization": f"Bearer {bobs}"},
+            timeout=10,
+        )
+        assert answer.status_code == 202, answer.text
+        run_id = answer.json()["runId"]
+        wait_for(lambda: run_running(run_id), "the run starting")
+        removed_at = time.monotonic()
+        gone = httpx.delete(
+            f"{piweb.base_url}/api/teams/{team.pk}/members/bob/",
+            headers={"Authorization": f"Bearer {stack.api_token}"},
+            timeout=10,
+        )
+        assert gone.status_code in (200, 204), gone.text
+        run = finished(run_id, timeout=10)
+        assert time.monotonic() - removed_at < 2.0
+        assert run.status == AgentRun.Status.ABORTED and "no longer change" in run.error
+        # Ada's team runner itself serves on (its owner is still in the team).
+        assert Runner.objects.get(pk=stack.runner.pk).revoked_at is None
+    finally:
+        stack.process.stop()

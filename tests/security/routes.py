@@ -78,11 +78,12 @@ def ids_of(world: World) -> dict[str, str]:
         "uidb64": "MQ",
         "provider_id": "sso",
         "comment_id": str(world.comment.pk),
+        "runner_id": "0",
     }
 
 
 KNOWN_PARAMS = {"pk", "entry_id", "team_id", "username", "link_id", "token", "token_id", "invitation_id"}
-KNOWN_PARAMS |= {"operation_id", "run_id", "uidb64", "provider_id", "comment_id"}
+KNOWN_PARAMS |= {"operation_id", "run_id", "uidb64", "provider_id", "comment_id", "runner_id"}
 
 
 def fill(route: str, ids: dict[str, str], replace: tuple[str, str] | None = None) -> str:

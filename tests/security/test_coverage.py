@@ -27,6 +27,7 @@ NO_BODY = {
     ("api/links/<int:link_id>/", "DELETE"),
     ("api/comments/<int:comment_id>/", "DELETE"),
     ("api/tokens/<str:token_id>/", "DELETE"),
+    ("api/runners/<int:runner_id>/", "DELETE"),
     ("api/teams/<int:team_id>/members/<str:username>/", "DELETE"),
     ("api/invitations/<int:invitation_id>/accept/", "POST"),
     ("api/teams/<int:team_id>/invitations/<int:invitation_id>/", "DELETE"),

@@ -23,8 +23,9 @@ from .routes import TEMPLATES, fill, ids_of
 
 # Random text does not compress: past PostgreSQL's index row limit, as a real long id would be.
 BIG = secrets.token_urlsafe(9_000)
-# A comment's body is free text too, with its own cap (tests/discussion); text: a reply streaming.
-FREE_TEXT = {"prompt", "customInstructions", "content", "password", "text", "body"}
+# A comment's body is free text too, with its own cap (tests/discussion); text: a reply streaming; message and
+# note: a steer or follow-up for Pi and a handover note, free text with caps of their own (runners.api).
+FREE_TEXT = {"prompt", "customInstructions", "content", "password", "text", "body", "message", "note"}
 # Write routes whose fields are capped elsewhere, each with where.
 CAPPED_ELSEWHERE = {
     ("accounts/login/", "post"): "Django's sign-in form (max_length 150), answered on the form itself",

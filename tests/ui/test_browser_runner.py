@@ -91,6 +91,7 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     mine.fill("#composer-text", "What is in the history?")
     mine.click("#composer-send")
     expect(theirs.locator('.tool-live[data-tool="bash"]')).to_be_visible()
+    expect(theirs.locator("#operation-text")).to_contain_text("Pi is working on box, started by ada")
     expect(theirs.locator('.tool-live[data-tool="bash"] .tool-what')).to_contain_text("git log")
     screenshot(theirs, "runner-follower-tool")
     expect(mine.locator("#composer-send")).to_have_text("Steer")

@@ -258,12 +258,14 @@ function siblingSwitcher({ ids, index }) {
 
 // The reply being written: its text so far is kept while the branch is redrawn around it, and shown as
 // Markdown through the server's sanitizing renderer (never as raw fences), a snapshot at a time.
-/** @type {{ card: HTMLElement | null, text: MarkdownStream | null }} */
-export const streaming = { card: null, text: null };
+/** @type {{ card: HTMLElement | null, text: MarkdownStream | null, tools: HTMLElement[] }} */
+export const streaming = { card: null, text: null, tools: [] };
 // Called with streaming.text set.
 function streamCard() {
   const body = el("div", { class: "stream-text" });
   streaming.card = el("article", { class: "msg msg-assistant streaming" }, el("header", {}, el("span", { class: "who", text: "Assistant" }), el("span", { class: "meta", text: "writing…" })), body);
+  // The tools run so far stay under the reply when the branch is redrawn around it.
+  streaming.card.append(...streaming.tools);
   branchBox.appendChild(streaming.card);
   /** @type {MarkdownStream} */ (streaming.text).attach(body);
 }
@@ -296,6 +298,7 @@ export function streamTool(event) {
       el("span", { class: "tool-state muted", text: "running…" }),
       el("pre", { class: "tool-output", hidden: true }),
     );
+    streaming.tools.push(line);
     card.appendChild(line);
   }
   const output = /** @type {HTMLElement} */ (line.querySelector(".tool-output"));
@@ -310,11 +313,18 @@ export function streamTool(event) {
   branchBox.scrollTop = branchBox.scrollHeight;
 }
 
-export function endStream() {
+// The reply's entries arrived (or the run ended): its streamed text goes. A tool still running stays in
+// view, under a card of its own, until its result arrives too.
+export function endStream({ all = true } = {}) {
   if (streaming.card) streaming.card.remove();
   if (streaming.text) streaming.text.close();
   streaming.card = null;
   streaming.text = null;
+  streaming.tools = all ? [] : streaming.tools.filter((line) => !line.dataset.state);
+  if (streaming.tools.length) {
+    streaming.text = new MarkdownStream(() => (branchBox.scrollTop = branchBox.scrollHeight));
+    streamCard();
+  }
 }
 
 export function initBranch() {

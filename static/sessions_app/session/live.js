@@ -105,9 +105,19 @@ export function initLive() {
           return;
         case "run_queued":
         case "run_started":
+          // Pi on a runner: say where it works and who asked (piweb's own loop needs no banner).
+          if (message.runner) showOperation(`Pi is working on ${message.runner}${message.by ? `, started by ${message.by}` : ""}…`);
           document.dispatchEvent(new CustomEvent("piweb:run", { detail: message })); // steering.js
           return;
+        case "runner_state":
+          showOperation(
+            message.online
+              ? `Pi is working on ${message.runner}…`
+              : `${message.runner} lost its connection: Pi works on there, and what it writes arrives when it is back.`,
+          );
+          return;
         case "run_ended":
+          if (message.runner !== undefined || /^Pi is working on |lost its connection/.test($("operation-text").textContent || "")) showOperation("");
           endStream();
           document.dispatchEvent(new CustomEvent("piweb:run", { detail: message }));
           // piweb runs no tools: continue_in_pi.js offers to continue this branch in Pi.
@@ -138,7 +148,7 @@ export function initLive() {
       // A sequence past ours means entries we have not seen: fetch them (this also fills any gap left by
       // an event that never arrived).
       if ((typeof message.seq === "number" && message.seq > state.lastSeq) || message.event === "leaf_moved") {
-        endStream();
+        endStream({ all: message.event === "run_ended" });
         catchUp({ follow: state.followRun }); // a run started from this page is followed onto its branch
       }
     },
