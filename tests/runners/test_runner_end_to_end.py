@@ -26,7 +26,7 @@ from agent.models import AgentRun
 from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from runners import services as runner_services
-from runners.models import Runner
+from runners.models import Runner, digest
 from sessions_app import services
 from sessions_app.models import ApiToken, ChatSession
 from tests.conftest import CLIENT_SRC
@@ -90,6 +90,15 @@ class RunnerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             _, err = self.proc.communicate()
+        # The server records the runner leaving: let it finish before the test's tables are emptied.
+        token = self.args[2]
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            found = Runner.objects.filter(token_digest=digest(token)).first()
+            if found is None or not found.online:
+                break
+            time.sleep(0.1)
+        time.sleep(0.3)
         return err or ""
 
 
