@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from agent import signals
 from agent.models import AgentRun
+from agent.services import close_run
 
 __all__ = [
     "AgentRun",
+    "close_run",
     "signals",
 ]

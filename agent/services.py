@@ -346,7 +346,12 @@ def _close_interrupted(run: AgentRun) -> AgentRun:
 
 
 def _fail(run: AgentRun, error: str) -> AgentRun:
-    run.status = AgentRun.Status.FAILED
+    return close_run(run, status=AgentRun.Status.FAILED, error=error)
+
+
+def close_run(run: AgentRun, *, status: str, error: str = "") -> AgentRun:
+    """End a run with ``status`` (and why), and tell its session's pages once it commits."""
+    run.status = status
     run.error = error
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "error", "finished_at"])
@@ -357,7 +362,7 @@ def _fail(run: AgentRun, error: str) -> AgentRun:
             "run_ended",
             run=str(run.public_id),
             status=run.status,
-            error=error,
+            error=error or None,
         )
     )
     return run

@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from actionlog.facade import record_action
-from agent.facade import AgentRun
+from agent.facade import AgentRun, close_run
 from core import realtime
 from core.actors import Actor, user_of
 from discussion.facade import post_comment
@@ -344,22 +344,8 @@ def run_ended(run: AgentRun, *, status: str, error: str = "") -> None:
         raise ValueError(f"Unknown run status: {status}")
     with transaction.atomic():
         locked = AgentRun.objects.select_for_update().get(pk=run.pk)
-        if locked.is_finished:
-            return
-        locked.status = status
-        locked.error = error[:2000]
-        locked.finished_at = timezone.now()
-        locked.save(update_fields=["status", "error", "finished_at"])
-        transaction.on_commit(
-            partial(
-                realtime.broadcast,
-                locked.session_id,
-                "run_ended",
-                run=str(locked.public_id),
-                status=locked.status,
-                error=locked.error or None,
-            )
-        )
+        if not locked.is_finished:
+            close_run(locked, status=status, error=error[:2000])
 
 
 def fail_orphaned_runs(runner_id: int) -> int:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,53 @@ class PrivateRedis:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """daphne on the bench database with a private Redis, in a folder of its own (its log is there)."""
+
+    port: int
+    redis: PrivateRedis
+    folder: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@contextlib.contextmanager
+def daphne_on_private_redis(name: str, **env: str) -> Iterator[Served]:
+    """Serve the app with daphne and a private redis-server for one metric; stop both afterwards."""
+    from django.db import connections
+
+    folder = Path(tempfile.mkdtemp(prefix=f"piweb-bench-{name}-"))
+    redis = PrivateRedis(folder)
+    redis.start()
+    port = free_port()
+    daphne = str(Path(sys.executable).parent / "daphne")
+    web = subprocess.Popen(
+        [daphne, "-b", "127.0.0.1", "-p", str(port), "piweb.asgi:application"],
+        cwd=REPO_DIR,
+        env={**server_env(), "REDIS_URL": redis.url, "PIWEB_READY_WORKERS": "0", **env},
+        stdout=subprocess.DEVNULL,
+        stderr=open(folder / "daphne.log", "wb"),  # noqa: SIM115 - closed with the process
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, web)
+        yield Served(port, redis, folder)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(web.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            web.wait(timeout=10)
+        if web.poll() is None:
+            os.killpg(web.pid, signal.SIGKILL)
+        redis.kill()
+        connections.close_all()
+        shutil.copy(folder / "daphne.log", Path(tempfile.gettempdir()) / f"piweb-bench-{name}-daphne.log")
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _cookie() -> str:

@@ -12,16 +12,12 @@ private Redis), the other loads no extension. Their turns alternate so both see 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import queue
 import shutil
-import signal
 import statistics
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -30,9 +26,9 @@ from typing import Any
 from bench.django_env import bench_user
 from bench.metrics import Context, Result, at_most, metric, ratio_at_most
 from bench.metrics.db import require_db
-from bench.metrics.live import PrivateRedis
-from bench.metrics.procs import REPO_DIR, free_port, wait_for_port
-from bench.metrics.serve import bench_token, server_env
+from bench.metrics.live import daphne_on_private_redis
+from bench.metrics.procs import REPO_DIR
+from bench.metrics.serve import bench_token
 
 PACKAGE = REPO_DIR / "clients" / "pi-piweb"
 PI_CLI = "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
@@ -201,7 +197,6 @@ def _latencies(pi: RpcPi, follower: Follower, pk: int, since: float) -> list[flo
 def pi_package(ctx: Context) -> list[Result]:
     """Pi with the package: append → follower p95, and Pi's turn time with and without the package."""
     require_db(ctx)
-    from django.db import connections
 
     from providers.llm import testserver as script
     from providers.llm.testserver import ProviderServer
@@ -212,71 +207,52 @@ def pi_package(ctx: Context) -> list[Result]:
     if shutil.which("redis-server") is None:
         raise RuntimeError("redis-server is not installed")
     turns = QUICK_TURNS if ctx.quick else TURNS
-    folder = Path(tempfile.mkdtemp(prefix="piweb-bench-pi-package-"))
-    redis = PrivateRedis(folder)
-    redis.start()
-    port = free_port()
-    daphne = str(Path(sys.executable).parent / "daphne")
-    web = subprocess.Popen(
-        [daphne, "-b", "127.0.0.1", "-p", str(port), "piweb.asgi:application"],
-        cwd=REPO_DIR,
-        env={**server_env(), "REDIS_URL": redis.url, "PIWEB_READY_WORKERS": "0"},
-        stdout=subprocess.DEVNULL,
-        stderr=open(folder / "daphne.log", "wb"),  # noqa: SIM115 - closed with the process
-        start_new_session=True,
-    )
     provider = ProviderServer().start()
     pis: list[RpcPi] = []
     follower: Follower | None = None
     with_times: list[float] = []
     without_times: list[float] = []
     try:
-        wait_for_port(port, web)
-        with bench_token("pi-package") as token:
-            url = f"http://127.0.0.1:{port}"
-            loaded = RpcPi(
-                ctx, folder / "with", provider.url, ["-e", str(PACKAGE)],
-                {"PIWEB_URL": url, "PIWEB_TOKEN": token, "PIWEB_DEVICE": "bench"},
-            )  # fmt: skip
-            bare = RpcPi(ctx, folder / "without", provider.url, [], {})
-            pis += [loaded, bare]
-            for pi in (loaded, bare):  # a first turn each: Pi warms up, the session reaches piweb
-                provider.enqueue(script.tool_call("read", {"path": "notes.txt"}), script.reply("ok"))
-                pi.turn("warm up")
-            pi_id = json.loads(loaded.file().read_text().splitlines()[0])["id"]
-            deadline = time.monotonic() + 15
-            while (session := ChatSession.objects.filter(owner=bench_user(), pi_id=pi_id).first()) is None:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the package's session never reached piweb")
-                time.sleep(0.1)
-            follower = Follower(f"ws://127.0.0.1:{port}", session.pk, token)
-            since = time.monotonic()
-            answer = script.reply(ANSWER, delay=PIECE_DELAY)
-            for index in range(turns):
-                # Alternate which goes first, so neither always follows the other's leftover work.
-                order = (loaded, bare) if index % 2 == 0 else (bare, loaded)
-                for pi in order:
-                    provider.enqueue(script.tool_call("read", {"path": "notes.txt"}), answer)
-                    took = pi.turn(f"turn {index}")
-                    (with_times if pi is loaded else without_times).append(took)
-            time.sleep(1.0)  # the last entries reach the follower
-            latencies = _latencies(loaded, follower, session.pk, since)
-            ChatSession.objects.filter(pk=session.pk).delete()
+        with daphne_on_private_redis("pi-package") as served, bench_token("pi-package") as token:
+            folder, port, url = served.folder, served.port, served.url
+            try:
+                loaded = RpcPi(
+                    ctx, folder / "with", provider.url, ["-e", str(PACKAGE)],
+                    {"PIWEB_URL": url, "PIWEB_TOKEN": token, "PIWEB_DEVICE": "bench"},
+                )  # fmt: skip
+                bare = RpcPi(ctx, folder / "without", provider.url, [], {})
+                pis += [loaded, bare]
+                for pi in (loaded, bare):  # a first turn each: Pi warms up, the session reaches piweb
+                    provider.enqueue(script.tool_call("read", {"path": "notes.txt"}), script.reply("ok"))
+                    pi.turn("warm up")
+                pi_id = json.loads(loaded.file().read_text().splitlines()[0])["id"]
+                deadline = time.monotonic() + 15
+                while (
+                    session := ChatSession.objects.filter(owner=bench_user(), pi_id=pi_id).first()
+                ) is None:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the package's session never reached piweb")
+                    time.sleep(0.1)
+                follower = Follower(f"ws://127.0.0.1:{port}", session.pk, token)
+                since = time.monotonic()
+                answer = script.reply(ANSWER, delay=PIECE_DELAY)
+                for index in range(turns):
+                    # Alternate which goes first, so neither always follows the other's leftover work.
+                    order = (loaded, bare) if index % 2 == 0 else (bare, loaded)
+                    for pi in order:
+                        provider.enqueue(script.tool_call("read", {"path": "notes.txt"}), answer)
+                        took = pi.turn(f"turn {index}")
+                        (with_times if pi is loaded else without_times).append(took)
+                time.sleep(1.0)  # the last entries reach the follower
+                latencies = _latencies(loaded, follower, session.pk, since)
+                ChatSession.objects.filter(pk=session.pk).delete()
+            finally:
+                if follower is not None:
+                    follower.close()
+                for pi in pis:
+                    pi.quit()
     finally:
-        if follower is not None:
-            follower.close()
-        for pi in pis:
-            pi.quit()
         provider.stop()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(web.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            web.wait(timeout=10)
-        if web.poll() is None:
-            os.killpg(web.pid, signal.SIGKILL)
-        redis.kill()
-        connections.close_all()
-        shutil.rmtree(folder, ignore_errors=True)
     p95 = statistics.quantiles(latencies, n=20, method="inclusive")[18]
     loaded_ms, bare_ms = statistics.median(with_times) * 1000, statistics.median(without_times) * 1000
     load = os.getloadavg()[0]

@@ -23,7 +23,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,10 +31,9 @@ from typing import Any
 from bench.django_env import bench_user
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import require_db
-from bench.metrics.live import PrivateRedis, _layer_for
+from bench.metrics.live import _layer_for, daphne_on_private_redis
 from bench.metrics.pi_package import PI_CLI, RpcPi
-from bench.metrics.procs import REPO_DIR, free_port, wait_for_port
-from bench.metrics.serve import server_env
+from bench.metrics.procs import REPO_DIR
 
 CLIENT_SRC = REPO_DIR / "clients" / "piweb-sync" / "src"
 RUNNERS, RUNS = 50, 20
@@ -140,7 +138,6 @@ async def _follow(
 def runners(ctx: Context) -> list[Result]:
     """50 runners connected, 20 runs on them at once: append → follower, losses, the connection budget."""
     require_db(ctx)
-    from django.db import connections
     from django.test import override_settings
 
     from agent.facade import AgentRun
@@ -156,166 +153,152 @@ def runners(ctx: Context) -> list[Result]:
     if shutil.which("redis-server") is None:
         raise RuntimeError("redis-server is not installed")
     count, runs = (QUICK_RUNNERS, QUICK_RUNS) if ctx.quick else (RUNNERS, RUNS)
-    folder = Path(tempfile.mkdtemp(prefix="piweb-bench-runners-"))
-    redis = PrivateRedis(folder)
-    redis.start()
-    port = free_port()
-    daphne = str(Path(sys.executable).parent / "daphne")
-    web = subprocess.Popen(
-        [daphne, "-b", "127.0.0.1", "-p", str(port), "piweb.asgi:application"],
-        cwd=REPO_DIR,
-        env={**server_env(), "REDIS_URL": redis.url, "PIWEB_READY_WORKERS": "0", "PGAPPNAME": APP_NAME},
-        stdout=subprocess.DEVNULL,
-        stderr=open(folder / "daphne.log", "wb"),  # noqa: SIM115 - closed with the process
-        start_new_session=True,
-    )
-    provider = ProviderServer().start()
-    procs: list[subprocess.Popen[bytes]] = []
-    watch = Watch()
-    owner = bench_user()
-    made: list[Any] = []
-    try:
-        wait_for_port(port, web)
-        url = f"http://127.0.0.1:{port}"
-        # One session written by Pi itself, copied under new ids for every run.
-        seed = RpcPi(ctx, folder / "seed", provider.url, [], {})
-        provider.enqueue(script.reply("Hello."))
-        seed.turn("hello")
-        seed.quit()
-        lines = seed.file().read_text().splitlines()
-        header = json.loads(lines[0])
-        sessions = []
-        for index in range(runs):
-            copy = json.dumps({**header, "id": f"bench-runner-{index}-{os.getpid()}"}, separators=(",", ":"))
-            data = ("\n".join([copy, *lines[1:]]) + "\n").encode()
-            sessions.append(services.import_jsonl(actor=owner, data=data, filename=f"r{index}.jsonl").session)
-        time.sleep(2)
-        idle_before = _web_connections()
-        pi = shlex.join([ctx.node, str(ctx.bench_dir / PI_CLI), "--no-extensions", "--no-skills",
-                         "--no-prompt-templates", "--no-context-files"])  # fmt: skip
-        workspace = folder / "work"
-        workspace.mkdir()
-        (workspace / "notes.txt").write_text("The build needs Python 3.11.\n")
-        for index in range(count):
-            runner, token = runner_services.create_runner(actor=owner, name=f"bench-{index}")
-            made.append(runner)
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIWEB_"))}
-            env.update(
-                {
-                    "PIWEB_URL": url,
-                    "PIWEB_RUNNER_TOKEN": token,
-                    "PIWEB_RUNNER_PI": pi,
-                    "PYTHONPATH": str(CLIENT_SRC),
-                    "PI_CODING_AGENT_DIR": str(folder / "seed" / "agent"),
-                    "PI_OFFLINE": "1",
-                    "PI_SKIP_VERSION_CHECK": "1",
-                    "XDG_STATE_HOME": str(folder / f"state-{index}"),
-                }
-            )
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "piweb_runner", "-w", f"work={workspace}", "--tools", "read"],
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
+    with daphne_on_private_redis("runners", PGAPPNAME=APP_NAME) as served:
+        folder, port, redis = served.folder, served.port, served.redis
+        provider = ProviderServer().start()
+        procs: list[subprocess.Popen[bytes]] = []
+        watch = Watch()
+        owner = bench_user()
+        made: list[Any] = []
+        try:
+            url = served.url
+            # One session written by Pi itself, copied under new ids for every run.
+            seed = RpcPi(ctx, folder / "seed", provider.url, [], {})
+            provider.enqueue(script.reply("Hello."))
+            seed.turn("hello")
+            seed.quit()
+            lines = seed.file().read_text().splitlines()
+            header = json.loads(lines[0])
+            sessions = []
+            for index in range(runs):
+                copy = json.dumps(
+                    {**header, "id": f"bench-runner-{index}-{os.getpid()}"}, separators=(",", ":")
                 )
-            )
-        deadline = time.monotonic() + 120
-        while Runner.objects.filter(pk__in=[r.pk for r in made]).exclude(info={}).count() < count:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the runners did not all connect")
-            time.sleep(0.2)
-        # The runners sit idle (their sockets ping): daphne's connections must do no work meanwhile.
-        window = _db_now()
-        time.sleep(IDLE_SECONDS)
-        idle_busy = _busy_since(window)
-        idle_with = _web_connections()
-        chosen = [Runner.objects.get(pk=r.pk) for r in made[:runs]]
-        for index, session in enumerate(sessions):
-            watch.files[session.pk] = (
-                folder / f"state-{index}" / "piweb-runner" / "sessions" / f"{session.pi_id}.jsonl"
-            )
-        watch.thread.start()
-        answer = script.reply(ANSWER, delay=0.01)
-        for _ in sessions:
-            provider.enqueue(script.tool_call("read", {"path": "notes.txt"}), answer)
-        api_token = ApiToken.objects.create(user=owner, name="bench-runners")[1]
-        heard: dict[int, list[tuple[float, int]]] = {}
-        known = {
-            s.pk: set(Entry.objects.filter(session=s).values_list("entry_id", flat=True)) for s in sessions
-        }
-        done = asyncio.Event()
-        loop = asyncio.new_event_loop()
-        follower = threading.Thread(
-            target=loop.run_until_complete,
-            args=(_follow(f"ws://127.0.0.1:{port}", [s.pk for s in sessions], api_token, heard, done),),
-            daemon=True,
-        )
-        follower.start()
-        time.sleep(1.5)  # the followers' sockets open
-        peak = 0
-        layer = {"default": _layer_for(redis.url)}
-        with override_settings(CHANNEL_LAYERS=layer):
-            started = time.monotonic()
-            run_ids = [
-                runner_services.dispatch_run(
-                    actor=owner, session=s, runner=r, workspace="work", prompt="What does notes.txt say?"
-                ).pk
-                for s, r in zip(sessions, chosen, strict=True)
-            ]
-            from core import realtime
-
-            realtime.flush()
-            while AgentRun.objects.filter(pk__in=run_ids, finished_at__isnull=True).exists():
-                peak = max(peak, _web_connections())
-                if time.monotonic() - started > 300:
-                    raise RuntimeError("the runs did not finish in 5 minutes")
+                data = ("\n".join([copy, *lines[1:]]) + "\n").encode()
+                sessions.append(
+                    services.import_jsonl(actor=owner, data=data, filename=f"r{index}.jsonl").session
+                )
+            time.sleep(2)
+            idle_before = _web_connections()
+            pi = shlex.join([ctx.node, str(ctx.bench_dir / PI_CLI), "--no-extensions", "--no-skills",
+                             "--no-prompt-templates", "--no-context-files"])  # fmt: skip
+            workspace = folder / "work"
+            workspace.mkdir()
+            (workspace / "notes.txt").write_text("The build needs Python 3.11.\n")
+            for index in range(count):
+                runner, token = runner_services.create_runner(actor=owner, name=f"bench-{index}")
+                made.append(runner)
+                env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIWEB_"))}
+                env.update(
+                    {
+                        "PIWEB_URL": url,
+                        "PIWEB_RUNNER_TOKEN": token,
+                        "PIWEB_RUNNER_PI": pi,
+                        "PYTHONPATH": str(CLIENT_SRC),
+                        "PI_CODING_AGENT_DIR": str(folder / "seed" / "agent"),
+                        "PI_OFFLINE": "1",
+                        "PI_SKIP_VERSION_CHECK": "1",
+                        "XDG_STATE_HOME": str(folder / f"state-{index}"),
+                    }
+                )
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "piweb_runner", "-w", f"work={workspace}", "--tools", "read"],
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
+            deadline = time.monotonic() + 120
+            while Runner.objects.filter(pk__in=[r.pk for r in made]).exclude(info={}).count() < count:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the runners did not all connect")
                 time.sleep(0.2)
-            elapsed = time.monotonic() - started
-        time.sleep(1.0)
-        loop.call_soon_threadsafe(done.set)
-        follower.join(10)
-        failed = AgentRun.objects.filter(pk__in=run_ids).exclude(status=AgentRun.Status.SUCCEEDED).count()
-        lost = 0
-        latencies: list[float] = []
-        for session in sessions:
-            stored = list(Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True))
-            on_disk = watch.files[session.pk].read_text().splitlines()[1:]
-            lost += 0 if stored == on_disk else 1
-            if os.environ.get("BENCH_DEBUG"):
-                print(session.pk, len(stored), len(on_disk), len(heard.get(session.pk, [])), file=sys.stderr)
-            seqs = dict(Entry.objects.filter(session=session).values_list("entry_id", "seq"))
-            for written, entry_id in watch.seen.get(session.pk, []):
-                if entry_id in known[session.pk]:
-                    continue  # the session as dispatched, which the runner wrote out before starting Pi
-                seq = seqs.get(entry_id)
-                got = next((t for t, s in heard.get(session.pk, []) if seq is not None and s >= seq), None)
-                if got is not None:
-                    latencies.append(max(0.0, got - written) * 1000)
-                else:
-                    lost += 1
-        ChatSession.objects.filter(pk__in=[s.pk for s in sessions]).delete()
-    finally:
-        watch.stop.set()
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=10)
-        provider.stop()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(web.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            web.wait(timeout=10)
-        if web.poll() is None:
-            os.killpg(web.pid, signal.SIGKILL)
-        redis.kill()
-        Runner.objects.filter(pk__in=[r.pk for r in made]).delete()
-        ApiToken.objects.filter(user=owner, name="bench-runners").delete()
-        connections.close_all()
-        shutil.rmtree(folder, ignore_errors=True)
+            # The runners sit idle (their sockets ping): daphne's connections must do no work meanwhile.
+            window = _db_now()
+            time.sleep(IDLE_SECONDS)
+            idle_busy = _busy_since(window)
+            idle_with = _web_connections()
+            chosen = [Runner.objects.get(pk=r.pk) for r in made[:runs]]
+            for index, session in enumerate(sessions):
+                watch.files[session.pk] = (
+                    folder / f"state-{index}" / "piweb-runner" / "sessions" / f"{session.pi_id}.jsonl"
+                )
+            watch.thread.start()
+            answer = script.reply(ANSWER, delay=0.01)
+            for _ in sessions:
+                provider.enqueue(script.tool_call("read", {"path": "notes.txt"}), answer)
+            api_token = ApiToken.objects.create(user=owner, name="bench-runners")[1]
+            heard: dict[int, list[tuple[float, int]]] = {}
+            known = {
+                s.pk: set(Entry.objects.filter(session=s).values_list("entry_id", flat=True))
+                for s in sessions
+            }
+            done = asyncio.Event()
+            loop = asyncio.new_event_loop()
+            follower = threading.Thread(
+                target=loop.run_until_complete,
+                args=(_follow(f"ws://127.0.0.1:{port}", [s.pk for s in sessions], api_token, heard, done),),
+                daemon=True,
+            )
+            follower.start()
+            time.sleep(1.5)  # the followers' sockets open
+            peak = 0
+            layer = {"default": _layer_for(redis.url)}
+            with override_settings(CHANNEL_LAYERS=layer):
+                started = time.monotonic()
+                run_ids = [
+                    runner_services.dispatch_run(
+                        actor=owner, session=s, runner=r, workspace="work", prompt="What does notes.txt say?"
+                    ).pk
+                    for s, r in zip(sessions, chosen, strict=True)
+                ]
+                from core import realtime
+
+                realtime.flush()
+                while AgentRun.objects.filter(pk__in=run_ids, finished_at__isnull=True).exists():
+                    peak = max(peak, _web_connections())
+                    if time.monotonic() - started > 300:
+                        raise RuntimeError("the runs did not finish in 5 minutes")
+                    time.sleep(0.2)
+                elapsed = time.monotonic() - started
+            time.sleep(1.0)
+            loop.call_soon_threadsafe(done.set)
+            follower.join(10)
+            failed = AgentRun.objects.filter(pk__in=run_ids).exclude(status=AgentRun.Status.SUCCEEDED).count()
+            lost = 0
+            latencies: list[float] = []
+            for session in sessions:
+                stored = list(
+                    Entry.objects.filter(session=session).order_by("seq").values_list("raw", flat=True)
+                )
+                on_disk = watch.files[session.pk].read_text().splitlines()[1:]
+                lost += 0 if stored == on_disk else 1
+                seqs = dict(Entry.objects.filter(session=session).values_list("entry_id", "seq"))
+                for written, entry_id in watch.seen.get(session.pk, []):
+                    if entry_id in known[session.pk]:
+                        continue  # the session as dispatched, which the runner wrote out before starting Pi
+                    seq = seqs.get(entry_id)
+                    got = next(
+                        (t for t, s in heard.get(session.pk, []) if seq is not None and s >= seq), None
+                    )
+                    if got is not None:
+                        latencies.append(max(0.0, got - written) * 1000)
+                    else:
+                        lost += 1
+            ChatSession.objects.filter(pk__in=[s.pk for s in sessions]).delete()
+        finally:
+            watch.stop.set()
+            for proc in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+            for proc in procs:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=10)
+            provider.stop()
+            Runner.objects.filter(pk__in=[r.pk for r in made]).delete()
+            ApiToken.objects.filter(user=owner, name="bench-runners").delete()
     if not latencies:
         raise RuntimeError("no append reached a follower")
     p95 = statistics.quantiles(latencies, n=20, method="inclusive")[18]

@@ -20,8 +20,7 @@ from providers.llm import testserver as script
 from providers.llm.testserver import ProviderServer
 from sessions_app import services
 from sessions_app.models import ApiToken, ChatSession
-from tests.faults.stack import missing_tools
-from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
+from tests.live.servers import AsgiServer, private_piweb
 
 from .pi import NODE, PI_CLI, ROOT, PiHome, file_lines, pi_installed, stored_lines
 
@@ -36,12 +35,7 @@ PACKAGE = ROOT / "clients" / "pi-piweb"
 
 @pytest.fixture
 def piweb(tmp_path: Path) -> Iterator[AsgiServer]:
-    reason = missing_tools()
-    if reason:
-        pytest.skip(reason)
-    redis = PrivateRedis(tmp_path)
-    server = AsgiServer(server_env(redis.url), tmp_path)
-    with running(redis, server):
+    with private_piweb(tmp_path) as server:
         yield server
 
 

@@ -95,6 +95,23 @@ def running(*servers: AsgiServer | PrivateRedis) -> Iterator[None]:
             service.stop()
 
 
+@contextmanager
+def private_piweb(folder: Path, **extra: str) -> Iterator[AsgiServer]:
+    """daphne on the test database with a redis-server of its own (``extra``: more of its environment);
+    skips the test when the tools are missing."""
+    import pytest
+
+    from tests.faults.stack import missing_tools
+
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    redis = PrivateRedis(folder)
+    server = AsgiServer(server_env(redis.url, **extra), folder)
+    with running(redis, server):
+        yield server
+
+
 def cookie_for(user: Any) -> str:
     """Return a ``Cookie`` header value logging ``user`` in (the session row is in the shared database)."""
     client = Client()

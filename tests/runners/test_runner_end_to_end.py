@@ -130,6 +130,15 @@ def provider() -> Iterator[ProviderServer]:
     server.stop()
 
 
+def pi_written_session(home: PiHome, provider: ProviderServer, owner: Any) -> ChatSession:
+    """A one-turn session Pi wrote in ``home``'s work folder (made a git repository), for ``owner``."""
+    git_repository(home.work)
+    provider.enqueue(script.reply("Hello."))
+    home.pi("-p", "hello")
+    [local] = home.files()
+    return services.import_jsonl(actor=owner, data=local.read_bytes(), filename=local.name).session
+
+
 def start_stack(
     piweb: AsgiServer,
     provider: ProviderServer,
@@ -145,11 +154,7 @@ def start_stack(
     API token. ``api`` is the wire format Pi speaks to the scripted provider."""
     api_token = ApiToken.objects.create(user=ada)[1]
     home = PiHome(tmp_path, provider.url, piweb.base_url, api_token, api=api)
-    git_repository(home.work)
-    provider.enqueue(script.reply("Hello."))
-    home.pi("-p", "hello")
-    [local] = home.files()
-    session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
+    session = pi_written_session(home, provider, ada)
     runner, token = runner_services.create_runner(actor=ada, name="box", team=team)
     process = RunnerProcess(home, via or piweb.base_url, token, home.work)
     try:

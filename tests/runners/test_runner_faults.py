@@ -23,8 +23,7 @@ from teams.models import TeamMembership
 from tests.e2e.pi import file_lines, pi_installed, stored_lines
 from tests.e2e.test_pi_piweb_live import Follower
 from tests.e2e.test_pi_piweb_package import exported
-from tests.faults.stack import missing_tools
-from tests.live.servers import AsgiServer, PrivateRedis, running, server_env
+from tests.live.servers import AsgiServer, private_piweb
 
 from .proxy import CuttableProxy
 from .test_runner_end_to_end import Stack, dispatch, finished, provider, stack, start_stack, wait_for
@@ -43,12 +42,7 @@ pytestmark = [
 @pytest.fixture
 def piweb(tmp_path: Path) -> Iterator[AsgiServer]:
     """A server that gives a runner that went away 2 s to come back."""
-    reason = missing_tools()
-    if reason:
-        pytest.skip(reason)
-    redis = PrivateRedis(tmp_path)
-    server = AsgiServer(server_env(redis.url, PIWEB_RUNNER_GRACE="2"), tmp_path)
-    with running(redis, server):
+    with private_piweb(tmp_path, PIWEB_RUNNER_GRACE="2") as server:
         yield server
 
 
@@ -123,12 +117,7 @@ CUT_SECONDS = 30  # as long a cut as a train tunnel, well within the runner's gr
 @pytest.fixture
 def patient(tmp_path: Path) -> Iterator[AsgiServer]:
     """A server with the default grace for a runner that went away (a minute)."""
-    reason = missing_tools()
-    if reason:
-        pytest.skip(reason)
-    redis = PrivateRedis(tmp_path)
-    server = AsgiServer(server_env(redis.url), tmp_path)
-    with running(redis, server):
+    with private_piweb(tmp_path) as server:
         yield server
 
 

@@ -19,8 +19,7 @@ from sessions_app import services
 from sessions_app.models import ApiToken, ChatSession
 from teams.models import Team, TeamMembership
 from tests.e2e.pi import PiHome, file_lines, pi_installed, stored_lines
-from tests.e2e.test_pi_piweb_live import git_repository
-from tests.runners.test_runner_end_to_end import RunnerProcess, wait_for
+from tests.runners.test_runner_end_to_end import RunnerProcess, pi_written_session, wait_for
 
 pytestmark = [
     pytest.mark.browser,
@@ -44,11 +43,7 @@ def workbench(
     """Ada's session (shared with Bob's team), and her runner on a git repository."""
     ada, bob = account("ada"), account("bob")
     home = PiHome(tmp_path, provider.url, server_url, ApiToken.objects.create(user=ada)[1])
-    git_repository(home.work)
-    provider.enqueue(script.reply("Hello."))
-    home.pi("-p", "hello")
-    [local] = home.files()
-    session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
+    session = pi_written_session(home, provider, ada)
     team = Team.objects.create(name="crew")
     TeamMembership.objects.create(team=team, user=ada, role="owner")
     TeamMembership.objects.create(team=team, user=bob, role="viewer")
@@ -131,11 +126,7 @@ def test_hand_a_session_to_a_teammate_who_continues_it_on_their_runner(
 ) -> None:
     ada, bob = account("ada"), account("bob")
     home = PiHome(tmp_path, provider.url, server_url, ApiToken.objects.create(user=bob)[1])
-    git_repository(home.work)
-    provider.enqueue(script.reply("Hello."))
-    home.pi("-p", "hello")
-    [local] = home.files()
-    session = services.import_jsonl(actor=ada, data=local.read_bytes(), filename=local.name).session
+    session = pi_written_session(home, provider, ada)
     team = Team.objects.create(name="crew")
     TeamMembership.objects.create(team=team, user=ada, role="owner")
     TeamMembership.objects.create(team=team, user=bob, role="editor")

@@ -12,27 +12,17 @@ import asyncio
 import logging
 import os
 import shlex
-import stat
 import sys
-import tomllib
 from pathlib import Path
 
-from piweb_sync.config import ConfigError, _xdg, config_path
+from piweb_sync.config import ConfigError, _xdg, config_path, config_values
 
 from piweb_runner.runner import ALL_TOOLS, Runner, RunnerSettings, Workspace
 
 
 def _credentials() -> tuple[str, str]:
-    values: dict[str, str] = {}
+    values = config_values()
     path = config_path()
-    if path.exists():
-        if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ConfigError(f"{path} can be read by other users; run: chmod 600 {path}")
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read {path}: {exc}") from exc
-        values = {k: v for k, v in raw.items() if isinstance(v, str)}
     server = os.environ.get("PIWEB_URL") or values.get("server", "")
     token = os.environ.get("PIWEB_RUNNER_TOKEN") or values.get("runner_token", "")
     if not server:

@@ -16,6 +16,7 @@ __all__ = [
     "ConfigError",
     "Credentials",
     "config_path",
+    "config_values",
     "load_credentials",
     "pi_session_root",
     "pi_session_subdir",
@@ -56,19 +57,24 @@ def state_path() -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state") / "piweb-sync" / "state.json"
 
 
+def config_values() -> dict[str, str]:
+    """The config file's text values ({} without a file); refused when others can read it."""
+    path = config_path()
+    if not path.exists():
+        return {}
+    if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ConfigError(f"{path} can be read by other users; run: chmod 600 {path}")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    return {k: v for k, v in raw.items() if isinstance(v, str)}
+
+
 def load_credentials() -> Credentials:
     """Return the server and token: the environment (``PIWEB_URL``, ``PIWEB_TOKEN``) over the config file."""
-    file_values: dict[str, str] = {}
     path = config_path()
-    if path.exists():
-        mode = path.stat().st_mode
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ConfigError(f"{path} can be read by other users; run: chmod 600 {path}")
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read {path}: {exc}") from exc
-        file_values = {k: v for k, v in raw.items() if isinstance(v, str)}
+    file_values = config_values()
     server = os.environ.get("PIWEB_URL") or file_values.get("server", "")
     token = os.environ.get("PIWEB_TOKEN") or file_values.get("token", "")
     if not server:
