@@ -66,7 +66,8 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     server_url: str,
     screenshot: Any,
 ) -> None:
-    session, process, _ = workbench
+    session, process, home = workbench
+    workspace = home.work
     mine = sign_in(open_browser(), "ada")
     theirs = sign_in(open_browser(), "bob")
     for page in (mine, theirs):
@@ -77,14 +78,17 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     options = where.locator("option").all_inner_texts()
     where.select_option(label=next(o for o in options if o.startswith("box · work")))
 
-    # A run with a tool: Bob sees the tool run live; Ada steers while it runs and queues a follow-up.
+    # A run that edits a real file with Pi's own tool, then runs git: Bob sees each tool live; Ada steers
+    # while git runs and queues a follow-up.
     provider.enqueue(
-        script.tool_call("bash", {"command": "sleep 3 && git log --oneline"}),
-        script.reply("One commit, and hi.", delay=0.02),
+        script.tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "3.11", "newText": "3.12"}]}),
+        script.tool_call("bash", {"command": "sleep 3 && git diff --stat && git log --oneline"}, id="call_2"),
+        script.reply("Bumped to 3.12, and hi.", delay=0.02),
         script.reply("The follow-up is done.", delay=0.02),
     )
-    mine.fill("#composer-text", "What is in the history?")
+    mine.fill("#composer-text", "Bump the Python version in notes.txt")
     mine.click("#composer-send")
+    expect(theirs.locator('.tool-live[data-tool="edit"]')).to_have_count(1)
     expect(theirs.locator('.tool-live[data-tool="bash"]')).to_be_visible()
     expect(theirs.locator("#operation-text")).to_contain_text("Pi is working on box, started by ada")
     expect(theirs.locator('.tool-live[data-tool="bash"] .tool-what')).to_contain_text("git log")
@@ -98,9 +102,11 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     expect(mine.locator("#composer-note")).to_contain_text("Queued")
     for page in (mine, theirs):
         expect(page.locator("#branch")).to_contain_text("The follow-up is done.")
+        expect(page.locator("#branch")).to_contain_text("Bumped to 3.12")
         expect(page.locator("#branch")).to_contain_text("Also say hi")
         expect(page.locator("#branch")).to_contain_text("Then summarize")
     expect(mine.locator("#composer-send")).to_have_text("Send")
+    assert (workspace / "notes.txt").read_text() == "The build needs Python 3.12.\n"
 
     # Stop while the reply streams: the run ends, what was written is kept, both pages say so.
     provider.enqueue(script.reply(" ".join(f"word{i}" for i in range(300)), delay=0.05))
