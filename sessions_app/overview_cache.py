@@ -15,7 +15,7 @@ from sessions_app.models import ChatSession
 from sessions_app.state_cache import cached, state_key
 from sessions_app.tree_overview import build_tree_overview
 
-__all__ = ["overview_json"]
+__all__ = ["json_bytes", "overview_json"]
 
 VERSION = 1
 TTL = 600  # seconds
@@ -25,10 +25,10 @@ def overview_json(session: ChatSession, *, around: str | None = None, segment: i
     """Return the tree overview of ``session`` as JSON bytes, built once per session state and query."""
     near = "" if around is None else hashlib.sha256(around.encode("utf-8", "surrogatepass")).hexdigest()
     key = state_key(f"tree:{VERSION}", session, session.leaf_seq, near, segment)
-    return cached(key, lambda: _dumps(build_tree_overview(session, around=around, segment=segment)), TTL)
+    return cached(key, lambda: json_bytes(build_tree_overview(session, around=around, segment=segment)), TTL)
 
 
-def _dumps(value: object) -> bytes:
+def json_bytes(value: object) -> bytes:
     try:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:  # a label holding a lone surrogate: JSON escapes it

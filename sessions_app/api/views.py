@@ -29,7 +29,16 @@ from core.api.parsers import JsonlParser, LimitedJSONParser, NdjsonParser, max_i
 from documents import rendering
 from pitree.tokens import set_aside_usage
 from providers.facade import context_window_for
-from sessions_app import access, branch_files, context_reads, link_scope, queries, services, summary_facts
+from sessions_app import (
+    access,
+    branch_files,
+    conditional,
+    context_reads,
+    link_scope,
+    queries,
+    services,
+    summary_facts,
+)
 from sessions_app.api.serializers import (
     AppendSerializer,
     CloneSerializer,
@@ -60,7 +69,7 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.attribution import author_of
 from sessions_app.models import ChatSession, first_prompt
-from sessions_app.overview_cache import overview_json
+from sessions_app.overview_cache import json_bytes, overview_json
 from sessions_app.state_cache import cached, state_key
 
 ERRORS = {code: OpenApiResponse(ErrorSerializer) for code in (400, 403, 404)}
@@ -141,11 +150,19 @@ class SessionDetailView(LinkReadableView):
     @extend_schema(responses={200: SessionSerializer, **ERRORS})
     def get(self, request: Request, pk: int) -> Response:
         grant = self.access(pk)
+        # The row's own fields (its update time, the owner's and forker's names) change without an append.
+        session = grant.session
+        etag = conditional.etag_for(
+            "detail", request, grant, session.updated_at.timestamp(), session.owner_id, session.forked_by_id
+        )
+        unchanged = conditional.not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged  # type: ignore[return-value]  # an HttpResponse, as DRF allows
         # A frozen or path link sees the name, counters, leaf and last activity of its scope only.
         body = session_body(link_scope.session_as_seen(grant))
         body["canEdit"] = grant.can_write
         body["viaLink"] = grant.via_link
-        return Response(body)
+        return conditional.tagged(Response(body), etag)
 
     @extend_schema(request=SessionRenameSerializer, responses={200: SessionSerializer, **ERRORS})
     def patch(self, request: Request, pk: int) -> Response:
@@ -216,11 +233,15 @@ class TreeView(LinkReadableView):
         grant = self.access(pk)
         session = grant.session
         query = self.valid(TreeQuerySerializer, request.query_params)
+        etag = conditional.etag_for("tree", request, grant)
+        unchanged = conditional.not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged  # type: ignore[return-value]  # an HttpResponse, as DRF allows
         if grant.restricted:
-            return Response(link_scope.scoped_tree(grant))
+            return conditional.tagged(Response(link_scope.scoped_tree(grant)), etag)
         body = overview_json(session, around=query.get("around"), segment=query.get("segment"))
         # Already JSON, written by the overview cache: a plain response skips a parse and a dump.
-        return HttpResponse(body, content_type="application/json")  # type: ignore[return-value]
+        return conditional.tagged(HttpResponse(body, content_type="application/json"), etag)  # type: ignore[return-value]
 
 
 class ContextView(LinkReadableView):
@@ -246,11 +267,16 @@ class ContextView(LinkReadableView):
             or context_window_for(payload["model"])
             or settings.PIWEB_DEFAULT_CONTEXT_WINDOW
         )
+        # The window comes from the providers' settings, not the session: it is part of the tag.
+        etag = conditional.etag_for("context", request, grant, window)
+        unchanged = conditional.not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged  # type: ignore[return-value]  # an HttpResponse, as DRF allows
         used = payload["breakdown"]["total"]
         payload["contextWindow"] = (
             {"window": window, "used": used, "fraction": used / window} if window else None
         )
-        return Response(payload)
+        return conditional.tagged(Response(payload), etag)
 
 
 CONTEXT_VERSION = 1
@@ -317,22 +343,41 @@ class PathView(LinkReadableView):
         leaf_id = query.get("leaf") or grant.leaf_id()
         if leaf_id is None:
             return Response({"entries": [], "leafId": None, "firstDepth": None, "hasMore": False})
-        leaf = grant.entry(leaf_id)
-        top = (leaf.depth or 0) if query.get("beforeDepth") is None else query["beforeDepth"] - 1
-        low = max(0, top - query["limit"] + 1)
-        rows = queries.path_rows(session, leaf, min_depth=low, max_depth=top) if top >= 0 else []
-        first_depth = rows[0].depth if rows else None
-        entries: Any = EntrySerializer(rows, many=True).data  # type: ignore[arg-type]  # many=True takes a list
-        if query["render"]:
-            rendering.render_records(entries)
-        return Response(
-            {
-                "entries": entries,
-                "leafId": leaf.entry_id,
-                "firstDepth": first_depth,
-                "hasMore": bool(first_depth),
-            }
-        )
+        etag = conditional.etag_for("path", request, grant)
+        unchanged = conditional.not_modified(request, etag)
+        if unchanged is not None:
+            # Only a 200 carries a tag: the same viewer saw this leaf in this very state.
+            return unchanged  # type: ignore[return-value]  # an HttpResponse, as DRF allows
+        if grant.restricted:
+            return conditional.tagged(Response(_path_page(grant, leaf_id, query)), etag)
+        # A page of a path is fixed once written, like the context: built once per session state and query.
+        near = hashlib.sha256(leaf_id.encode("utf-8", "surrogatepass")).hexdigest()
+        parts = [query.get("beforeDepth"), query["limit"], int(bool(query["render"]))]
+        key = state_key(f"path:{PATH_VERSION}", session, near, *parts)
+        body = cached(key, lambda: json_bytes(_path_page(grant, leaf_id, query)), PATH_TTL)
+        return conditional.tagged(HttpResponse(body, content_type="application/json"), etag)  # type: ignore[return-value]
+
+
+PATH_VERSION = 1
+PATH_TTL = 600  # seconds
+
+
+def _path_page(grant: access.Access, leaf_id: str, query: dict[str, Any]) -> dict[str, Any]:
+    """Return the newest ``limit`` entries of the path to ``leaf_id`` above ``beforeDepth``, root first."""
+    leaf = grant.entry(leaf_id)
+    top = (leaf.depth or 0) if query.get("beforeDepth") is None else query["beforeDepth"] - 1
+    low = max(0, top - query["limit"] + 1)
+    rows = queries.path_rows(grant.session, leaf, min_depth=low, max_depth=top) if top >= 0 else []
+    first_depth = rows[0].depth if rows else None
+    entries: Any = EntrySerializer(rows, many=True).data  # type: ignore[arg-type]  # many=True takes a list
+    if query["render"]:
+        rendering.render_records(entries)
+    return {
+        "entries": entries,
+        "leafId": leaf.entry_id,
+        "firstDepth": first_depth,
+        "hasMore": bool(first_depth),
+    }
 
 
 class FilesView(LinkReadableView):
