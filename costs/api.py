@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +16,16 @@ from rest_framework.views import APIView
 from core.api.fields import Text, parse
 from costs import queries
 from costs.queries import Report, Totals
-from sessions_app.facade import ChatSession, Entry, LinkReadableView, access, link_scope
+from sessions_app.facade import (
+    ChatSession,
+    Entry,
+    LinkReadableView,
+    access,
+    cached,
+    conditional,
+    link_scope,
+    state_key,
+)
 
 ERROR = OpenApiResponse(description='{"error": <message>}')
 ERRORS = {400: ERROR, 403: ERROR, 404: ERROR}
@@ -80,21 +90,41 @@ class SessionCostView(LinkReadableView):
         session = grant.session
         at_id = query.get("at") or grant.leaf_id()
         link_scope.require_visible(grant, at_id)
-        at_totals = queries.branch_totals(session, _entry(session, at_id))
-        body: dict[str, Any] = {
-            "at": at_id,
-            "branch": at_totals.as_json(),
-            "session": None,
-            "abandoned": None,
-            "messages": _messages(grant, session, ids),
-        }
-        if not grant.restricted:
-            total = queries.session_totals([session.pk]).get(session.pk, Totals())
-            leaf = session.leaf_entry_id
-            on_leaf = at_totals if leaf == at_id else queries.branch_totals(session, _entry(session, leaf))
-            body["session"] = total.as_json()
-            body["abandoned"] = total.minus(on_leaf).as_json()
-        return Response(body)
+        # The leaf is part of the state: the abandoned cost is measured against it.
+        etag = conditional.etag_for("cost", request, grant)
+        unchanged = conditional.not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged  # type: ignore[return-value]  # an HttpResponse, as DRF allows
+        if grant.restricted:
+            return conditional.tagged(Response(_cost_body(grant, at_id, ids)), etag)
+        # Costs are recorded with the entries (a recount bumps the revision): one answer per state and query.
+        asked = hashlib.sha256(f"{at_id}\n{','.join(ids)}".encode("utf-8", "surrogatepass")).hexdigest()
+        key = state_key(f"cost:{COST_VERSION}", session, session.leaf_seq, asked)
+        body = cached(key, lambda: _cost_body(grant, at_id, ids), COST_TTL)
+        return conditional.tagged(Response(body), etag)
+
+
+COST_VERSION = 1
+COST_TTL = 600  # seconds
+
+
+def _cost_body(grant: access.Access, at_id: str | None, ids: list[str]) -> dict[str, Any]:
+    session = grant.session
+    at_totals = queries.branch_totals(session, _entry(session, at_id))
+    body: dict[str, Any] = {
+        "at": at_id,
+        "branch": at_totals.as_json(),
+        "session": None,
+        "abandoned": None,
+        "messages": _messages(grant, session, ids),
+    }
+    if not grant.restricted:
+        total = queries.session_totals([session.pk]).get(session.pk, Totals())
+        leaf = session.leaf_entry_id
+        on_leaf = at_totals if leaf == at_id else queries.branch_totals(session, _entry(session, leaf))
+        body["session"] = total.as_json()
+        body["abandoned"] = total.minus(on_leaf).as_json()
+    return body
 
 
 class SessionsCostQuery(serializers.Serializer[Any]):

@@ -21,7 +21,7 @@ from costs.domain import Charge, Price, Source, charge_message, day_of
 from costs.models import MessageCost, UsageDay
 from pitree.jsjson import parse_json
 from providers.facade import LLMProvider
-from sessions_app.facade import ChatSession, Entry, Segment
+from sessions_app.facade import ChatSession, Entry, Segment, bump_revision
 
 __all__ = ["ACTS_ON", "current_prices", "reconcile_session", "record", "recount_session"]
 
@@ -155,6 +155,7 @@ def recount_session(session_pk: int) -> int:
         UsageDay.objects.filter(session=session).delete()
         if session.next_seq:
             record(None, session=session, first_seq=0, last_seq=session.next_seq - 1, rows=None)
+        bump_revision(session.pk)  # answers cached for the old costs must not be served again
         return MessageCost.objects.filter(session=session).count()
 
 

@@ -5,7 +5,7 @@ Re-exports only; the names live in the modules named below. ``make lint`` keeps 
 
 from __future__ import annotations
 
-from sessions_app import access, link_scope, services, signals, verbs
+from sessions_app import access, conditional, link_scope, services, signals, verbs
 from sessions_app.access import Access, NotSignedIn, still_writable
 from sessions_app.admin import DeletesThroughUseCase, LiveSessionRowsAdmin
 from sessions_app.api.serializers import (
@@ -33,6 +33,7 @@ from sessions_app.services.rows import create_session_row
 from sessions_app.services.sharing import find_link, share_by_team_defaults
 from sessions_app.services.store import check_quotas, entry_store, line_bytes
 from sessions_app.signals import connect_entries_stored
+from sessions_app.state_cache import bump_revision, cached, state_key
 from sessions_app.text_search import register_extra_hits
 
 __all__ = [
@@ -63,7 +64,10 @@ __all__ = [
     "access",
     "append_entries",
     "author_of",
+    "bump_revision",
+    "cached",
     "check_quotas",
+    "conditional",
     "connect_entries_stored",
     "context_for_leaf",
     "create_session_row",
@@ -83,6 +87,7 @@ __all__ = [
     "share_by_team_defaults",
     "signals",
     "skipped_payload",
+    "state_key",
     "still_writable",
     "verbs",
 ]

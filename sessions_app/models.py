@@ -105,7 +105,8 @@ class ChatSession(models.Model):
     message_count = models.IntegerField(default=0)
     # Bytes (UTF-8) of the stored lines, kept by the entry store: the owner's quota sums these rows.
     stored_bytes = models.BigIntegerField(default=0, db_default=0)
-    # Bumped when stored lines are rewritten in place (a secret redacted): caches keyed by state include it.
+    # Bumped when stored lines or what was derived from them are rewritten in place (a secret redacted,
+    # costs recounted): caches and ETags keyed by state include it.
     revision = models.IntegerField(default=0, db_default=0)
     source_filename = models.TextField(blank=True, default="")
     compaction_settings = models.JSONField(

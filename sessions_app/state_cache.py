@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.cache import caches
+from django.db.models import F
 
 from sessions_app.models import ChatSession
 
-__all__ = ["cached", "state_key"]
+__all__ = ["bump_revision", "cached", "state_key"]
 
 
 def state_key(kind: str, session: ChatSession, *parts: object) -> str:
@@ -33,3 +34,12 @@ def cached[T](key: str, build: Callable[[], T], ttl_seconds: int) -> T:
         value = build()
         cache.set(key, value, ttl_seconds)
     return value
+
+
+def bump_revision(session_pk: int) -> None:
+    """Mark what was derived from a session's entries as rewritten in place (its costs recounted, say).
+
+    Every state key, and so every cached answer and ETag, of the session changes with it. Call it in the
+    transaction that rewrote the rows, holding the session's row lock as the entry store does.
+    """
+    ChatSession.objects.filter(pk=session_pk).update(revision=F("revision") + 1)

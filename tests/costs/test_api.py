@@ -302,6 +302,9 @@ def test_recount_costs_prices_what_had_no_price(owner: Any, session: Any) -> Non
         format="json",
     )
     assert _cost(client, session.pk, entries="a4")["messages"]["a4"]["source"] == "unpriced"
+    # The same question asked before the recount: its answer (and the copy a browser keeps) go stale.
+    before = client.get(f"/api/sessions/{session.pk}/cost/", {"entries": "a1,a4"})
+    assert before.json()["messages"]["a4"]["source"] == "unpriced"
     LLMProvider.objects.create(
         name="later", base_url="http://x/v1", model_id="m", provider="p", cost_input=1.0
     )
@@ -316,3 +319,7 @@ def test_recount_costs_prices_what_had_no_price(owner: Any, session: Any) -> Non
     assert body["messages"]["a1"]["cost"] == pytest.approx(0.10)  # recorded costs stay
     assert body["branch"]["cost"] == pytest.approx(0.501) and body["session"]["unpriced"] == 0
     assert "4 assistant message(s)" in out.getvalue()
+    again = client.get(
+        f"/api/sessions/{session.pk}/cost/", {"entries": "a1,a4"}, HTTP_IF_NONE_MATCH=before["ETag"]
+    )
+    assert again.status_code == 200 and again.json()["messages"]["a4"]["source"] == "priced"
