@@ -19,6 +19,7 @@ METRIC_MODULES = (
     "bench.metrics.inmemory",
     "bench.metrics.db",
     "bench.metrics.serve",
+    "bench.metrics.request_profile",
     "bench.metrics.live",
     "bench.metrics.team",
     "bench.metrics.bulk",
