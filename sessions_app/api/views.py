@@ -251,7 +251,6 @@ class ContextView(LinkReadableView):
         grant = self.access(pk)
         query = self.valid(ContextQuerySerializer, request.query_params)
         leaf_id = query.get("leaf") or grant.leaf_id()
-        link_scope.require_visible(grant, leaf_id)
         if leaf_id is None:
             payload = _context_payload(grant.session, None, query)
         else:
@@ -261,7 +260,15 @@ class ContextView(LinkReadableView):
             parts = [query.get(k) for k in ("head", "tail", "before", "beforeDepth", "llm", "render")]
             near = hashlib.sha256(leaf_id.encode("utf-8", "surrogatepass")).hexdigest()
             key = state_key(f"context:{CONTEXT_VERSION}", grant.session, near, *parts)
-            payload = cached(key, lambda: _context_payload(grant.session, leaf_id, query), CONTEXT_TTL)
+            if grant.restricted:
+                link_scope.require_visible(grant, leaf_id)
+
+            def build() -> dict[str, Any]:
+                # A cached answer exists only for an entry that exists: the whole tree's readers skip this.
+                link_scope.require_visible(grant, leaf_id)
+                return _context_payload(grant.session, leaf_id, query)
+
+            payload = cached(key, build, CONTEXT_TTL)
         window = (
             query.get("window")
             or context_window_for(payload["model"])
