@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import connections, models
 
-__all__ = ["ByPk"]
+__all__ = ["ByFields", "ByPk"]
 
 # A key no row has, to find the primary key's place among the compiled statement's parameters.
 _MARK = -7_201_938_475_601
@@ -100,3 +100,68 @@ class ByPk[M: models.Model]:
                 values[position] = value
             row = values
         return self.model.from_db(using, compiled.fields, row)
+
+
+# Stand-ins no row holds, one per kind of key, to find each key's place among the compiled parameters.
+_TEXT_MARK = "\ue000compiled-key\ue001"
+
+
+class ByFields[M: models.Model]:
+    """``ByFields(Entry, lambda: Entry.objects.all(), "session_id", "entry_id").rows(1, "a3")``: every row
+    with those values, as instances, as ``queryset.filter(session_id=1, entry_id="a3")`` would return them.
+
+    For the hottest lookups that are not by primary key; the keys are an integer and a text, each once.
+    """
+
+    def __init__(self, model: type[M], queryset: Callable[[], models.QuerySet[M]], *fields: str) -> None:
+        if len(fields) != 2:
+            raise TypeError("ByFields takes an integer key and a text key")
+        self.model = model
+        self.queryset = queryset
+        self.fields = fields
+        self._compiled: dict[str, tuple[str, list[Any], list[int], list[str], dict[int, Any]]] = {}
+
+    def _compile(self, alias: str) -> tuple[str, list[Any], list[int], list[str], dict[int, Any]]:
+        compiled = self._compiled.get(alias)
+        if compiled is None:
+            queryset = self.queryset()
+            if queryset.model is not self.model or queryset.query.select_related:
+                raise TypeError("ByFields reads the model's own columns only")
+            marks = (_MARK, _TEXT_MARK)
+            compiler = queryset.filter(**dict(zip(self.fields, marks, strict=True))).query.get_compiler(
+                using=alias
+            )
+            sql, params = compiler.as_sql()
+            params = list(params)
+            if any(params.count(mark) != 1 for mark in marks):
+                raise RuntimeError(f"cannot find the keys among the parameters of {sql}")
+            columns = [selected[0] for selected in compiler.select]
+            compiled = self._compiled[alias] = (
+                sql,
+                params,
+                [params.index(mark) for mark in marks],
+                [column.target.attname for column in columns],
+                compiler.get_converters(columns),
+            )
+        return compiled
+
+    def rows(self, number: int, text: str, *, using: str = "default") -> list[M]:
+        sql, template, at, fields, converters = self._compile(using)
+        connection = connections[using]
+        params = list(template)
+        params[at[0]], params[at[1]] = number, text
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchall()
+        result = []
+        for row in found:
+            if converters:
+                values = list(row)
+                for position, (steps, expression) in converters.items():
+                    value = values[position]
+                    for convert in steps:
+                        value = convert(value, expression, connection)
+                    values[position] = value
+                row = values
+            result.append(self.model.from_db(using, fields, row))
+        return result

@@ -17,6 +17,7 @@ from pitree.entries import Entry as DomainEntry
 from pitree.projection import Projection, project, settings_from_anchors
 from pitree.tokens import TokenEstimate, estimate_projected_context_tokens
 from pitree.tree import SessionTree
+from sessions_app.fast_get import ByFields
 from sessions_app.models import ChatSession, Entry, Segment, SessionShare, first_prompt
 
 __all__ = [
@@ -52,8 +53,12 @@ def latest_entry(session: ChatSession, entry_id: str) -> Entry | None:
     """Return the newest row with ``entry_id``, or None."""
     # The newest duplicate chosen here: with ORDER BY seq, SQLite without statistics walked the whole
     # session in seq order instead of probing the id index (a third of a second at 100k entries).
-    rows = list(Entry.objects.filter(session=session, entry_id=entry_id))
+    rows = _entries_by_id.rows(session.pk, entry_id, using=session._state.db or "default")
     return max(rows, key=lambda row: row.seq) if rows else None
+
+
+# Every read of a node asks this first (the access check of a path, a context, a comment, a cost).
+_entries_by_id: ByFields[Entry] = ByFields(Entry, lambda: Entry.objects.all(), "session_id", "entry_id")
 
 
 def entries_by_id(session: ChatSession, entry_ids: Sequence[str]) -> list[Entry]:

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from sessions_app import services
 from sessions_app.fast_get import ByPk
 from sessions_app.models import ChatSession
-from tests.factories import session_file, small_tree
+from tests.factories import HEADER, session_file, small_tree
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +66,30 @@ def test_the_querysets_own_filters_hold(user: Callable[..., Any]) -> None:
     assert every.get(deleted.pk) is not None
     assert cwd.get(kept.pk) is not None and cwd.get(deleted.pk) is None
     assert ChatSession.objects.grant_for(owner, deleted.pk) is None
+
+
+def test_rows_by_two_keys_equal_the_orm_rows_duplicates_included(user: Callable[..., Any]) -> None:
+    from sessions_app.fast_get import ByFields
+    from sessions_app.models import Entry
+
+    owner = user()
+    # A file may repeat an id (Pi's index keeps the newest): both rows come back.
+    again = {"type": "custom", "customType": "x", "id": "a1", "parentId": "a3", "data": 1}
+    again["timestamp"] = "2026-01-02T03:04:09.000Z"
+    session = services.import_jsonl(actor=owner, data=session_file([*small_tree(), again])).session
+    other = services.import_jsonl(
+        actor=owner, data=session_file(small_tree(), {**HEADER, "id": "other"})
+    ).session
+    by_id = ByFields(Entry, lambda: Entry.objects.all(), "session_id", "entry_id")
+    for pk, entry_id in ((session.pk, "a1"), (other.pk, "a1"), (session.pk, "u3")):
+        expected = sorted(Entry.objects.filter(session_id=pk, entry_id=entry_id), key=lambda r: r.seq)
+        with CaptureQueriesContext(connection) as queries:
+            found = sorted(by_id.rows(pk, entry_id), key=lambda r: r.seq)
+        assert len(queries.captured_queries) == 1
+        assert [r.pk for r in found] == [r.pk for r in expected] and found
+        for got, want in zip(found, expected, strict=True):
+            for field in Entry._meta.concrete_fields:
+                assert getattr(got, field.attname) == getattr(want, field.attname), field.name
+    assert len(by_id.rows(session.pk, "a1")) == 2
+    assert by_id.rows(session.pk, "no such id") == []
+    assert by_id.rows(session.pk, "a1'; drop table x; --") == []  # a parameter, never SQL
