@@ -577,12 +577,17 @@ class ExportView(LinkReadableView):
                 status.HTTP_400_BAD_REQUEST,
             )
         leaf = params.get("leaf") or None
+        # A client that holds the file as it is now (sync, a runner, a script) gets 304 and no copy.
+        etag = conditional.etag_for("export", request, grant)
+        unchanged = conditional.not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged  # type: ignore[return-value]  # an HttpResponse, as DRF allows
         lines = services.export_session(grant=grant, actor=actor, leaf=leaf)
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
         response["Content-Disposition"] = content_disposition_header(
             as_attachment=True, filename=services.export_filename(grant.session)
         )
-        return response
+        return conditional.tagged(response, etag)
 
 
 # Opened straight from the server (not saved first), the page is held to the same rules it carries.

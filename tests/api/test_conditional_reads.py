@@ -144,3 +144,18 @@ def test_a_redaction_makes_every_copy_stale(owner: Any, django_capture_on_commit
         assert redact_findings(actor=owner, session=stored)
     after = _again(client, url, {}, first["ETag"])
     assert after.status_code == 200 and secret not in after.content.decode()
+
+
+def test_the_pi_file_is_sent_again_only_when_it_changed(owner: Any, stored: Any) -> None:
+    client = signed_in(owner)
+    url = f"/api/sessions/{stored.pk}/export/"
+    first = client.get(url)
+    data = b"".join(first.streaming_content)
+    assert first.status_code == 200 and data.count(b"\n") == 7  # the header and six entries
+    assert _again(client, url, {}, first["ETag"]).status_code == 304
+    # Another leaf is another file.
+    assert _again(client, url, {"leaf": "a2"}, first["ETag"]).status_code == 200
+    services.append_entries(session=stored, actor=owner, entries=[assistant("a4", "a3", "more")])
+    fresh = _again(client, url, {}, first["ETag"])
+    assert fresh.status_code == 200
+    assert b"".join(fresh.streaming_content).count(b"\n") == 8
