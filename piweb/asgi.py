@@ -9,10 +9,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "piweb.settings")
 # Set up Django before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
-from django.urls import get_resolver  # noqa: E402
+from piweb.warm import warm_up  # noqa: E402
 
-# Import every view now: otherwise each process's first request does it, a second or more of imports.
-get_resolver().url_patterns  # noqa: B018
+# Import every view and compile the templates now: otherwise each process's first requests do it.
+warm_up()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
