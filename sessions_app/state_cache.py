@@ -9,8 +9,9 @@ old value; each kind carries a version that changes when the value's shape does.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.core.cache import caches
 from django.db.models import F
@@ -26,14 +27,39 @@ def state_key(kind: str, session: ChatSession, *parts: object) -> str:
     return ":".join([base, *(str(p) for p in parts)])
 
 
+# How long a build may hold its claim, and how long another reader waits for it before building too.
+BUILD_CLAIM_SECONDS = 30
+WAIT_SECONDS = 3.0
+POLL_SECONDS = 0.02
+
+
 def cached[T](key: str, build: Callable[[], T], ttl_seconds: int) -> T:
-    """Return the value stored under ``key`` in the shared cache, building and storing it when missing."""
+    """Return the value stored under ``key`` in the shared cache, building and storing it when missing.
+
+    One reader builds a missing value; readers asking for it meanwhile (a team opening the same session
+    at once, in any process) wait for that build instead of repeating it. A reader waits at most
+    WAIT_SECONDS, and not at all once the build has given up (its claim is gone), then builds itself.
+    """
     cache = caches["shared"]
     value: Any = cache.get(key)
-    if value is None:
+    if value is not None:
+        return cast(T, value)
+    claim = f"{key}:building"
+    if not cache.add(claim, 1, BUILD_CLAIM_SECONDS):
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS)
+            found = cache.get_many([key, claim])
+            if key in found:
+                return cast(T, found[key])
+            if claim not in found:
+                break  # the build failed (a missing entry, say): this reader's own build says why
+    try:
         value = build()
         cache.set(key, value, ttl_seconds)
-    return value
+    finally:
+        cache.delete(claim)
+    return cast(T, value)
 
 
 def bump_revision(session_pk: int) -> None:
