@@ -96,7 +96,9 @@ def _instrumented(clock: _Clock) -> Iterator[None]:
                 delattr(cache, attr)  # back to the class's methods
 
 
-def _requests(pk: int, leaf: str, token: str, cookie: str) -> list[tuple[str, str, dict[str, str]]]:
+def _requests(
+    pk: int, leaf: str, ids: list[str], token: str, cookie: str
+) -> list[tuple[str, str, dict[str, str]]]:
     """The page's opening requests as the team day makes them: (kind, path with query, headers)."""
     api = {"HTTP_AUTHORIZATION": f"Token {token}", "HTTP_ACCEPT": "application/json"}
     base = f"/api/sessions/{pk}"
@@ -105,17 +107,16 @@ def _requests(pk: int, leaf: str, token: str, cookie: str) -> list[tuple[str, st
         ("tree", f"{base}/tree/", api),
         ("path", f"{base}/path/?leaf={leaf}&limit=12&render=1", api),
         ("context", f"{base}/context/?leaf={leaf}&head=10&tail=40&llm=false&render=20", api),
-        ("comments", f"{base}/comments/?entryId={leaf}", api),
-        ("cost", f"{base}/cost/?at={leaf}&entries={leaf}", api),
-        ("detail", f"{base}/", api),
+        ("comment counts", f"{base}/comments/?entries={','.join(ids)}", api),
+        ("threads", f"{base}/comments/?entryId={leaf}", api),
+        ("cost", f"{base}/cost/?at={leaf}&entries={','.join(ids[-3:])}", api),
     ]
 
 
-def _call(handler: Any, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
+def _environ(route: str, query: str, headers: dict[str, str]) -> dict[str, Any]:
     import io
 
-    route, _, query = path.partition("?")
-    environ = {
+    return {
         "REQUEST_METHOD": "GET",
         "PATH_INFO": route,
         "QUERY_STRING": query,
@@ -134,6 +135,11 @@ def _call(handler: Any, path: str, headers: dict[str, str]) -> tuple[int, dict[s
         "wsgi.run_once": False,
         **headers,
     }
+
+
+def _call(handler: Any, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
+    route, _, query = path.partition("?")
+    environ = _environ(route, query, headers)
     status: list[str] = []
     answer: dict[str, str] = {}
 
@@ -147,6 +153,24 @@ def _call(handler: Any, path: str, headers: dict[str, str]) -> tuple[int, dict[s
     with contextlib.suppress(AttributeError):
         body.close()  # type: ignore[attr-defined]  # Django's responses have close()
     return int(status[0].split()[0]), answer
+
+
+def handler_json(handler: Any, path: str, token: str) -> Any:
+    """Return one API answer's JSON, read through the handler as the profiled requests are."""
+    import io
+
+    import orjson
+
+    route, _, query = path.partition("?")
+    body = io.BytesIO()
+    headers = {"HTTP_AUTHORIZATION": f"Token {token}", "HTTP_ACCEPT": "application/json"}
+
+    def start_response(*_: Any) -> None:
+        return None
+
+    for chunk in handler(_environ(route, query, headers), start_response):
+        body.write(chunk)
+    return orjson.loads(body.getvalue())
 
 
 def _profile(
@@ -197,7 +221,11 @@ def request_profile(ctx: Context) -> list[Result]:
     cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
     handler = WSGIHandler()
     with bench_token("profile") as token:
-        requests = _requests(pk, session.leaf_entry_id or "", token, cookie)
+        leaf = session.leaf_entry_id or ""
+        # The rows the path's first page shows, as the team day's reader asks for their comment counts.
+        page = handler_json(handler, f"/api/sessions/{pk}/path/?leaf={leaf}&limit=12&render=1", token)
+        ids = [row["id"] for row in page["entries"] if row.get("id")] or [leaf]
+        requests = _requests(pk, leaf, ids, token, cookie)
         first, statuses = _profile(handler, requests, revisit=False)
         again, again_statuses = _profile(handler, requests, revisit=True)
     bad = {k: v for k, v in statuses.items() if v != 200}
