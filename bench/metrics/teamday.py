@@ -352,6 +352,7 @@ class Tally:
     run_seconds: list[float] = field(default_factory=list)
     sockets_dropped: int = 0
     sockets_failed: int = 0
+    not_modified: int = 0  # GETs answered 304 to a reader's kept copy
     missed_events: int = 0
     expected_events: int = 0
     peak_connections: int = 0
@@ -389,6 +390,7 @@ class Tally:
             "sockets": {"dropped": self.sockets_dropped, "failed": self.sockets_failed},
             "events": {"expected": self.expected_events, "missed": self.missed_events},
             "peak_connections": self.peak_connections,
+            "not_modified": self.not_modified,
             "p95_by_minute": self.p95_by_minute(),
             "cpu_seconds": self.cpu,
             "load_seconds": self.load_seconds,
@@ -445,20 +447,41 @@ class Team:
 
     # -- HTTP ------------------------------------------------------------------------------------------
 
-    async def _get(self, http: Any, kind: str, url: str, member: dict[str, str], **params: Any) -> Any:
+    async def _get(
+        self,
+        http: Any,
+        kind: str,
+        url: str,
+        member: dict[str, str],
+        copies: dict[str, tuple[str, Any]] | None = None,
+        **params: Any,
+    ) -> Any:
+        """GET as a browser does: with ``copies`` (one reader's HTTP cache), a kept answer's ETag is sent
+        and a 304 answers with the kept copy."""
         page = not url.startswith("/api/")
         headers = {"Cookie": member["cookie"]} if page else {"Authorization": f"Token {member['token']}"}
+        address = f"{url}?{sorted(params.items())}"
+        kept = copies.get(address) if copies is not None else None
+        if kept is not None:
+            headers["If-None-Match"] = kept[0]
         t0 = time.perf_counter()
         try:
             response = await http.get(url, params=params or None, headers=headers)
-            ok = response.status_code == 200
+            ok = response.status_code == 200 or (response.status_code == 304 and kept is not None)
             detail = f"{response.status_code} {url}"
         except Exception as exc:  # a refused or timed-out request is an error like a 500
             response, ok, detail = None, False, f"{type(exc).__name__} {url}"
         self.tally.record(kind, (time.perf_counter() - t0) * 1000, ok, detail)
-        if ok and response is not None:
-            return response.text if page else response.json()
-        return None
+        if not ok or response is None:
+            return None
+        if response.status_code == 304 and kept is not None:
+            self.tally.not_modified += 1
+            return kept[1]
+        body = response.text if page else response.json()
+        etag = response.headers.get("ETag")
+        if copies is not None and etag:
+            copies[address] = (etag, body)
+        return body
 
     async def _post(self, http: Any, kind: str, url: str, member: dict[str, str], body: Any) -> Any:
         headers = {"Authorization": f"Token {member['token']}"}
@@ -472,10 +495,13 @@ class Team:
         self.tally.record(kind, (time.perf_counter() - t0) * 1000, ok, detail)
         return response.json() if ok and response is not None else None
 
-    async def open_session(self, http: Any, member: dict[str, str], pk: int) -> list[str]:
+    async def open_session(
+        self, http: Any, member: dict[str, str], pk: int, copies: dict[str, tuple[str, Any]]
+    ) -> list[str]:
         """Open a session as its page does: the page (which names the leaf), then its first screen's
         requests at once (the tree, the leaf's branch and context), then what follows them (comment
-        counts, the leaf's threads, its cost)."""
+        counts, the leaf's threads, its cost). Like a browser, the reader keeps answers that carry an
+        ETag (``copies``) and asks with it the next time."""
         base = f"/api/sessions/{pk}"
         html = await self._get(http, "page: session", f"/sessions/{pk}/", member)
         found = CONFIG.search(html or "")
@@ -483,13 +509,14 @@ class Team:
         if not leaf:
             return []
         _, path, _ = await asyncio.gather(
-            self._get(http, "api: tree", f"{base}/tree/", member),
-            self._get(http, "api: path", f"{base}/path/", member, leaf=leaf, limit=12, render=1),
+            self._get(http, "api: tree", f"{base}/tree/", member, copies),
+            self._get(http, "api: path", f"{base}/path/", member, copies, leaf=leaf, limit=12, render=1),
             self._get(
                 http,
                 "api: context",
                 f"{base}/context/",
                 member,
+                copies,
                 leaf=leaf,
                 head=10,
                 tail=40,
@@ -504,7 +531,13 @@ class Team:
             ),
             self._get(http, "api: comments", f"{base}/comments/", member, entryId=leaf),
             self._get(
-                http, "api: cost", f"{base}/cost/", member, at=leaf, entries=",".join(ids[-3:]) or leaf
+                http,
+                "api: cost",
+                f"{base}/cost/",
+                member,
+                copies,
+                at=leaf,
+                entries=",".join(ids[-3:]) or leaf,
             ),
         )
         return ids
@@ -514,18 +547,19 @@ class Team:
         rng = random.Random(index)
         await asyncio.sleep(rng.uniform(0, self.plan.think_s[1]))
         ids: list[str] = []
+        copies: dict[str, tuple[str, Any]] = {}  # this reader's browser cache
         pk = rng.choice(self.shared)
         while not self.stop.is_set():
             action = rng.random()
             if action < 0.3 or not ids:
                 pk = rng.choice(self.shared)
-                ids = await self.open_session(http, member, pk)
+                ids = await self.open_session(http, member, pk, copies)
             elif action < 0.6:
                 around = rng.choice(ids)
-                await self._get(http, "api: tree", f"/api/sessions/{pk}/tree/", member, around=around)
-                await self._get(
-                    http, "api: path", f"/api/sessions/{pk}/path/", member, leaf=around, limit=12, render=1
-                )
+                tree = f"/api/sessions/{pk}/tree/"
+                await self._get(http, "api: tree", tree, member, copies, around=around)
+                path = f"/api/sessions/{pk}/path/"
+                await self._get(http, "api: path", path, member, copies, leaf=around, limit=12, render=1)
             elif action < 0.75:
                 # A comment on an entry of the branch, now and then naming a teammate (who can read it).
                 entry = rng.choice(ids)
@@ -991,7 +1025,8 @@ def results(plan: Plan, tally: Tally, budget: int) -> list[Result]:
             "ms",
             GOAL_P95_MS,
             note=(
-                f"p99 {p99:.0f} ms over {len(http)} requests; p95 by minute {tally.p95_by_minute()} ms; "
+                f"p99 {p99:.0f} ms over {len(http)} requests ({tally.not_modified} answered 304 to a "
+                f"reader's kept copy, as a browser revalidates); p95 by minute {tally.p95_by_minute()} ms; "
                 f"{_kinds_note(tally)}; {_cpu_note(tally)}; load average {load:.1f}"
             ),
         ),
