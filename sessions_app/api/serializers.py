@@ -312,6 +312,11 @@ class FilesQuerySerializer(serializers.Serializer[Any]):
         required=False,
         help_text="One file (as listed, or absolute): its changes as diff hunks and its content when known",
     )
+    against = Text(
+        required=False,
+        help_text="Compare by work with the branch ending at this entry: the files each side changed after "
+        "they parted (`onlyLeft`, `onlyRight`, `both`), with each side's diffs",
+    )
     limit = serializers.IntegerField(
         required=False,
         default=200,
