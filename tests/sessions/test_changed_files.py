@@ -144,3 +144,13 @@ def test_reconcile_counts_a_session_stored_before_the_count(owner: Any) -> None:
     assert fresh(session) == 4
     assert paths(session) == ["/w/late.txt", "/w/other.txt", "/w/shared.txt", "/w/src/a.py"]
     assert "changed files" not in reconcile_session(session.pk)  # right now: left as it is
+
+
+def test_a_purged_session_leaves_no_changed_files(owner: Any) -> None:
+    from core.actors import PURGE_WORKER
+    from sessions_app.services import purging
+
+    session = imported(owner)
+    services.delete_session(session=session, actor=owner)
+    assert purging.purge_session(session.pk, actor=PURGE_WORKER)
+    assert not ChangedFile.objects.filter(session_id=session.pk).exists()
