@@ -153,7 +153,11 @@ function drawFiles(body) {
 }
 
 async function loadFiles() {
-  if (filesAsked || !cfg.a || !cfg.b) return;
+  if (filesAsked) return;
+  if (!cfg.a || !cfg.b) {
+    byId("files-summary").textContent = "Pick two entries to compare their branches' files.";
+    return;
+  }
   filesAsked = true;
   const view = byId("files-view");
   view.setAttribute("aria-busy", "true");
