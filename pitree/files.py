@@ -53,7 +53,9 @@ __all__ = [
     "FilesWalk",
     "Hunk",
     "branch_files",
+    "changed_path",
     "edits_of",
+    "file_calls",
     "line_diff",
     "normalize_path",
     "split_lines",
@@ -480,3 +482,32 @@ def _record(
         touch.content_entry_id = entry_id
     else:
         known(None)
+
+
+# -- one change at a time (the session's changed files, kept at write time) ----------------------------------
+
+
+def file_calls(message: Mapping[str, Any]) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Return an assistant message's edit and write calls: call id → (tool name, arguments)."""
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    content = message.get("content") if message.get("role") == "assistant" else None
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+            continue
+        call_id, name, arguments = block.get("id"), block.get("name"), block.get("arguments")
+        if isinstance(call_id, str) and name in ("edit", "write") and isinstance(arguments, Mapping):
+            found[call_id] = (str(name), arguments)
+    return found
+
+
+def changed_path(name: str, arguments: Mapping[str, Any], result: Mapping[str, Any], cwd: str) -> str | None:
+    """Return the absolute path an edit or write call changed, by the branch walk's rules (a failed call,
+    an edit without edits, a write without content changed nothing), else None."""
+    path = arguments.get("path")
+    if result.get("isError") is True or not isinstance(path, str) or not path.strip():
+        return None
+    if name == "write" and isinstance(arguments.get("content"), str):
+        return normalize_path(path, cwd)
+    if name == "edit" and edits_of(arguments):
+        return normalize_path(path, cwd)
+    return None

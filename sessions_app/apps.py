@@ -8,5 +8,10 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from sessions_app import signals  # noqa: F401  (connects the receivers)
+        from sessions_app import changed_files, signals  # (importing signals connects its receivers)
+
+        # The session list's count of changed files is kept with the tool results that change them.
+        signals.connect_entries_stored(
+            changed_files.record, dispatch_uid="piweb-changed-files", acts_on=changed_files.ACTS_ON
+        )
         from sessions_app.api import errors  # noqa: F401  (registers the API's answers to refusals)

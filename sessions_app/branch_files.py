@@ -14,11 +14,12 @@ from typing import Any
 from django.core.cache import caches
 
 from pitree.files import BranchFiles, Change, FilesWalk, FileTouch, Hunk
+from pitree.files_compare import ComparedFile, Side, compare_files
 from pitree.jsjson import parse_json
 from sessions_app.models import ChatSession, Entry
 from sessions_app.queries import SegmentTable, path_ranges, path_rows, segment_table
 
-__all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at"]
+__all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at", "files_compared"]
 
 FILES_VERSION = 1
 FILES_TTL = 600  # seconds
@@ -207,3 +208,58 @@ def file_detail(session: ChatSession, leaf: Entry, path: str) -> dict[str, Any] 
         item = _file(touch)
         caches["shared"].set(key, item, FILES_TTL)
     return {"leafId": leaf.entry_id, "file": item}
+
+
+def _side(side: Side | None) -> dict[str, Any] | None:
+    if side is None:
+        return None
+    return {
+        "kinds": [k for k in KIND_ORDER if any(c.kind == k for c in side.changes)],
+        "added": side.added,
+        "removed": side.removed,
+        "changes": [_change(c) for c in reversed(side.changes)],
+        "contentKnown": side.touch.content_known,
+    }
+
+
+def _compared(item: ComparedFile) -> dict[str, Any]:
+    diff = None
+    if item.content_diff is not None:
+        added, removed, hunks = item.content_diff
+        diff = {"added": added, "removed": removed, "hunks": [_hunk(h) for h in hunks]}
+    return {
+        "path": item.path,
+        "absolute": item.absolute,
+        "left": _side(item.left),
+        "right": _side(item.right),
+        "sameContent": item.same_content,
+        "contentDiff": diff,
+    }
+
+
+def files_compared(
+    session: ChatSession, left: Entry, right: Entry, *, limit: int = FILES_LIMIT
+) -> dict[str, Any]:
+    """Return the files ``left``'s and ``right``'s branches changed after they parted, with each side's
+    diffs: changed only on the left, only on the right, or on both; each list the most recently changed
+    first, ``limit`` files long at most. Built once per pair of nodes, like the files of one node."""
+    key = _key(session, left, f"compare:{right.seq}")
+    body: dict[str, Any] | None = caches["shared"].get(key)
+    if body is None:
+        found = compare_files(_walked(session, left), _walked(session, right))
+        body = {
+            "onlyLeft": [_compared(f) for f in found.only_left],
+            "onlyRight": [_compared(f) for f in found.only_right],
+            "both": [_compared(f) for f in found.both],
+            "sharedChanges": found.shared_changes,
+        }
+        caches["shared"].set(key, body, FILES_TTL)
+    lists = ("onlyLeft", "onlyRight", "both")
+    return {
+        **body,
+        **{name: body[name][:limit] for name in lists},
+        "leafId": left.entry_id,
+        "againstId": right.entry_id,
+        "counts": {name: len(body[name]) for name in lists},
+        "hasMore": any(len(body[name]) > limit for name in lists),
+    }

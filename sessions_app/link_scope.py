@@ -259,6 +259,7 @@ def session_as_seen(access: Access) -> ChatSession:
     visible = scoped_entries(access)
     seen.entry_count = visible.count()
     seen.message_count = visible.filter(type="message").count()
+    seen.files_changed = None  # counted over every branch: not this scope's to tell
     info = visible.filter(type="session_info").order_by("-seq").values_list("raw", flat=True).first()
     name = parse_json(info).get("name") if info is not None else None
     seen.name = (js_trim(name) if isinstance(name, str) else "") or ""

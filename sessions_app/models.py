@@ -131,6 +131,13 @@ class ChatSession(models.Model):
         db_default=0,
         help_text="Entries before this sequence were copied from the session it was forked or cloned from",
     )
+    # Kept at write time from ``ChangedFile`` (sessions_app/changed_files.py); None until counted (a
+    # session stored before the count existed, until ``manage.py reconcile`` counts it).
+    files_changed = models.IntegerField(
+        null=True,
+        blank=True,
+        help_text="Files Pi's edit and write tools changed in this session, on all its branches",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(
@@ -324,6 +331,20 @@ class Segment(models.Model):
 
     def __str__(self) -> str:
         return f"segment {self.index} of {self.session_id}"
+
+
+class ChangedFile(models.Model):
+    """A file Pi's edit or write tool changed somewhere in a session (on any branch): one row per path,
+    written with the entries, so the session list counts a session's files without reading them."""
+
+    pk = models.CompositePrimaryKey("session", "digest")
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # Paths can be longer than an index entry may be: the key is their hash.
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the path, in hex")
+    path = models.TextField(help_text="Absolute and normalized, as the files view shows it")
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.path}"
 
 
 class SessionShare(models.Model):

@@ -38,6 +38,12 @@ class SessionSerializer(serializers.ModelSerializer[ChatSession]):
     lastSeq = serializers.SerializerMethodField()
     entryCount = serializers.IntegerField(source="entry_count")
     messageCount = serializers.IntegerField(source="message_count")
+    filesChanged = serializers.IntegerField(
+        source="files_changed",
+        allow_null=True,
+        help_text="Files Pi's edit and write tools changed, on all branches (null: not counted yet, or "
+        "not told to a link that sees part of the session)",
+    )
     owner = serializers.CharField(source="owner.get_username")
     forkedFrom = serializers.PrimaryKeyRelatedField[ChatSession](source="forked_from", read_only=True)
     forkedFromEntry = serializers.CharField(source="forked_from_entry", allow_null=True)
@@ -62,6 +68,7 @@ class SessionSerializer(serializers.ModelSerializer[ChatSession]):
             "lastSeq",
             "entryCount",
             "messageCount",
+            "filesChanged",
             "owner",
             "forkedFrom",
             "forkedFromEntry",
@@ -116,6 +123,7 @@ def session_body(obj: ChatSession) -> dict[str, Any]:
         "lastSeq": obj.next_seq - 1 if obj.next_seq else None,
         "entryCount": obj.entry_count,
         "messageCount": obj.message_count,
+        "filesChanged": obj.files_changed,
         "owner": obj.owner.get_username(),
         "forkedFrom": obj.forked_from_id,
         "forkedFromEntry": obj.forked_from_entry,
@@ -311,6 +319,11 @@ class FilesQuerySerializer(serializers.Serializer[Any]):
     path = Text(
         required=False,
         help_text="One file (as listed, or absolute): its changes as diff hunks and its content when known",
+    )
+    against = Text(
+        required=False,
+        help_text="Compare by work with the branch ending at this entry: the files each side changed after "
+        "they parted (`onlyLeft`, `onlyRight`, `both`), with each side's diffs",
     )
     limit = serializers.IntegerField(
         required=False,

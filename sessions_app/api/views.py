@@ -392,13 +392,21 @@ class FilesView(LinkReadableView):
     def get(self, request: Request, pk: int) -> Response:
         """Return the files the branch root → leaf (or ``?leaf=``) read and changed, the most recently
         touched first; with ``?path=``, that file's changes as diff hunks, newest first, and its content
-        at the leaf when the branch shows it (``null``: not known)."""
+        at the leaf when the branch shows it (``null``: not known); with ``?against=``, the files the two
+        branches changed after they parted: only on the leaf's, only on the other's, or on both, with
+        each side's diffs."""
         grant = self.access(pk)
         query = self.valid(FilesQuerySerializer, request.query_params)
         leaf_id = query.get("leaf") or grant.leaf_id()
         # The entry check is the path view's: a path link sees only its path, a frozen link what existed
         # then; the branch above a visible entry is visible too (parents are always written first).
         leaf = grant.entry(leaf_id) if leaf_id is not None else None
+        if "against" in query:
+            # Two branches compared by their work: the other node passes the same check as the leaf.
+            other = grant.entry(query["against"])
+            if leaf is None:
+                return error_response("This session has no entries.", status.HTTP_404_NOT_FOUND)
+            return Response(branch_files.files_compared(grant.session, leaf, other, limit=query["limit"]))
         if "path" not in query:
             return Response(branch_files.files_at(grant.session, leaf, limit=query["limit"]))
         detail = branch_files.file_detail(grant.session, leaf, query["path"]) if leaf is not None else None

@@ -1,7 +1,8 @@
 """Repair the bookkeeping kept beside a session's entries, for sessions the previous release wrote to.
 
 During an upgrade the previous release keeps appending while the new schema is in place; it writes the
-entries but not what it did not know about: the session's stored bytes, the entries' running sums, and
+entries but not what it did not know about: the session's stored bytes, the entries' running sums, the
+files it changed (counted for the first time on sessions stored before the count existed), and
 what other apps keep per message (costs, the usage rollup), which they repair themselves when asked
 through ``signals.bookkeeping_checked``. The migrations' backfills ran before those appends, or passed
 a session that already had rows, so nothing else finds them.
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from sessions_app import signals
+from sessions_app import changed_files, signals
 from sessions_app.models import ChatSession
 from sessions_app.services import context_sums
 
@@ -65,6 +66,13 @@ def _sums_missing(session_id: int) -> bool:
         return bool(cursor.fetchone()[0])
 
 
+def _files_changed(session_id: int) -> bool:
+    """Count the session's changed files from its rows; return whether the count was missing or wrong."""
+    with transaction.atomic():
+        session = ChatSession.with_deleted.select_for_update().filter(pk=session_id).first()
+        return session is not None and changed_files.count_session(session)
+
+
 def reconcile_session(session_id: int) -> list[str]:
     """Check one session's bookkeeping and repair what is missing or stale; return what was repaired."""
     repaired: list[str] = []
@@ -72,6 +80,8 @@ def reconcile_session(session_id: int) -> list[str]:
         repaired.append("stored bytes")
     if _sums_missing(session_id) and context_sums.backfill_session(session_id, missing_only=True):
         repaired.append("context sums")
+    if _files_changed(session_id):
+        repaired.append("changed files")
     for _, answer in signals.bookkeeping_checked.send(ChatSession, session_id=session_id):
         if isinstance(answer, str):
             repaired.append(answer)

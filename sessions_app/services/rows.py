@@ -43,6 +43,7 @@ def create_session_row(
         pi_timestamp=text("timestamp") or "",
         parent_session=text("parentSession"),
         source_filename=filename,
+        files_changed=0,  # kept from here on (sessions stored before are counted by reconcile)
     )
 
 

@@ -72,6 +72,7 @@ COUNTERS = (
     "name",
     "stored_bytes",
     "updated_at",
+    "files_changed",
 )
 
 

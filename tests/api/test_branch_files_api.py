@@ -157,3 +157,78 @@ def test_a_file_further_down_than_the_list_builds_ahead_still_opens(
     assert [f["path"] for f in api.get(url).json()["files"]] == ["src/a.py", "shared.txt"]
     detail = api.get(url, {"path": "/w/shared.txt"}).json()["file"]  # by its absolute path too
     assert detail["content"] == "one\n2\n3\n" and len(detail["changes"]) == 2
+
+
+def compare(client: APIClient, pk: int, leaf: str, against: str) -> Any:
+    return client.get(f"/api/sessions/{pk}/files/", {"leaf": leaf, "against": against})
+
+
+def test_two_branches_compared_by_their_work(owner: Any, stored: Any) -> None:
+    # The other branch edits the shared file too, differently.
+    services.append_entries(
+        session=stored,
+        entries=tool_turn("c10", "c9-r", "edit", {"path": "shared.txt", "oldText": "two", "newText": "deux"}),
+        actor=owner,
+    )
+    response = compare(client_of(owner), stored.pk, "c4-r", "c10-r")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["leafId"], body["againstId"]) == ("c4-r", "c10-r")
+    assert [f["path"] for f in body["onlyLeft"]] == ["src/a.py"]
+    assert [f["path"] for f in body["onlyRight"]] == ["other.txt"]
+    assert body["counts"] == {"onlyLeft": 1, "onlyRight": 1, "both": 1} and body["hasMore"] is False
+    assert body["sharedChanges"] == 1  # the write of shared.txt both branches start from
+    [both] = body["both"]
+    assert both["path"] == "shared.txt"
+    assert [(c["entryId"], c["added"], c["removed"]) for c in both["left"]["changes"]] == [("c1-r", 2, 1)]
+    assert [(c["entryId"], c["added"], c["removed"]) for c in both["right"]["changes"]] == [("c10-r", 1, 1)]
+    assert both["right"]["changes"][0]["hunks"][0]["lines"] == [" one", "-two", "+deux"]
+    assert both["sameContent"] is False
+    assert both["contentDiff"]["hunks"][0]["lines"] == [" one", "-2", "-3", "+deux"]
+    only = body["onlyLeft"][0]
+    assert only["right"] is None and only["left"]["kinds"] == ["created"]
+
+    # Swapped, the sides swap; the leaf defaults to the session's (c10-r since the append).
+    swapped = client_of(owner).get(f"/api/sessions/{stored.pk}/files/", {"against": "c4-r"}).json()
+    assert swapped["leafId"] == "c10-r"
+    assert [f["path"] for f in swapped["onlyLeft"]] == ["other.txt"]
+    assert [f["path"] for f in swapped["onlyRight"]] == ["src/a.py"]
+    assert swapped["both"][0]["contentDiff"]["hunks"][0]["lines"] == [" one", "-deux", "+2", "+3"]
+    limited = client_of(owner).get(
+        f"/api/sessions/{stored.pk}/files/", {"leaf": "c4-r", "against": "c9-a", "limit": 1}
+    )
+    assert [f["path"] for f in limited.json()["onlyLeft"]] == ["src/a.py"]
+    assert limited.json()["counts"]["onlyLeft"] == 2 and limited.json()["hasMore"] is True
+    assert compare(client_of(owner), stored.pk, "c4-r", "nope").status_code == 404
+
+
+def test_a_path_link_compares_only_within_its_path_and_a_frozen_link_only_what_existed(
+    owner: Any, stored: Any, user: Callable[..., Any]
+) -> None:
+    path_link = services.create_share_link(session=stored, actor=owner, scope=ShareLink.Scope.PATH)
+    frozen = services.create_share_link(session=stored, actor=owner, frozen=True)
+    services.append_entries(
+        session=stored,
+        entries=tool_turn("c5", "c4-r", "write", {"path": "late.txt", "content": "later\n"}),
+        actor=owner,
+    )
+    by_path = APIClient()
+    by_path.credentials(HTTP_X_SHARE_TOKEN=path_link.raw_token)
+    # The path (root → c4-r) compared within itself: c1-a's branch against its own leaf.
+    inside = compare(by_path, stored.pk, "c1-a", "c4-r").json()
+    assert [f["path"] for f in inside["onlyRight"]] == ["src/a.py", "shared.txt"]
+    assert inside["onlyLeft"] == [] and inside["both"] == []
+    # The other branch is not the link's: not found, either way round, and nothing of it is told.
+    for leaf, against in (("c4-r", "c9-r"), ("c9-r", "c4-r")):
+        refused = compare(by_path, stored.pk, leaf, against)
+        assert refused.status_code == 404 and "other.txt" not in refused.content.decode()
+
+    by_freeze = APIClient()
+    by_freeze.credentials(HTTP_X_SHARE_TOKEN=frozen.raw_token)
+    assert compare(by_freeze, stored.pk, "c9-r", "c4-r").status_code == 200
+    assert compare(by_freeze, stored.pk, "c9-r", "c5-r").status_code == 404  # written after the freeze
+    assert compare(client_of(owner), stored.pk, "c9-r", "c5-r").status_code == 200
+
+    stranger = client_of(user("stranger"))
+    assert compare(stranger, stored.pk, "c4-r", "c9-r").status_code == 404
+    assert compare(APIClient(), stored.pk, "c4-r", "c9-r").status_code == 403

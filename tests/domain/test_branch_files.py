@@ -199,3 +199,26 @@ def test_a_walk_kept_at_a_node_goes_on_to_a_node_below_as_one_walk_would() -> No
             (f.path, f.kinds, f.content, f.commands_since, f.changes) for f in whole.files
         ], cut
         assert found.commands == whole.commands
+
+
+def test_one_change_at_a_time_names_the_same_paths_as_the_walk() -> None:
+    from pitree.files import changed_path, file_calls
+
+    branch = Branch()
+    branch.call("write", {"path": "a.py", "content": "x\n"})
+    branch.call("edit", {"path": "@b.py", "edits": [{"oldText": "1", "newText": "2"}]})
+    branch.call("edit", {"path": "c.py", "oldText": "1", "newText": "2"}, error=True)  # failed
+    branch.call("edit", {"path": "d.py", "edits": []})  # nothing to change
+    branch.call("read", {"path": "e.py"})
+    branch.call("write", {"path": "/elsewhere/f.txt", "content": "f"})
+    calls: dict[str, Any] = {}
+    changed = []
+    for entry in branch.entries:
+        message = entry["message"]
+        calls.update(file_calls(message))
+        if message["role"] == "toolResult" and message["toolCallId"] in calls:
+            name, arguments = calls[message["toolCallId"]]
+            changed.append(changed_path(name, arguments, message, CWD))
+    assert changed == [f"{CWD}/a.py", f"{CWD}/b.py", None, None, "/elsewhere/f.txt"]
+    walked = {f.absolute for f in branch.files().files if f.changes}
+    assert walked == {p for p in changed if p is not None}

@@ -18,7 +18,7 @@ from governance.scanning import INLINE_ENTRIES, sweep_pending_scans
 from sessions_app import services
 from sessions_app.models import ChatSession
 from teams.models import Team, TeamMembership
-from tests.factories import HEADER, assistant_message, line, session_file, user_message
+from tests.factories import HEADER, assistant_message, line, session_file, tool_turn, user_message
 
 # Transactional: scans follow the commit of each write, as they do in production.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -384,3 +384,28 @@ def test_a_text_about_to_be_sent_is_checked_for_secrets(world: World) -> None:
         "/api/secrets/check/", {"text": "nothing here"}, format="json"
     ).json() == {"secrets": []}
     assert APIClient().post("/api/secrets/check/", {"text": AWS_KEY}, format="json").status_code in (401, 403)
+
+
+def test_a_secret_written_into_a_file_stays_redacted_in_the_branch_compare(world: World) -> None:
+    entries = [
+        user_message("u1", None, "write the config"),
+        *tool_turn("w1", "u1", "write", {"path": "deploy.env", "content": "region=eu\n"}),
+        *tool_turn("a", "w1-r", "edit", {"path": "deploy.env", "oldText": "eu", "newText": f"key={AWS_KEY}"}),
+        *tool_turn("b", "w1-r", "write", {"path": "deploy.env", "content": f"token={GITHUB_TOKEN}\n"}),
+    ]
+    data = session_file(entries, {**HEADER, "id": "leaky-files"})
+    session = services.import_jsonl(actor=world.owner, data=data, filename="leaky-files.jsonl").session
+    client = world.client(world.owner)
+    url = f"/api/sessions/{session.pk}/files/"
+    before = client.get(url, {"leaf": "a-r", "against": "b-r"})
+    assert before.status_code == 200 and AWS_KEY in before.content.decode()
+    assert GITHUB_TOKEN in before.content.decode()
+
+    redacted = client.post(f"/api/sessions/{session.pk}/secrets/redact/", {"all": True}, format="json")
+    assert redacted.status_code == 200 and redacted.json()["redacted"] >= 2
+
+    after = client.get(url, {"leaf": "a-r", "against": "b-r"})
+    assert after.status_code == 200
+    text = after.content.decode()
+    assert [f["path"] for f in after.json()["both"]] == ["deploy.env"]
+    assert AWS_KEY not in text and GITHUB_TOKEN not in text

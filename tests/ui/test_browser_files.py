@@ -1,5 +1,6 @@
 """The files view in Chromium: the branch's files with +/−, one file's diff linking to the entry that
-made it, following the selection to another branch; on a phone, its own tab."""
+made it, following the selection to another branch; on a phone, its own tab; two branches compared by
+their files."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sessions_app import services
-from tests.factories import FILES_HEADER, session_file, two_branches_with_files
+from tests.factories import FILES_HEADER, session_file, tool_turn, two_branches_with_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=15000)
@@ -101,3 +102,66 @@ def test_on_a_phone_the_files_have_their_own_tab(
     page.locator("#file-detail a.entry-link").first.click()
     expect(page.locator("#branch")).to_be_visible()  # the entry that wrote it, in its branch
     assert page.evaluate("location.hash") == "#entry=c9-r"
+
+
+def test_two_branches_compared_by_their_files(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("file-comparer")
+    entries = [
+        *two_branches_with_files(),
+        *tool_turn("c10", "c9-r", "edit", {"path": "shared.txt", "oldText": "two", "newText": "deux"}),
+    ]
+    session = services.import_jsonl(
+        actor=owner, data=session_file(entries, FILES_HEADER), filename="f.jsonl"
+    ).session
+    page = sign_in(open_browser(), "file-comparer")
+    # From the session page, as a user compares: mark one node, then compare the other with it.
+    page.goto(f"{server_url}/sessions/{session.pk}/#entry=c10-r")
+    page.wait_for_selector("body[data-ready=true]")
+    page.click("#node-actions button[data-action=compare]")
+    page.locator('.tree-row[data-id="c4-r"]').click()
+    page.click("#node-actions button[data-action=compare]")
+    page.wait_for_url("**/compare/**")
+    page.wait_for_selector("body[data-ready=true]")
+    config = page.evaluate("JSON.parse(document.getElementById('compare-config').textContent)")
+    a, b = config["a"], config["b"]
+    assert {a, b} == {"c4-r", "c10-r"}
+    left, right = ("src/a.py", "other.txt") if a == "c4-r" else ("other.txt", "src/a.py")
+
+    expect(page.locator("#files-view")).to_be_hidden()
+    page.click("#tab-files")
+    expect(page.locator("#tab-files")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#context-view")).to_be_hidden()
+    page.wait_for_selector("#files-view[data-ready=true]")
+    expect(page.locator("#files-only-a-count")).to_have_text("1 only on A")
+    expect(page.locator("#files-only-b-count")).to_have_text("1 only on B")
+    expect(page.locator("#files-both-count")).to_have_text("1 on both")
+    expect(page.locator("#files-only-a .cmp-file")).to_have_text(re.compile(re.escape(left)))
+    expect(page.locator("#files-only-b .cmp-file")).to_have_text(re.compile(re.escape(right)))
+
+    both = page.locator("#files-both .cmp-file")
+    expect(both).to_have_count(1)
+    expect(both.locator("h3")).to_have_text("shared.txt")
+    sides = {"c4-r": (["+2", "+3"], "c1-r"), "c10-r": (["+deux"], "c10-r")}
+    for label, leaf in (("A", a), ("B", b)):
+        column = both.locator(f'[data-side="{label}"]')
+        expect(column.locator(".del")).to_have_text(["-two"])
+        expect(column.locator(".ins")).to_have_text(sides[leaf][0])
+        expect(column.locator(".file-change")).to_have_attribute("data-entry", sides[leaf][1])
+    # How the two versions differ, from A's text to B's.
+    both.locator("details.versions summary").click()
+    expect(both.locator("details.versions .diff")).to_be_visible()
+    box = both.locator('[data-side="A"]').bounding_box()
+    other = both.locator('[data-side="B"]').bounding_box()
+    assert box is not None and other is not None and other["x"] > box["x"] + box["width"] - 1  # side by side
+    screenshot(page, "compare-files")
+
+    # A file only on one side opens to its diff; its entry link leads to the node in the session.
+    page.locator("#files-only-b .cmp-file summary").click()
+    expect(page.locator("#files-only-b .cmp-file .diff")).to_be_visible()
+    # The tab is kept in the address: a reload opens the files again.
+    assert page.evaluate("location.hash") == "#files"
+    page.reload()
+    page.wait_for_selector("#files-view[data-ready=true]")
+    expect(page.locator("#files-both .cmp-file")).to_have_count(1)

@@ -4,6 +4,7 @@
 // linking to the entry that made it) and its text at the entry when the branch shows it. It follows the
 // selection while shown; hidden, it asks nothing.
 import { api, clear, el, query } from "../api.js";
+import { counts, renderHunks } from "../diff.js";
 import { $, CONTEXT_PAUSE, base, hooks, showError, state } from "./page.js";
 import { phone, showPanel } from "./tree_panel.js";
 
@@ -30,11 +31,6 @@ function setView(name) {
   toggle.setAttribute("aria-expanded", String(files));
   $("context-heading").textContent = files ? "Files" : "Context";
   if (files && state.selectedId && shown.leaf !== state.selectedId) load(state.selectedId, null);
-}
-
-/** @param {number} added @param {number} removed */
-function counts(added, removed) {
-  return el("span", { class: "file-counts mono" }, el("span", { class: "added", text: `+${added}` }), " ", el("span", { class: "removed", text: `−${removed}` }));
 }
 
 /** A link that selects the entry in the tree (and shows the branch on a phone). @param {string} id @param {string} text */
@@ -121,15 +117,7 @@ function drawFile(file) {
   const back = el("button", { type: "button", class: "link", text: "← All files", onclick: () => load(/** @type {string} */ (shown.leaf), null) });
   const head = el("div", { class: "file-head" }, back, el("h3", { class: "file-path mono", text: file.path, title: file.absolute }), counts(file.added, file.removed));
   const changes = file.changes.map((change) => {
-    const lines = el("div", { class: "diff" });
-    for (const hunk of change.hunks) {
-      const where = change.numbered ? `@@ -${hunk.oldStart},${hunk.oldCount} +${hunk.newStart},${hunk.newCount} @@` : "@@ in the edited text (its place in the file is not known) @@";
-      lines.appendChild(el("div", { class: "hunk", text: where }));
-      for (const line of hunk.lines) {
-        const mark = line[0];
-        lines.appendChild(el("div", { class: mark === "+" ? "ins" : mark === "-" ? "del" : "ctx", text: line }));
-      }
-    }
+    const lines = renderHunks(change.hunks, change.numbered);
     return el(
       "section",
       { class: "file-change", dataset: { entry: change.entryId } },
