@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from django.core.cache import caches
+from django.db import connection
 from django.db.models import F
 
 from sessions_app.models import ChatSession
@@ -46,6 +47,9 @@ def cached[T](key: str, build: Callable[[], T], ttl_seconds: int) -> T:
         return cast(T, value)
     claim = f"{key}:building"
     if not cache.add(claim, 1, BUILD_CLAIM_SECONDS):
+        if not connection.in_atomic_block:
+            # Back to the process's pool while waiting: the builder, or anyone else, may need it.
+            connection.close()
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)

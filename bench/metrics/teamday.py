@@ -358,7 +358,7 @@ class Tally:
     peak_connections: int = 0
     connection_samples: list[int] = field(default_factory=list)
     # (seconds since the load began, ms) of each page and API request: whether the tail is steady or grows
-    timeline: list[tuple[float, float]] = field(default_factory=list)
+    timeline: list[tuple[float, float, str]] = field(default_factory=list)  # sent at, ms, kind
     started: float = field(default_factory=time.perf_counter)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per group of processes, during the load
     load_seconds: float = 0.0
@@ -368,7 +368,7 @@ class Tally:
         with self.lock:
             self.latencies.setdefault(kind, []).append(ms)
             if kind.startswith(("page", "api")):
-                self.timeline.append((time.perf_counter() - self.started - ms / 1000, ms))
+                self.timeline.append((time.perf_counter() - self.started - ms / 1000, ms, kind))
             if not ok:
                 self.errors[kind] = self.errors.get(kind, 0) + 1
                 if len(self.examples) < 10:
@@ -399,9 +399,25 @@ class Tally:
     def p95_by_minute(self) -> list[float]:
         """Return the page and API p95 of each minute of the load, by when the request was sent."""
         minutes: dict[int, list[float]] = {}
-        for at, ms in self.timeline:
+        for at, ms, _ in self.timeline:
             minutes.setdefault(max(0, int(at // 60)), []).append(ms)
         return [round(percentiles(minutes[m])[1]) for m in sorted(minutes)]
+
+    def first_minute(self) -> str:
+        """Return the first minute's p95 by 10 s (and how many requests), and its slowest kinds."""
+        spans: dict[int, list[float]] = {}
+        kinds: dict[str, list[float]] = {}
+        for at, ms, kind in self.timeline:
+            if at < 60:
+                spans.setdefault(max(0, int(at // 10)), []).append(ms)
+                kinds.setdefault(kind, []).append(ms)
+        by_span = ", ".join(
+            f"{10 * span}-{10 * span + 10} s: {round(percentiles(v)[1])} ({len(v)})"
+            for span, v in sorted(spans.items())
+        )
+        slowest = sorted(kinds.items(), key=lambda item: -percentiles(item[1])[1])[:4]
+        worst = ", ".join(f"{k} {round(percentiles(v)[1])}" for k, v in slowest)
+        return f"first minute p95 (requests) by 10 s: {by_span}; its slowest kinds (p95 ms): {worst}"
 
     @property
     def error_count(self) -> int:
@@ -1027,6 +1043,7 @@ def results(plan: Plan, tally: Tally, budget: int) -> list[Result]:
             note=(
                 f"p99 {p99:.0f} ms over {len(http)} requests ({tally.not_modified} answered 304 to a "
                 f"reader's kept copy, as a browser revalidates); p95 by minute {tally.p95_by_minute()} ms; "
+                f"{tally.first_minute()}; "
                 f"{_kinds_note(tally)}; {_cpu_note(tally)}; load average {load:.1f}"
             ),
         ),
