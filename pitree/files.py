@@ -48,6 +48,7 @@ from typing import Any, Literal
 __all__ = [
     "BranchFiles",
     "Change",
+    "ChangeTotals",
     "Command",
     "FileTouch",
     "FilesWalk",
@@ -94,8 +95,22 @@ class Change:
     position: int  # index on the branch, for ordering
 
 
+class ChangeTotals:
+    """Lines added and removed over ``changes`` (a list of ``Change``)."""
+
+    changes: list[Change]
+
+    @property
+    def added(self) -> int:
+        return sum(c.added for c in self.changes)
+
+    @property
+    def removed(self) -> int:
+        return sum(c.removed for c in self.changes)
+
+
 @dataclass
-class FileTouch:
+class FileTouch(ChangeTotals):
     """Everything the branch did to one path."""
 
     path: str  # as shown: relative to the working folder when inside it
@@ -109,14 +124,6 @@ class FileTouch:
     commands_before: int = 0  # commands run before the content became known
     last_position: int = -1
     last_entry_id: str | None = None
-
-    @property
-    def added(self) -> int:
-        return sum(c.added for c in self.changes)
-
-    @property
-    def removed(self) -> int:
-        return sum(c.removed for c in self.changes)
 
     @property
     def content_known(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pitree.files import BranchFiles, Change, FileTouch, Hunk, line_diff
+from pitree.files import BranchFiles, Change, ChangeTotals, FileTouch, Hunk, line_diff
 
 __all__ = ["ComparedFile", "FilesComparison", "Side", "compare_files"]
 
@@ -24,19 +24,11 @@ CONTENT_DIFF_CHARS = 400_000
 
 
 @dataclass(frozen=True)
-class Side:
+class Side(ChangeTotals):
     """One side's own changes to a file (oldest first), and what it knows of the file at its node."""
 
     touch: FileTouch
     changes: list[Change]
-
-    @property
-    def added(self) -> int:
-        return sum(c.added for c in self.changes)
-
-    @property
-    def removed(self) -> int:
-        return sum(c.removed for c in self.changes)
 
     @property
     def last_position(self) -> int:
