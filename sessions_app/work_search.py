@@ -1,0 +1,108 @@
+"""Search by work: which sessions touched a path, used a tool or ran a command, from the index of work.
+
+The terms are the domain's (``pitree.work_query``); the rows are ``ToolUse``, kept at write time, so a
+search reads the index and never a session's entries. A row counts once its call has a result, and a
+failed ``read``/``edit``/``write`` is no touch (``pitree.tool_uses``). Callers pass the sessions the
+viewer may read: nothing outside them is read, counted or named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Q
+
+from pitree.work_query import PathPattern, WorkQuery
+from sessions_app.models import ToolUse
+
+__all__ = ["WorkHit", "hits_of", "matching_sessions"]
+
+SNIPPET_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class WorkHit:
+    """A tool use that matches: where its result is (the node to open) and what it did."""
+
+    session_id: int
+    seq: int
+    entry_id: str | None
+    role: str
+    snippet: str
+
+
+def _path_q(pattern: PathPattern) -> Q:
+    column = "absolute" if pattern.absolute else "path"
+    if pattern.match == "exact":
+        return Q(**{column: pattern.text})
+    if pattern.match == "prefix":
+        return Q(**{f"{column}__startswith": pattern.text})
+    return Q(**{f"{column}__regex": pattern.regex})
+
+
+def _conditions(query: WorkQuery) -> list[Q]:
+    """Each condition some row of a session must meet (see ``pitree.work_query``)."""
+    tools = Q(tool__in=query.tools) if query.tools else Q()
+    out = [_path_q(p) & tools for p in query.paths]
+    out += [Q(tool="bash", command__contains=c) for c in query.commands]
+    if query.tools and not query.paths:
+        out.append(tools)
+    return out
+
+
+def _counted() -> Q:
+    # A call with its result; a failed bash command still ran, a failed file tool touched nothing.
+    return Q(result_seq__isnull=False) & (Q(failed=False) | Q(tool="bash"))
+
+
+def matching_sessions(session_ids: Sequence[int], query: WorkQuery) -> set[int]:
+    """Return which of ``session_ids`` meet every work term of ``query``."""
+    ids = list(session_ids)
+    found: set[int] | None = None
+    for condition in _conditions(query):
+        if not ids:
+            break
+        rows = ToolUse.objects.filter(_counted(), condition, session_id__in=ids)
+        matched = set(rows.values_list("session_id", flat=True).distinct())
+        found = matched if found is None else found & matched
+        ids = [pk for pk in ids if pk in found]
+    return found or set()
+
+
+def hits_of(session_ids: Sequence[int], query: WorkQuery, per_session: int) -> dict[int, list[WorkHit]]:
+    """Return each session's newest ``per_session + 1`` uses matching any of the query's terms (one past
+    the shown ones says whether there are more)."""
+    conditions = _conditions(query)
+    if not conditions or not session_ids:
+        return {}
+    anyone = Q()
+    for condition in conditions:
+        anyone |= condition
+    out: dict[int, list[WorkHit]] = {}
+    for pk in session_ids:
+        rows = (
+            ToolUse.objects.filter(_counted(), anyone, session_id=pk)
+            .order_by("-result_seq", "-id")
+            .values_list("result_seq", "result_entry_id", "call_id", "tool", "path", "command")[
+                : per_session + 1
+            ]
+        )
+        out[pk] = [
+            WorkHit(
+                pk,
+                seq,
+                entry_id,
+                "toolResult" if call_id else "bashExecution",
+                _snippet(tool, path, command),
+            )
+            for seq, entry_id, call_id, tool, path, command in rows
+            if seq is not None  # always: only answered calls count
+        ]
+    return out
+
+
+def _snippet(tool: str, path: str, command: str) -> str:
+    if command:
+        return f"$ {command}"[:SNIPPET_CHARS]
+    return f"{tool} {path}".strip()[:SNIPPET_CHARS]
