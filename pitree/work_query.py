@@ -134,6 +134,10 @@ def glob_regex(glob: str) -> str:
             out.append(re.escape(c) if not c.isalnum() and c not in "/_" else c)
             i += 1
     body = "".join(out)
-    if "/" not in glob:
-        return f"^(.*/)?{body}$"  # a bare name pattern: the file name in any folder
-    return f"^{body}$"
+    # A bare name pattern matches the file name in any folder.
+    regex = f"^(.*/)?{body}$" if "/" not in glob else f"^{body}$"
+    try:
+        re.compile(regex)
+    except re.error as exc:  # a range backwards, as [z-a]
+        raise WorkQueryError(f"path:{glob} is not a pattern: {exc.msg}.") from exc
+    return regex

@@ -8,10 +8,12 @@ viewer may read: nothing outside them is read, counted or named.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 
 from pitree.work_query import PathPattern, WorkQuery
 from sessions_app.models import ToolUse
@@ -19,6 +21,7 @@ from sessions_app.models import ToolUse
 __all__ = ["WorkHit", "hits_of", "matching_sessions"]
 
 SNIPPET_CHARS = 200
+_GLOB_START = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,11 @@ def _path_q(pattern: PathPattern) -> Q:
         return Q(**{column: pattern.text})
     if pattern.match == "prefix":
         return Q(**{f"{column}__startswith": pattern.text})
-    return Q(**{f"{column}__regex": pattern.regex})
+    # The literal start of a glob (``src/`` of ``src/**/*.py``) lets the index narrow the rows first.
+    literal = pattern.text[: _GLOB_START.search(pattern.text).start()]  # type: ignore[union-attr]
+    # (A glob without "/" matches a name in any folder: it has no start to narrow by.)
+    narrowed = Q(**{f"{column}__startswith": literal}) if literal and "/" in pattern.text else Q()
+    return narrowed & Q(**{f"{column}__regex": pattern.regex})
 
 
 def _conditions(query: WorkQuery) -> list[Q]:
@@ -79,26 +86,24 @@ def hits_of(session_ids: Sequence[int], query: WorkQuery, per_session: int) -> d
     anyone = Q()
     for condition in conditions:
         anyone |= condition
-    out: dict[int, list[WorkHit]] = {}
-    for pk in session_ids:
-        rows = (
-            ToolUse.objects.filter(_counted(), anyone, session_id=pk)
-            .order_by("-result_seq", "-id")
-            .values_list("result_seq", "result_entry_id", "call_id", "tool", "path", "command")[
-                : per_session + 1
-            ]
-        )
-        out[pk] = [
-            WorkHit(
-                pk,
-                seq,
-                entry_id,
-                "toolResult" if call_id else "bashExecution",
-                _snippet(tool, path, command),
+    # One statement for every listed session: each session's rows ranked newest first, the first few kept.
+    rows = (
+        ToolUse.objects.filter(_counted(), anyone, session_id__in=list(session_ids))
+        .annotate(
+            rank=Window(
+                RowNumber(), partition_by=F("session_id"), order_by=[F("result_seq").desc(), F("id").desc()]
             )
-            for seq, entry_id, call_id, tool, path, command in rows
-            if seq is not None  # always: only answered calls count
-        ]
+        )
+        .filter(rank__lte=per_session + 1)
+        .order_by("session_id", "rank")
+        .values_list("session_id", "result_seq", "result_entry_id", "call_id", "tool", "path", "command")
+    )
+    out: dict[int, list[WorkHit]] = {}
+    for pk, seq, entry_id, call_id, tool, path, command in rows:
+        if seq is None:
+            continue  # never: only answered calls count
+        role = "toolResult" if call_id else "bashExecution"
+        out.setdefault(pk, []).append(WorkHit(pk, seq, entry_id, role, _snippet(tool, path, command)))
     return out
 
 

@@ -39,7 +39,7 @@ def test_globs(glob: str, yes: list[str], no: list[str]) -> None:
     assert not any(pattern.search(p) for p in no)
 
 
-@pytest.mark.parametrize("q", ["path:", "-tool:bash", "tool:a/b", "path:[x", "path:a[]"])
+@pytest.mark.parametrize("q", ["path:", "-tool:bash", "tool:a/b", "path:[x", "path:a[]", "path:[z-a].py"])
 def test_bad_terms(q: str) -> None:
     with pytest.raises(WorkQueryError):
         parse_work_query(q)
