@@ -16,9 +16,11 @@ from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from pitree.work_query import PathPattern, WorkQuery
-from sessions_app.models import ToolUse
+from sessions_app import text_search
+from sessions_app.models import ChatSession, Entry, ToolUse
+from sessions_app.tree_overview import tree_order
 
-__all__ = ["WorkHit", "hits_of", "matching_sessions"]
+__all__ = ["WorkHit", "hits_of", "matching_sessions", "session_hits"]
 
 SNIPPET_CHARS = 200
 _GLOB_START = re.compile(r"[*?\[]")
@@ -111,3 +113,30 @@ def _snippet(tool: str, path: str, command: str) -> str:
     if command:
         return f"$ {command}"[:SNIPPET_CHARS]
     return f"{tool} {path}".strip()[:SNIPPET_CHARS]
+
+
+def session_hits(session: ChatSession, query: WorkQuery, *, by_time: bool = True) -> list[int]:
+    """Return the result seqs of every use in ``session`` matching a term of ``query``, in the tree's
+    drawing order (``by_time`` as ``text_search.session_hits``); none unless the session meets every
+    term, its words included. Scope is not applied here (``link_scope.scoped_hits`` does)."""
+    if not matching_sessions([session.pk], query):
+        return []
+    if query.text and not text_search.session_hits(session, query.text, by_time=by_time).seqs:
+        return []
+    anyone = Q()
+    for condition in _conditions(query):
+        anyone |= condition
+    found = ToolUse.objects.filter(_counted(), anyone, session=session).values_list("result_seq", flat=True)
+    seqs = {seq for seq in found if seq is not None}
+    rows = Entry.objects.filter(session=session, seq__in=seqs, segment__isnull=False).values_list(
+        "seq", "segment", "depth"
+    )
+    order = tree_order(session, by_time=by_time)
+    keyed = []
+    for seq, segment, depth in rows:
+        if segment is None or depth is None:
+            continue  # outside the tree (the filter leaves none)
+        key = order.key(segment, depth)
+        if key is not None:
+            keyed.append((key, seq))
+    return [seq for _, seq in sorted(keyed)]

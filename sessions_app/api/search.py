@@ -184,8 +184,11 @@ def _work_search(query: Any, readable: list[int], text: str, work: WorkQuery) ->
 class SessionSearchQuerySerializer(serializers.Serializer[Any]):
     q = serializers.CharField(
         max_length=200,
-        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text',
+        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text. '
+        "By work: `path:`, `tool:` and `cmd:` terms, as in /api/search/ (hits are the tool results)",
     )
+
+    validate_q = SearchQuerySerializer.validate_q
     offset = serializers.IntegerField(required=False, min_value=0, default=0, help_text="First hit to return")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_HIT_PAGE, default=HIT_PAGE)
 
@@ -235,5 +238,5 @@ class SessionSearchView(LinkReadableView):
             "incomplete": found.incomplete,
         }
         if offset == 0:
-            body.update(text_search.extra_hits(grant, text))
+            body.update(text_search.extra_hits(grant, parse_work_query(text).text))
         return Response(body)

@@ -141,7 +141,8 @@ def _owner(actor: Actor, owner: Any) -> Any:
 
 
 def refresh_statistics(added: int) -> None:
-    """ANALYZE the entry, search and tool-use tables when bulk writes have left their planner statistics far behind.
+    """ANALYZE the entry, search and tool-use tables when bulk writes have left their planner statistics
+    far behind.
 
     Imports and syncs call it after committing ``added`` entries.
 

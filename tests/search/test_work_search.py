@@ -11,7 +11,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from sessions_app import services
-from sessions_app.models import ToolUse
+from sessions_app.models import ShareLink, ToolUse
 from teams.models import Team, TeamMembership
 from tests.factories import FILES_HEADER, session_file, tool_turn, two_branches_with_files
 from tests.factories import user_message as user_msg
@@ -219,3 +219,31 @@ def test_the_session_list_searches_by_work_and_links_to_the_node(
     assert "cannot exclude" in refused and f"/sessions/{session.pk}/" not in refused
     client.force_login(stranger)
     assert f"/sessions/{session.pk}/" not in client.get("/", {"q": "path:src/"}).content.decode()
+
+
+def session_hits(client: APIClient, pk: int, q: str) -> tuple[list[str], int]:
+    response = client.get(f"/api/sessions/{pk}/search/", {"q": q, "limit": 100})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    return [h["entryId"] for h in body["hits"]], body["total"]
+
+
+def test_one_session_steps_through_its_uses_and_a_path_link_sees_only_its_path(
+    user: Callable[..., Any],
+) -> None:
+    owner = user("owner")
+    session = stored(owner, "files-1", two_branches_with_files())
+    ids, total = session_hits(client_for(owner), session.pk, "path:*.txt")
+    assert sorted(ids) == ["c0-r", "c1-r", "c9-r"] and total == 3
+    assert session_hits(client_for(owner), session.pk, "cmd:make")[0] == ["c3-r"]
+    assert session_hits(client_for(owner), session.pk, "path:*.txt nowhere-said") == ([], 0)
+    # A path link (root → the leaf, branch A) sees no use on branch B, nor that there is one.
+    link = services.create_share_link(session=session, actor=owner, scope=ShareLink.Scope.PATH)
+    seen = APIClient()
+    seen.credentials(HTTP_X_SHARE_TOKEN=link.raw_token)
+    assert session_hits(seen, session.pk, "path:*.txt") == (["c0-r", "c1-r"], 2)
+    assert session_hits(seen, session.pk, "path:other.txt") == ([], 0)
+    assert seen.get(f"/api/sessions/{session.pk}/search/", {"q": "-path:x"}).status_code == 400
+    assert client_for(user("stranger")).get(
+        f"/api/sessions/{session.pk}/search/", {"q": "path:*.txt"}
+    ).status_code in (403, 404)
