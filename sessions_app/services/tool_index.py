@@ -31,6 +31,7 @@ __all__ = [
     "reconcile_session",
     "record",
     "record_entries",
+    "refresh_calls",
 ]
 
 _TABLE = ToolUse._meta.db_table
@@ -129,6 +130,20 @@ def _write(rows: Sequence[tuple[Any, ...]]) -> None:
         marks = ", ".join(["%s"] * len(_COLUMNS))
         conflict = " ON CONFLICT DO NOTHING"
         cursor.executemany(f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks}){conflict}", rows)
+
+
+def refresh_calls(session: ChatSession, values: Iterable[tuple[int, Any]]) -> None:
+    """Rewrite the rows of entries rewritten in place (a redaction): (seq, parsed line) each. Their
+    paths and commands lose what the lines lost; which calls they are and their results stay."""
+    for seq, value in values:
+        calls, _, command = tool_facts(value)
+        for call in calls:
+            path, absolute = shown_path(call.path, session.cwd)
+            ToolUse.objects.filter(session=session, call_seq=seq, call_id=call.call_id).update(
+                path=path, absolute=absolute, command=call.command
+            )
+        if command is not None:
+            ToolUse.objects.filter(session=session, call_seq=seq, call_id="").update(command=command.command)
 
 
 # -- the PostgreSQL chain append ----------------------------------------------------------------------

@@ -384,3 +384,36 @@ def test_a_text_about_to_be_sent_is_checked_for_secrets(world: World) -> None:
         "/api/secrets/check/", {"text": "nothing here"}, format="json"
     ).json() == {"secrets": []}
     assert APIClient().post("/api/secrets/check/", {"text": AWS_KEY}, format="json").status_code in (401, 403)
+
+
+def test_a_secret_in_a_command_leaves_the_search_by_work_too(world: World) -> None:
+    call = {
+        "type": "toolCall",
+        "id": "call-9",
+        "name": "bash",
+        "arguments": {"command": f"export GH_TOKEN={GITHUB_TOKEN} && gh pr list"},
+    }
+    entries = [
+        user_message("u1", None, "list the pull requests"),
+        assistant_message("a1", "u1", "Listing.", blocks=[call]),
+        {
+            **tool_result("t1", "a1", "no pull requests"),
+            "message": {**tool_result("t1", "a1", "no pull requests")["message"], "toolCallId": "call-9"},
+        },
+    ]
+    data = session_file(entries, {**HEADER, "id": "leaky-command"})
+    session = services.import_jsonl(actor=world.owner, data=data, filename="c.jsonl").session
+    client = world.client(world.owner)
+
+    def hits(q: str) -> str:
+        response = client.get("/api/search/", {"q": q})
+        assert response.status_code == 200, response.content
+        return json.dumps(response.json()["sessions"])
+
+    assert GITHUB_TOKEN in hits("cmd:gh")
+    response = client.post(f"/api/sessions/{session.pk}/secrets/redact/", {"all": True}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["redacted"] >= 1
+    after = hits("cmd:gh")
+    assert GITHUB_TOKEN not in after and "[REDACTED:" in after
+    assert hits(f"cmd:{GITHUB_TOKEN[:12]}") == "[]"
