@@ -19,6 +19,7 @@ Paths are normalized as the Files panel does (``files.normalize_path``) and stor
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,13 @@ PATH_TOOLS = frozenset({"read", "edit", "write"})
 MAX_TOOL_CHARS = 200  # a tool name past this is not a name any tool has; kept cut
 MAX_COMMAND_CHARS = 4000  # the start of a long command (a heredoc) is what a search looks for
 MAX_PATH_CHARS = 4000
+# What a database text column cannot hold: NUL and lone UTF-16 surrogates (JSON allows both).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(text: str, limit: int) -> str:
+    text = text[:limit]
+    return _UNSTORABLE.sub(" ", text) if not text.isascii() or "\x00" in text else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +84,10 @@ def tool_facts(value: Any) -> Facts:
     if role == "toolResult":
         call_id = message.get("toolCallId")
         if isinstance(call_id, str) and call_id:
-            return [], ToolResult(call_id, message.get("isError") is True), None
+            return [], ToolResult(_storable(call_id, MAX_TOOL_CHARS), message.get("isError") is True), None
         return _NONE
     if role == "bashExecution" and isinstance(message.get("command"), str):
-        return [], None, UserCommand(message["command"][:MAX_COMMAND_CHARS])
+        return [], None, UserCommand(_storable(message["command"], MAX_COMMAND_CHARS))
     return _NONE
 
 
@@ -98,10 +106,10 @@ def calls_of(message: Mapping[str, Any]) -> list[ToolCall]:
         command = args.get("command") if name == "bash" else None
         calls.append(
             ToolCall(
-                call_id,
-                name[:MAX_TOOL_CHARS],
-                path[:MAX_PATH_CHARS] if isinstance(path, str) and path.strip() else "",
-                command[:MAX_COMMAND_CHARS] if isinstance(command, str) else "",
+                _storable(call_id, MAX_TOOL_CHARS),
+                _storable(name, MAX_TOOL_CHARS),
+                _storable(path, MAX_PATH_CHARS) if isinstance(path, str) and path.strip() else "",
+                _storable(command, MAX_COMMAND_CHARS) if isinstance(command, str) else "",
             )
         )
     return calls

@@ -75,3 +75,9 @@ def test_what_an_entry_says_about_tools() -> None:
     assert shown_path("@src/a.py", "/w") == ("src/a.py", "/w/src/a.py")
     assert shown_path("/elsewhere/b.py", "/w") == ("/elsewhere/b.py", "/elsewhere/b.py")
     assert shown_path("../w/c.py", "/w/") == ("c.py", "/w/c.py")
+
+
+def test_what_no_database_column_holds_is_replaced() -> None:
+    call = {"type": "toolCall", "id": "c\x001", "name": "bash", "arguments": {"command": "echo \ud800\x00"}}
+    value = {"type": "message", "id": "a", "message": {"role": "assistant", "content": [call]}}
+    assert tool_facts(value)[0] == [ToolCall("c 1", "bash", "", "echo   ")]
