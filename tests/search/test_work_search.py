@@ -247,3 +247,18 @@ def test_one_session_steps_through_its_uses_and_a_path_link_sees_only_its_path(
     assert client_for(user("stranger")).get(
         f"/api/sessions/{session.pk}/search/", {"q": "path:*.txt"}
     ).status_code in (403, 404)
+
+
+def test_a_fork_indexes_the_uses_it_copies(api_client: APIClient) -> None:
+    session = stored(api_client.user, "files-1", two_branches_with_files())
+    fork = services.fork_session(session=session, entry_id="c4-r", actor=api_client.user).session
+    # The path root → c4-r: branch B's write of other.txt is not copied.
+    assert found(api_client, "path:other.txt") == {session.pk: ["c9-r"]}
+    assert found(api_client, "path:src/a.py") == {fork.pk: ["c4-r"], session.pk: ["c4-r"]}
+    assert [t[:2] for t in touches(fork)] == [
+        ("write", "shared.txt"),
+        ("edit", "shared.txt"),
+        ("edit", "shared.txt"),
+        ("bash", ""),
+        ("write", "src/a.py"),
+    ]
