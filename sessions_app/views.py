@@ -75,7 +75,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if text and not error:
         work = parse_work_query(text)
         if work.has_work:
-            _attach_work_hits(list(page.object_list), work)
+            _attach_work_hits(list(page.object_list), work, text)
         else:
             _attach_hits(list(page.object_list), text)
     return render(
@@ -93,12 +93,13 @@ def session_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _attach_work_hits(sessions: list[ChatSession], work: WorkQuery) -> None:
-    """Give each listed session its newest matching tool uses, each opening the tree at its result."""
+def _attach_work_hits(sessions: list[ChatSession], work: WorkQuery, text: str) -> None:
+    """Give each listed session its newest matching tool uses, each opening the tree at its result with
+    the search active there (the page's search box steps through the session's matching uses)."""
     found = work_search.hits_of([s.pk for s in sessions], work, SNIPPETS_PER_SESSION)
     for session in sessions:
         hits = found.get(session.pk, [])
-        base = reverse("sessions:detail", args=[session.pk])
+        base = f"{reverse('sessions:detail', args=[session.pk])}?{urlencode({'q': text})}"
         session.search_url = base  # type: ignore[attr-defined]
         session.search_hits = [  # type: ignore[attr-defined]
             {

@@ -213,7 +213,7 @@ def test_the_session_list_searches_by_work_and_links_to_the_node(
     session = stored(owner, "files-1", two_branches_with_files())
     client.force_login(owner)
     page = client.get("/", {"q": "path:src/"}).content.decode()
-    assert f'href="/sessions/{session.pk}/#entry=c4-r"' in page and "write src/a.py" in page
+    assert f'href="/sessions/{session.pk}/?q=path%3Asrc%2F#entry=c4-r"' in page and "write src/a.py" in page
     assert "path:src/" in page  # the help says what the box understands
     refused = client.get("/", {"q": "-path:src/"}).content.decode()
     assert "cannot exclude" in refused and f"/sessions/{session.pk}/" not in refused

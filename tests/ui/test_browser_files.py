@@ -127,6 +127,13 @@ def test_search_by_path_lists_the_session_and_opens_the_entry_that_touched_it(
     hits.first.click()
     page.wait_for_selector("body[data-ready=true]")
     expect(page.locator('.tree-row[data-id="c1-r"]')).to_have_class(re.compile(r"\bselected\b"))
+    # The session page's search is active: it steps through the session's matching tool results.
+    expect(page.locator("#tree-search")).to_have_value("path:*.txt tool:edit")
+    expect(page.locator("#search-hits")).to_have_text("1 of 1")
+    page.fill("#tree-search", "path:*.txt")
+    expect(page.locator("#search-hits")).to_have_text("3 matches")
+    page.press("#tree-search", "Enter")
+    expect(page.locator(".tree-row.selected")).to_have_attribute("data-id", re.compile(r"^c[019]-r$"))
 
     page.goto(f"{server_url}/")
     search("path:nowhere/")
