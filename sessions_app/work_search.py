@@ -20,9 +20,11 @@ from sessions_app import text_search
 from sessions_app.models import ChatSession, Entry, ToolUse
 from sessions_app.tree_overview import tree_order
 
-__all__ = ["WorkHit", "hits_of", "matching_sessions", "session_hits"]
+__all__ = ["WorkHit", "first_matching", "hits_of", "matching_sessions", "session_hits"]
 
 SNIPPET_CHARS = 200
+PROBE_CHUNK = 64  # sessions probed at a time, newest first, before a rare query is looked up at once
+RARE_SHARE = 8
 _GLOB_START = re.compile(r"[*?\[]")
 
 
@@ -77,6 +79,34 @@ def matching_sessions(session_ids: Sequence[int], query: WorkQuery) -> set[int]:
         found = matched if found is None else found & matched
         ids = [pk for pk in ids if pk in found]
     return found or set()
+
+
+def first_matching(session_ids: Sequence[int], query: WorkQuery, *, enough: int) -> list[int]:
+    """Return the first ``enough`` of ``session_ids`` (in their order) that meet every work term.
+
+    A common pattern (``path:*.py``) matches in many sessions: the first sessions answer, and the rows
+    of the others are never read. When few of the first sessions match, the rest are looked up at once
+    (an exact path or a folder through the path index).
+    """
+    ids = list(session_ids)
+    first = ids[:PROBE_CHUNK]
+    matched = matching_sessions(first, query)
+    found = [pk for pk in first if pk in matched]
+    rest = ids[PROBE_CHUNK:]
+    if len(found) >= enough or not rest:
+        return found[:enough]
+    # Rare (fewer than one first session in eight): one look over every other session; else chunks, each
+    # expected to add several sessions, until there are enough.
+    if RARE_SHARE * len(found) < len(first):
+        matched = matching_sessions(rest, query)
+        return (found + [pk for pk in rest if pk in matched])[:enough]
+    for start in range(0, len(rest), PROBE_CHUNK):
+        chunk = rest[start : start + PROBE_CHUNK]
+        matched = matching_sessions(chunk, query)
+        found += [pk for pk in chunk if pk in matched]
+        if len(found) >= enough:
+            break
+    return found[:enough]
 
 
 def hits_of(session_ids: Sequence[int], query: WorkQuery, per_session: int) -> dict[int, list[WorkHit]]:

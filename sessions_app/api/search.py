@@ -131,11 +131,15 @@ def _session(session: ChatSession, found: text_search.SearchResult, pk: int) -> 
 def _work_search(query: Any, readable: list[int], text: str, work: WorkQuery) -> dict[str, Any]:
     """Sessions whose tool uses match every work term (and whose text matches the words beside them),
     each with its newest matching uses; only ``readable`` sessions are ever looked at."""
-    matched = work_search.matching_sessions(readable, work)
-    candidates = [pk for pk in readable if pk in matched]
     stopped = False
-    if work.text and candidates:
-        candidates, stopped = text_search.first_matching(candidates, work.text, enough=MAX_SESSIONS + 1)
+    if work.text:
+        matched = work_search.matching_sessions(readable, work)
+        candidates = [pk for pk in readable if pk in matched]
+        if candidates:
+            candidates, stopped = text_search.first_matching(candidates, work.text, enough=MAX_SESSIONS + 1)
+    else:
+        # One past the page says whether there are more.
+        candidates = work_search.first_matching(readable, work, enough=MAX_SESSIONS + 1)
     listed = candidates[:MAX_SESSIONS]
     hits = work_search.hits_of(listed, work, text_search.HITS_PER_SESSION)
     sessions = {

@@ -10,7 +10,8 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from sessions_app import services
+from pitree.work_query import parse_work_query
+from sessions_app import services, work_search
 from sessions_app.models import ShareLink, ToolUse
 from teams.models import Team, TeamMembership
 from tests.factories import FILES_HEADER, session_file, tool_turn, two_branches_with_files
@@ -262,3 +263,20 @@ def test_a_fork_indexes_the_uses_it_copies(api_client: APIClient) -> None:
         ("bash", ""),
         ("write", "src/a.py"),
     ]
+
+
+@pytest.mark.parametrize("every", [1, 3, 4])  # 4: none of the first two match (rare)
+def test_sessions_are_found_in_order_whether_the_pattern_is_common_or_rare(
+    api_client: APIClient, monkeypatch: pytest.MonkeyPatch, every: int
+) -> None:
+    monkeypatch.setattr(work_search, "PROBE_CHUNK", 2)
+    pks = []
+    for i in range(7):
+        path = "hit.py" if i % every == 0 else "miss.txt"
+        entries = [user_msg("u0", None, "go"), *tool_turn("w", "u0", "write", {"path": path, "content": ""})]
+        pks.append(stored(api_client.user, f"many-{i}", entries).pk)
+    newest_first = pks[::-1]
+    wanted = [pk for pk in newest_first if (pks.index(pk) % every) == 0]
+    query = parse_work_query("path:*.py")
+    assert work_search.first_matching(newest_first, query, enough=3) == wanted[:3]
+    assert work_search.first_matching(newest_first, query, enough=10) == wanted
