@@ -27,7 +27,7 @@ from governance.scanning import authorize_findings, store_comment_findings
 from governance.verbs import Action
 from pitree.redacted import MARKER_PREFIX, marker
 from pitree.searchable import search_text
-from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes
+from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes, refresh_calls
 
 __all__ = ["redact_findings"]
 
@@ -108,6 +108,8 @@ def _redact_entry(
     replaced.extend(result.replaced)
     text = search_text(result.value)
     Entry.objects.filter(pk=row.pk).update(raw=result.raw, search_text=text)
+    # A secret in a command or a path leaves the index of work too (its hits show them).
+    refresh_calls(session, [(seq, result.value)])
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(

@@ -24,6 +24,7 @@ from pitree.entries import Entry, entry_from_value
 from pitree.jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
 from pitree.searchable import search_text
 from pitree.storable import check_fields
+from pitree.tool_uses import Facts, tool_facts
 
 CURRENT_VERSION = 3
 
@@ -368,6 +369,9 @@ class ScannedFile:
     needs_migration: bool
     kept_bytes: int = 0
     own_sums: list[OwnSums] = field(default_factory=list)  # each kept entry's share of the running sums
+    # (seq, id, facts) of each kept entry that says anything about tools (the index of work needs the
+    # whole line, which the light payloads do not keep).
+    tools: list[tuple[int, str | None, Facts]] = field(default_factory=list)
 
 
 def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
@@ -382,6 +386,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     light = _LightPayloads()
     entries: list[Entry] = []
     own: list[OwnSums] = []
+    tools: list[tuple[int, str | None, Facts]] = []
     line_numbers: list[int] = []
     skipped = SkipReport()
     header: dict[str, Any] | None = None
@@ -434,6 +439,9 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
         entry = entry_from_value(len(entries), value)
         # What the entry adds to the context's running sums needs the whole message: measured now.
         own.append(_own_sums(entry))
+        calls, result, command = tool_facts(value)
+        if calls or result is not None or command is not None:
+            tools.append((entry.seq, entry.id, (calls, result, command)))
         entries.append(
             Entry(
                 seq=entry.seq, id=entry.id, parent_id=entry.parent_id, type=entry.type, payload=light(value)
@@ -456,7 +464,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     loaded = LoadedFile(
         True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
     )
-    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes, own)
+    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes, own, tools)
 
 
 _BLANK: Any = object()  # a blank line; distinct from a "null" line, which is reported as skipped

@@ -32,6 +32,7 @@ from sessions_app.services.importing import import_jsonl, refresh_statistics
 from sessions_app.services.rows import create_session_row
 from sessions_app.services.sharing import find_link, share_by_team_defaults
 from sessions_app.services.store import check_quotas, entry_store, line_bytes
+from sessions_app.services.tool_index import refresh_calls
 from sessions_app.signals import connect_entries_stored
 from sessions_app.state_cache import bump_revision, cached, state_key
 from sessions_app.text_search import register_extra_hits
@@ -79,6 +80,7 @@ __all__ = [
     "line_bytes",
     "link_scope",
     "path_rows",
+    "refresh_calls",
     "refresh_statistics",
     "register_extra_hits",
     "run_author",

@@ -21,7 +21,8 @@ from django.db.models import QuerySet
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
 from pitree.tree import SessionTree, js_trim
-from sessions_app import text_search
+from pitree.work_query import parse_work_query
+from sessions_app import text_search, work_search
 from sessions_app.access import Access
 from sessions_app.models import ChatSession, Entry, Segment, ShareLink
 from sessions_app.queries import path_seqs
@@ -148,8 +149,14 @@ def scoped_hits(access: Access, text: str) -> text_search.HitList:
 
     The same scope as ``scoped_entries``: nothing after a frozen link's seq, nothing off a path link's
     path. Restricted grants see the append-ordered listing of ``scoped_tree``, so their hits follow it.
+    ``path:``, ``tool:`` and ``cmd:`` terms find the tool uses that match (``work_search``).
     """
-    found = text_search.session_hits(access.session, text, by_time=not access.restricted)
+    work = parse_work_query(text)
+    by_time = not access.restricted
+    if work.has_work:
+        found = text_search.HitList(work_search.session_hits(access.session, work, by_time=by_time))
+    else:
+        found = text_search.session_hits(access.session, text, by_time=by_time)
     seqs = found.seqs
     limit = access.max_seq()
     if limit is not None:

@@ -313,6 +313,45 @@ class EntrySearch(models.Model):
         return f"{self.session_id}:{self.seq}"
 
 
+class ToolUse(models.Model):
+    """One tool call of a session, indexed as it is stored so "sessions that touched this path" is a lookup.
+
+    Written by the entry store in the transaction of the entries (``services.tool_index``): a call's
+    row when its assistant entry is stored, completed (``result_seq``) when its result is; a ``!command``
+    the user ran is a ``bash`` row of its own entry. What counts as a touch is ``pitree.tool_uses``'s.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
+    call_seq = models.IntegerField(help_text="The entry that asked for the call")
+    call_id = models.TextField(blank=True, default="", help_text="Pi's toolCallId; empty for a user command")
+    tool = models.TextField()
+    path = models.TextField(blank=True, default="", help_text="As the Files panel shows it; read/edit/write")
+    absolute = models.TextField(blank=True, default="")
+    command = models.TextField(blank=True, default="", help_text="A bash command (its start)")
+    result_seq = models.IntegerField(null=True, blank=True, help_text="The result's entry; null until stored")
+    result_entry_id = models.TextField(null=True, blank=True)
+    failed = models.BooleanField(default=False, help_text="The result says the tool failed")
+
+    class Meta:
+        constraints = [
+            # A call is indexed once, whichever write path met it first (a retried append adds nothing);
+            # it also serves reading a session's rows by range.
+            models.UniqueConstraint(fields=["session", "call_seq", "call_id"], name="unique_tool_use_call")
+        ]
+        indexes = [
+            # Results find their call.
+            models.Index(fields=["session", "call_id"], name="tool_use_call_idx"),
+            # Exact paths and folder prefixes across sessions (text_pattern_ops serves LIKE 'a/%').
+            models.Index(fields=["path"], opclasses=["text_pattern_ops"], name="tool_use_path_idx"),
+            models.Index(fields=["absolute"], opclasses=["text_pattern_ops"], name="tool_use_absolute_idx"),
+            models.Index(fields=["tool", "session"], name="tool_use_tool_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} {self.path or self.command[:40]} ({self.session_id}:{self.call_seq})"
+
+
 class Segment(models.Model):
     """A run of entries, each the first child of the one before; a path is read segment by segment."""
 

@@ -16,8 +16,9 @@ from django.utils.http import urlencode
 
 from pitree.operations import FORK_MODES
 from pitree.searchable import marked, query_terms
+from pitree.work_query import WorkQuery, WorkQueryError, parse_work_query
 from providers.facade import available_models
-from sessions_app import access, link_scope, signals, text_search
+from sessions_app import access, link_scope, signals, text_search, work_search
 from sessions_app.models import ChatSession, ShareLink, first_prompt
 from teams.facade import Team
 
@@ -34,13 +35,22 @@ SCOPES = ("all", "mine", "shared")
 
 
 def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[ChatSession]:
-    """Return the sessions ``user`` can read whose name, cwd or message text contains ``text``."""
+    """Return the sessions ``user`` can read whose name, cwd or message text contains ``text``, or whose
+    tool uses match its ``path:``, ``tool:`` and ``cmd:`` terms (raises WorkQueryError for a bad one)."""
     query = ChatSession.objects.visible_to(user).select_related("owner").annotate(first_prompt=first_prompt())
     if scope == "mine":
         query = query.filter(owner=user)
     elif scope == "shared":
         query = query.exclude(owner=user)
-    if text:
+    work = parse_work_query(text)
+    if work.has_work:
+        # The index of work among the readable sessions; words beside the terms match message text.
+        readable = list(query.values_list("pk", flat=True))
+        touched = work_search.matching_sessions(readable, work)
+        if work.text:
+            touched = set(text_search.matching_sessions([pk for pk in readable if pk in touched], work.text))
+        query = query.filter(pk__in=touched)
+    elif text:
         # Message text through the search index (full-text on PostgreSQL), among the readable sessions.
         readable = list(query.values_list("pk", flat=True))
         matched = text_search.matching_sessions(readable, text)
@@ -56,15 +66,51 @@ def session_list(request: HttpRequest) -> HttpResponse:
     scope = scope if scope in SCOPES else "all"
     sort = request.GET.get("sort", "recent")
     sort = sort if sort in SORTS else "recent"
-    query = search_sessions(request.user, text=text, scope=scope, sort=sort)
+    error = ""
+    try:
+        query = search_sessions(request.user, text=text, scope=scope, sort=sort)
+    except WorkQueryError as exc:
+        error, query = str(exc), ChatSession.objects.none()
     page = Paginator(query, PAGE_SIZE).get_page(request.GET.get("page"))
-    if text:
-        _attach_hits(list(page.object_list), text)
+    if text and not error:
+        work = parse_work_query(text)
+        if work.has_work:
+            _attach_work_hits(list(page.object_list), work, text)
+        else:
+            _attach_hits(list(page.object_list), text)
     return render(
         request,
         "sessions_app/session_list.html",
-        {"page": page, "q": text, "scope": scope, "sort": sort, "sorts": list(SORTS), "scopes": SCOPES},
+        {
+            "page": page,
+            "q": text,
+            "error": error,
+            "scope": scope,
+            "sort": sort,
+            "sorts": list(SORTS),
+            "scopes": SCOPES,
+        },
     )
+
+
+def _attach_work_hits(sessions: list[ChatSession], work: WorkQuery, text: str) -> None:
+    """Give each listed session its newest matching tool uses, each opening the tree at its result with
+    the search active there (the page's search box steps through the session's matching uses)."""
+    found = work_search.hits_of([s.pk for s in sessions], work, SNIPPETS_PER_SESSION)
+    for session in sessions:
+        hits = found.get(session.pk, [])
+        base = f"{reverse('sessions:detail', args=[session.pk])}?{urlencode({'q': text})}"
+        session.search_url = base  # type: ignore[attr-defined]
+        session.search_hits = [  # type: ignore[attr-defined]
+            {
+                "url": f"{base}#{urlencode({'entry': h.entry_id})}",
+                "pieces": [(h.snippet, False)],
+                "role": h.role,
+            }
+            for h in hits[:SNIPPETS_PER_SESSION]
+            if h.entry_id is not None
+        ]
+        session.more_hits = "more in this session" if len(hits) > SNIPPETS_PER_SESSION else ""  # type: ignore[attr-defined]
 
 
 def _attach_hits(sessions: list[ChatSession], text: str) -> None:

@@ -1,5 +1,9 @@
 """Search message text: ``GET /api/search/`` across the sessions I can read (a few newest hits and a count
-per session), and ``GET /api/sessions/<pk>/search/`` for every hit of one session, in tree order, in pages."""
+per session), and ``GET /api/sessions/<pk>/search/`` for every hit of one session, in tree order, in pages.
+
+``GET /api/search/`` also searches by work: ``path:``, ``tool:`` and ``cmd:`` terms (``pitree.work_query``)
+find the sessions whose tool calls match, answered from the index of work; words beside them must match
+the message text too."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from sessions_app import link_scope, text_search
+from pitree.work_query import WorkQuery, WorkQueryError, parse_work_query
+from sessions_app import link_scope, text_search, work_search
 from sessions_app.api.views import ERRORS, LinkReadableView, SessionAPIView
 from sessions_app.models import ChatSession, first_prompt
 
@@ -22,9 +27,18 @@ MAX_HIT_PAGE = 2000
 class SearchQuerySerializer(serializers.Serializer[Any]):
     q = serializers.CharField(
         max_length=200,
-        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text',
+        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text. '
+        "By work: `path:src/app.py` (exact), `path:src/` (under a folder), `path:*.py` or "
+        "`path:src/**/test_*.py` (glob), `tool:edit`, `cmd:pytest` (a bash command containing it)",
     )
     session = serializers.IntegerField(required=False, help_text="Search one session only")
+
+    def validate_q(self, value: str) -> str:
+        try:
+            parse_work_query(value)
+        except WorkQueryError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return value
 
 
 class SearchHitSerializer(serializers.Serializer[Any]):
@@ -71,6 +85,9 @@ class SearchView(SessionAPIView):
             query = query.filter(pk=params["session"])
         # Ids only: thousands of readable sessions would cost more as model instances than the search.
         readable = list(query.values_list("pk", flat=True))
+        work = parse_work_query(text)
+        if work.has_work:
+            return Response(_work_search(query, readable, text, work))
         # With many sessions, which match comes first, then hits and counts for the listed ones only.
         probe, stopped = None, False
         if len(readable) > MAX_SESSIONS:
@@ -111,11 +128,71 @@ def _session(session: ChatSession, found: text_search.SearchResult, pk: int) -> 
     }
 
 
+def _work_search(query: Any, readable: list[int], text: str, work: WorkQuery) -> dict[str, Any]:
+    """Sessions whose tool uses match every work term (and whose text matches the words beside them),
+    each with its newest matching uses; only ``readable`` sessions are ever looked at."""
+    stopped = False
+    if work.text:
+        matched = work_search.matching_sessions(readable, work)
+        candidates = [pk for pk in readable if pk in matched]
+        if candidates:
+            candidates, stopped = text_search.first_matching(candidates, work.text, enough=MAX_SESSIONS + 1)
+    else:
+        # One past the page says whether there are more.
+        candidates = work_search.first_matching(readable, work, enough=MAX_SESSIONS + 1)
+    listed = candidates[:MAX_SESSIONS]
+    hits = work_search.hits_of(listed, work, text_search.HITS_PER_SESSION)
+    sessions = {
+        s.pk: s
+        for s in query.filter(pk__in=listed)
+        .only("pk", "name", "pi_id", "cwd", "updated_at")
+        .annotate(first_prompt=first_prompt())
+    }
+    out = []
+    for pk in listed:
+        session, found = sessions.get(pk), hits.get(pk, [])
+        if session is None:
+            continue
+        shown = found[: text_search.HITS_PER_SESSION]
+        more = len(found) > len(shown)
+        out.append(
+            {
+                "id": session.pk,
+                "name": session.name,
+                "title": session.title,
+                "cwd": session.cwd,
+                "updatedAt": serializers.DateTimeField().to_representation(session.updated_at),
+                "hits": [
+                    {
+                        "entryId": h.entry_id,
+                        "seq": h.seq,
+                        "type": "message",
+                        "role": h.role,
+                        "snippet": h.snippet,
+                    }
+                    for h in shown
+                ],
+                "moreHits": more,
+                "hitCount": None if more else len(shown),
+                "hitCountCapped": False,
+            }
+        )
+    return {
+        "query": text,
+        "sessions": out,
+        "moreSessions": len(candidates) > MAX_SESSIONS,
+        "incomplete": stopped,
+    }
+
+
 class SessionSearchQuerySerializer(serializers.Serializer[Any]):
     q = serializers.CharField(
         max_length=200,
-        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text',
+        help_text='Words (all must match), "a quoted phrase", `or`, `-word`; matched against message text. '
+        "By work: `path:`, `tool:` and `cmd:` terms, as in /api/search/ (hits are the tool results)",
     )
+
+    validate_q = SearchQuerySerializer.validate_q
     offset = serializers.IntegerField(required=False, min_value=0, default=0, help_text="First hit to return")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_HIT_PAGE, default=HIT_PAGE)
 
@@ -165,5 +242,5 @@ class SessionSearchView(LinkReadableView):
             "incomplete": found.incomplete,
         }
         if offset == 0:
-            body.update(text_search.extra_hits(grant, text))
+            body.update(text_search.extra_hits(grant, parse_work_query(text).text))
         return Response(body)

@@ -35,7 +35,8 @@ from pitree.searchable import search_text
 from pitree.storable import Unstorable
 from sessions_app import access
 from sessions_app.attribution import Author, author_of
-from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
+from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment, ToolUse
+from sessions_app.services import tool_index
 from sessions_app.services.errors import InvalidSessionFile, QuotaExceeded
 from sessions_app.services.rows import check_storable, create_session_row
 from sessions_app.services.sharing import share_by_team_defaults
@@ -94,7 +95,7 @@ def import_stream(
     """
     author = author if author is not None else author_of(actor, imported=True)
     owner = _owner(actor, owner)
-    loaded, entries, lines, kept_bytes, own = _read(stream)
+    loaded, entries, lines, kept_bytes, own, tools = _read(stream)
     header = loaded.header or {}
     _check_file(len(entries))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
@@ -107,7 +108,9 @@ def import_stream(
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            entry_store().insert_all(session, entries, lines, size=kept_bytes, own=own, author=author)
+            entry_store().insert_all(
+                session, entries, lines, size=kept_bytes, own=own, tools=tools, author=author
+            )
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
@@ -138,7 +141,8 @@ def _owner(actor: Actor, owner: Any) -> Any:
 
 
 def refresh_statistics(added: int) -> None:
-    """ANALYZE the entry and search tables when bulk writes have left their planner statistics far behind.
+    """ANALYZE the entry, search and tool-use tables when bulk writes have left their planner statistics
+    far behind.
 
     Imports and syncs call it after committing ``added`` entries.
 
@@ -154,7 +158,7 @@ def refresh_statistics(added: int) -> None:
     if not added or connection.vendor != "postgresql":
         return
     sessions = ChatSession._meta.db_table
-    tables = [Entry._meta.db_table, EntrySearch._meta.db_table, sessions]
+    tables = [Entry._meta.db_table, EntrySearch._meta.db_table, ToolUse._meta.db_table, sessions]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname, greatest(c.reltuples, 0), coalesce(s.n_mod_since_analyze, 0) FROM pg_class c "
@@ -217,8 +221,16 @@ def _check_file(entries: int) -> None:
 
 
 # What a scan gives: the load, its entries, (line, timestamp, search text) per kept line, the kept bytes,
-# and each entry's own context sums when the scan computed them (None: computed while storing).
-Read = tuple[LoadedFile, Sequence[DomainEntry], Iterable[tuple[str, Any, str]], int, list[OwnSums] | None]
+# each entry's own context sums and what the lines say about tools when the scan computed them (None:
+# computed while storing, from the entries).
+Read = tuple[
+    LoadedFile,
+    Sequence[DomainEntry],
+    Iterable[tuple[str, Any, str]],
+    int,
+    list[OwnSums] | None,
+    list[tool_index.Said] | None,
+]
 
 
 def _read(stream: IO[bytes]) -> Read:
@@ -238,10 +250,10 @@ def _read(stream: IO[bytes]) -> Read:
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
         kept_bytes = sum(len(raw.encode("utf-8", "surrogatepass")) for raw, _, _ in lines)
-        return loaded, entries, lines, kept_bytes, None
+        return loaded, entries, lines, kept_bytes, None, None
     stream.seek(0)
     lines_again = iter_kept_lines(stream, scanned.line_numbers)
-    return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums
+    return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums, scanned.tools
 
 
 def _import_into_existing(session: ChatSession, raws: Iterator[str], author: Author) -> tuple[int, int]:

@@ -38,7 +38,7 @@ from pitree.searchable import search_text
 from pitree.tree import js_trim
 from sessions_app import signals
 from sessions_app.models import ChatSession, Entry
-from sessions_app.services import context_sums
+from sessions_app.services import context_sums, tool_index
 from sessions_app.services.errors import AppendConflict, InvalidEntries, QuotaExceeded
 from sessions_app.services.store import (
     COLUMNS,
@@ -273,6 +273,8 @@ def _attempt(
                 cursor.execute(_LOCK, params)
                 cursor.execute(statement, params)
                 sums.execute(context_sums.CHAIN_SQL, params)
+                for sql in tool_index.chain_statements(params):
+                    sums.execute(sql, params)
             rows = _rows(session, chain, params, cursor.fetchone(), expected_leaf)
             first, last = rows[0].seq, rows[-1].seq
             transaction.on_commit(partial(realtime.session_changed, session_id=session.pk, last_seq=last))
@@ -316,6 +318,8 @@ def _store_and_commit(
                 control.execute(_LOCK, params)
                 cursor.execute(statement, params)
                 control.execute(context_sums.CHAIN_SQL, params)
+                for sql in tool_index.chain_statements(params):
+                    control.execute(sql, params)
                 if log_row is not None:
                     control.execute(*log_row)
                 control.execute("COMMIT")
@@ -378,6 +382,7 @@ def _params(session: ChatSession, chain: _Chain, expected_leaf: object, quota: b
         "texts": [search_text(p) for p in prepared],
         **{anchor: [getattr(s, anchor) for s in spots] for anchor in ANCHORS},
         **context_sums.chain_params(domain),
+        **tool_index.chain_params(session, prepared),
     }
 
 

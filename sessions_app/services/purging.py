@@ -23,7 +23,7 @@ from django.utils import timezone
 from actionlog.facade import record_action
 from core.actors import Actor
 from core.tasks import enqueue
-from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment
+from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment, ToolUse
 from sessions_app.verbs import Action
 
 __all__ = ["ENTRY_BATCH", "purge_deleted_sessions", "purge_session", "queue_purge"]
@@ -53,6 +53,7 @@ def purge_session(session_id: int, *, actor: Actor, batch: int = ENTRY_BATCH) ->
     _delete_by_ranges(Entry, "seq", session_id, next_seq, batch)
     _delete_by_ranges(EntrySearch, "seq", session_id, next_seq, batch)
     _delete_by_ranges(EntrySums, "seq", session_id, next_seq, batch)
+    _delete_by_ranges(ToolUse, "call_seq", session_id, next_seq, batch)
     _delete_by_ranges(Segment, "index", session_id, next_segment, SEGMENT_BATCH)
     with transaction.atomic():
         # What is left is small: the collector deletes the session's runs, audit rows, shares and links

@@ -22,7 +22,7 @@ from django.db import connection, transaction
 
 from sessions_app import changed_files, signals
 from sessions_app.models import ChatSession
-from sessions_app.services import context_sums
+from sessions_app.services import context_sums, tool_index
 
 __all__ = ["Reconciled", "reconcile", "reconcile_session"]
 
@@ -82,6 +82,9 @@ def reconcile_session(session_id: int) -> list[str]:
         repaired.append("context sums")
     if _files_changed(session_id):
         repaired.append("changed files")
+    # Also the backfill of sessions stored before the index of work existed.
+    if (answer := tool_index.reconcile_session(session_id)) is not None:
+        repaired.append(answer)
     for _, answer in signals.bookkeeping_checked.send(ChatSession, session_id=session_id):
         if isinstance(answer, str):
             repaired.append(answer)

@@ -37,7 +37,7 @@ from pitree.tree import SessionTree
 from sessions_app import signals
 from sessions_app.attribution import author_pk
 from sessions_app.models import ChatSession, Entry, Segment
-from sessions_app.services import context_sums
+from sessions_app.services import context_sums, tool_index
 from sessions_app.services.errors import AppendConflict, InvalidSessionFile, QuotaExceeded
 
 __all__ = ["COLUMNS", "COUNTERS", "EntryStore", "PortableStore", "entry_store", "line_bytes"]
@@ -185,12 +185,14 @@ class EntryStore:
         replacing: int = 0,
         checked: bool = True,
         own: Sequence[OwnSums] | None = None,
+        tools: Sequence[tool_index.Said] | None = None,
     ) -> None:
         """Store every entry of a new session (an import, a fork): ``lines`` gives (line, timestamp,
         search text) per entry and is read once; ``size`` is the lines' bytes (for the quota).
         ``checked=False`` skips the field caps for entries copied from stored ones; ``copied_authors``
         (entry id → author row) keeps the authors of copied entries, the rest are ``author``'s. ``own`` is
-        each entry's share of the running sums when ``entries`` hold light payloads (an import's scan)."""
+        each entry's share of the running sums when ``entries`` hold light payloads (an import's scan),
+        ``tools`` what their lines say about tools (``tool_index.facts_of``) for the same reason."""
         raise NotImplementedError
 
 
@@ -293,6 +295,9 @@ class PortableStore(EntryStore):
             for entry, raw, spot in zip(entries, raws, placed.rows, strict=True)
         ]
         Entry.objects.bulk_create(rows)
+        tool_index.record_entries(
+            session, ((r.seq, r.entry_id, e.payload) for r, e in zip(rows, entries, strict=True))
+        )
         context_sums.record_rows(session, entries, [(r.seq, r.parent_seq, r.depth) for r in placed.rows])
         _write_segments(session, placed.segments)
         after = placed.counters
@@ -328,6 +333,7 @@ class PortableStore(EntryStore):
         replacing: int = 0,
         checked: bool = True,
         own: Sequence[OwnSums] | None = None,
+        tools: Sequence[tool_index.Said] | None = None,
     ) -> None:
         check_quotas(session, entries=len(entries), size=size, replacing=replacing)
         tree = SessionTree(entries)
@@ -367,6 +373,10 @@ class PortableStore(EntryStore):
                 )
 
         self._write_all(rows())
+        if tools is None:
+            tool_index.record_entries(session, ((seq, e.id, e.payload) for seq, e in enumerate(entries)))
+        else:
+            tool_index.record(session, tools)
         context_sums.record_tree(session, entries, tree.parent, own)
         Segment.objects.bulk_create(
             [

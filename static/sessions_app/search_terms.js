@@ -3,12 +3,25 @@
 // phrases", `or` between alternatives, `-word` excluded), and the pieces of a text that hold them, so a
 // tree row can mark its matches. Pure: `node --test` checks it.
 const TOKEN = /(-?)"([^"]*)"?|(\S+)/gu;
+// Search by work (`path:src/`, `tool:edit`, `cmd:"npm test"`) finds tool results, not words: as the server
+// reads them (pitree/work_query.py), these terms mark nothing.
+const WORK_TERM = /(?:^|(?<=\s))-?(?:path|tool|cmd):(?:"[^"]*"?|\S*)/giu;
+
+// The query without its work terms: the words a hit's text holds.
+export function textOf(query) {
+  return String(query || "").replace(WORK_TERM, " ");
+}
+
+// Whether the query holds a work term.
+export function hasWorkTerms(query) {
+  return textOf(query) !== String(query || "");
+}
 const WORD = /[\p{L}\p{N}_]+/gu;
 
 // Words that a hit holds, lower-cased, in order, without repeats: not `or`, not an excluded word.
 export function queryTerms(query) {
   const seen = new Set();
-  for (const found of String(query || "").toLowerCase().matchAll(TOKEN)) {
+  for (const found of textOf(query).toLowerCase().matchAll(TOKEN)) {
     const [, minus, quoted, bare] = found;
     if (bare !== undefined && bare === "or") continue;
     const negated = Boolean(minus) || (bare !== undefined && bare.startsWith("-") && bare.length > 1);

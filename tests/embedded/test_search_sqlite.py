@@ -102,3 +102,53 @@ def test_search_in_the_embedded_mode(tmp_path: Path) -> None:
     without, total = got["without"]
     assert total == 10 and without[:-1] == ["u0", "a0", *(f"x{i}" for i in range(3, 10))]
     assert got["either"] == [["u0", *(f"x{i}" for i in range(3, 10))], 8]
+
+
+WORK_SCRIPT = r"""
+import json
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+from sessions_app import services
+from tests.factories import FILES_HEADER, session_file, tool_turn, two_branches_with_files
+
+owner = get_user_model().objects.create_user("ada", password="pw")
+data = session_file(two_branches_with_files(), FILES_HEADER)
+session = services.import_jsonl(actor=owner, data=data, filename="f.jsonl").session
+call, result = tool_turn("k1", "c4-r", "edit", {"path": "lib/x.py", "oldText": "a", "newText": "b"})
+services.append_entries(session=session, actor=owner, entries=[call])
+services.append_entries(session=session, actor=owner, entries=[result])
+member = APIClient(SERVER_NAME="localhost")
+member.force_authenticate(user=owner)
+
+def across(q):
+    body = member.get("/api/search/", {"q": q}).json()
+    return [[h["entryId"] for h in s["hits"]] for s in body["sessions"]]
+
+def one(q):
+    return member.get(f"/api/sessions/{session.pk}/search/", {"q": q}).json()["total"]
+
+print(json.dumps({
+    "exact": across("path:shared.txt"),
+    "glob": across("path:src/**/*.py"),
+    "name": across("path:*.py"),
+    "cmd": across("cmd:make"),
+    "appended": across("tool:edit path:lib/"),
+    "one": one("path:*.txt"),
+}))
+"""
+
+
+def test_search_by_work_in_the_embedded_mode(tmp_path: Path) -> None:
+    got = dict(procs.run_embedded(WORK_SCRIPT, tmp_path))
+    assert got == {
+        "exact": [["c1-r", "c0-r"]],
+        "glob": [["c4-r"]],
+        "name": [["k1-r", "c4-r"]],
+        "cmd": [["c3-r"]],
+        "appended": [["k1-r"]],
+        "one": 3,
+    }

@@ -409,3 +409,36 @@ def test_a_secret_written_into_a_file_stays_redacted_in_the_branch_compare(world
     text = after.content.decode()
     assert [f["path"] for f in after.json()["both"]] == ["deploy.env"]
     assert AWS_KEY not in text and GITHUB_TOKEN not in text
+
+
+def test_a_secret_in_a_command_leaves_the_search_by_work_too(world: World) -> None:
+    call = {
+        "type": "toolCall",
+        "id": "call-9",
+        "name": "bash",
+        "arguments": {"command": f"export GH_TOKEN={GITHUB_TOKEN} && gh pr list"},
+    }
+    entries = [
+        user_message("u1", None, "list the pull requests"),
+        assistant_message("a1", "u1", "Listing.", blocks=[call]),
+        {
+            **tool_result("t1", "a1", "no pull requests"),
+            "message": {**tool_result("t1", "a1", "no pull requests")["message"], "toolCallId": "call-9"},
+        },
+    ]
+    data = session_file(entries, {**HEADER, "id": "leaky-command"})
+    session = services.import_jsonl(actor=world.owner, data=data, filename="c.jsonl").session
+    client = world.client(world.owner)
+
+    def hits(q: str) -> str:
+        response = client.get("/api/search/", {"q": q})
+        assert response.status_code == 200, response.content
+        return json.dumps(response.json()["sessions"])
+
+    assert GITHUB_TOKEN in hits("cmd:gh")
+    response = client.post(f"/api/sessions/{session.pk}/secrets/redact/", {"all": True}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["redacted"] >= 1
+    after = hits("cmd:gh")
+    assert GITHUB_TOKEN not in after and "[REDACTED:" in after
+    assert hits(f"cmd:{GITHUB_TOKEN[:12]}") == "[]"

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { markPieces, queryTerms } from "../../static/sessions_app/search_terms.js";
+import { hasWorkTerms, markPieces, queryTerms } from "../../static/sessions_app/search_terms.js";
 
 test("or and excluded words are not marked; phrases mark their words", () => {
   assert.deepEqual(queryTerms("order -error"), ["order"]);
@@ -22,4 +22,12 @@ test("matches are marked in any case and overlapping ones merge", () => {
   ]);
   assert.deepEqual(markPieces("parsers", ["parse", "parser"]), [["parser", true], ["s", false]]);
   assert.deepEqual(markPieces("nothing here", ["zzz"]), [["nothing here", false]]);
+});
+
+test("path:, tool: and cmd: terms mark nothing; the words beside them do", () => {
+  assert.deepEqual(queryTerms('path:src/app.py tool:edit cmd:"npm test" parser'), ["parser"]);
+  assert.deepEqual(queryTerms("PATH:*.py"), []);
+  assert.deepEqual(queryTerms("see a:b"), ["see", "a", "b"]);
+  assert.equal(hasWorkTerms("fix path:src/"), true);
+  assert.equal(hasWorkTerms("fix http://x"), false);
 });

@@ -165,3 +165,42 @@ def test_two_branches_compared_by_their_files(
     page.reload()
     page.wait_for_selector("#files-view[data-ready=true]")
     expect(page.locator("#files-both .cmp-file")).to_have_count(1)
+
+
+def test_search_by_path_lists_the_session_and_opens_the_entry_that_touched_it(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any
+) -> None:
+    owner = account("finder")
+    data = session_file(two_branches_with_files(), FILES_HEADER)
+    session = services.import_jsonl(actor=owner, data=data, filename="f.jsonl").session
+    page = sign_in(open_browser(), "finder")
+    page.goto(f"{server_url}/")
+    expect(page.locator("input[name=q]")).to_have_attribute("placeholder", re.compile("path:"))
+
+    def search(words: str) -> None:
+        page.fill("input[name=q]", words)
+        with page.expect_navigation():
+            page.click("button:text('Search')")
+
+    search("path:*.txt tool:edit")
+    expect(page.locator("a.session-link")).to_have_count(1)
+    hits = page.locator(f'tr[data-session-id="{session.pk}"] a.search-hit')
+    expect(hits).to_have_count(1)  # the edit of shared.txt; the failed one is no touch
+    expect(hits.first).to_have_text("edit shared.txt")
+    screenshot(page, "search-by-path")
+    hits.first.click()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator('.tree-row[data-id="c1-r"]')).to_have_class(re.compile(r"\bselected\b"))
+    # The session page's search is active: it steps through the session's matching tool results.
+    expect(page.locator("#tree-search")).to_have_value("path:*.txt tool:edit")
+    expect(page.locator("#search-hits")).to_have_text("1 of 1")
+    page.fill("#tree-search", "path:*.txt")
+    expect(page.locator("#search-hits")).to_have_text("3 matches")
+    page.press("#tree-search", "Enter")
+    expect(page.locator(".tree-row.selected")).to_have_attribute("data-id", re.compile(r"^c[019]-r$"))
+
+    page.goto(f"{server_url}/")
+    search("path:nowhere/")
+    expect(page.locator("a.session-link")).to_have_count(0)
+    search("-path:src/")
+    expect(page.locator("#search-error")).to_contain_text("cannot exclude")

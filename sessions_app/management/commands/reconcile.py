@@ -16,9 +16,10 @@ def _summary(done: Reconciled) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Check every session's stored bytes, context sums, cost and usage rows against its entries and "
-        "repair those the previous release left missing or stale while an upgrade ran. Run it once the new "
-        "release serves every request; safe to stop and run again (--after resumes)."
+        "Check every session's stored bytes, context sums, tool index, cost and usage rows against its "
+        "entries and repair those the previous release left missing or stale while an upgrade ran (and "
+        "index the tool calls of sessions stored before that index existed). Run it once the new release "
+        "serves every request; safe to stop and run again (--after resumes)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
