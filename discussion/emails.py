@@ -43,13 +43,15 @@ def mark_due(notes: Iterable[Notification]) -> dict[int, datetime]:
     for recipient_id, ids in by_recipient.items():
         lines = Notification.objects.filter(recipient_id=recipient_id)
         waiting = lines.filter(emailed_at__isnull=True, email_due_at__isnull=False).exclude(pk__in=ids)
-        due = waiting.aggregate(due=Min("email_due_at"))["due"]
+        due = waiting.filter(email_due_at__gt=now).aggregate(due=Min("email_due_at"))["due"]
         if due is None:
-            last = lines.aggregate(last=Max("emailed_at"))["last"]
-            due = max(now, last + window) if last is not None else now
-            needs_task[recipient_id] = due
-        elif due <= now:
-            # Its task may be running already: a second one sends only what is left.
+            if waiting.exists():
+                # A batch is leaving now and its task may have taken its lines already: these start the
+                # next batch, one window on, rather than leave alone right after it.
+                due = now + window
+            else:
+                last = lines.aggregate(last=Max("emailed_at"))["last"]
+                due = max(now, last + window) if last is not None else now
             needs_task[recipient_id] = due
         Notification.objects.filter(pk__in=ids).update(email_due_at=due)
     return needs_task
