@@ -17,6 +17,7 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
+from sessions_app.list_filters import FilterError, SessionFilter, register_session_filter
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
 from sessions_app.services import (
@@ -49,6 +50,7 @@ __all__ = [
     "EntryNotFound",
     "EntrySearch",
     "ErrorSerializer",
+    "FilterError",
     "InvalidSessionFile",
     "LinkReadableView",
     "LiveSessionRowsAdmin",
@@ -59,6 +61,7 @@ __all__ = [
     "QuotaExceeded",
     "Segment",
     "SessionAPIView",
+    "SessionFilter",
     "SessionShare",
     "ShareLink",
     "SharingRefused",
@@ -83,6 +86,7 @@ __all__ = [
     "refresh_calls",
     "refresh_statistics",
     "register_extra_hits",
+    "register_session_filter",
     "run_author",
     "services",
     "set_leaf",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -18,7 +19,7 @@ from pitree.operations import FORK_MODES
 from pitree.searchable import marked, query_terms
 from pitree.work_query import WorkQuery, WorkQueryError, parse_work_query
 from providers.facade import available_models
-from sessions_app import access, link_scope, signals, text_search, work_search
+from sessions_app import access, link_scope, list_filters, signals, text_search, work_search
 from sessions_app.models import ChatSession, ShareLink, first_prompt
 from teams.facade import Team
 
@@ -34,10 +35,14 @@ SORTS = {
 SCOPES = ("all", "mine", "shared")
 
 
-def search_sessions(user: Any, *, text: str, scope: str, sort: str) -> QuerySet[ChatSession]:
+def search_sessions(
+    user: Any, *, text: str, scope: str, sort: str, params: Mapping[str, Any] | None = None
+) -> QuerySet[ChatSession]:
     """Return the sessions ``user`` can read whose name, cwd or message text contains ``text``, or whose
-    tool uses match its ``path:``, ``tool:`` and ``cmd:`` terms (raises WorkQueryError for a bad one)."""
+    tool uses match its ``path:``, ``tool:`` and ``cmd:`` terms (raises WorkQueryError for a bad one),
+    narrowed by the structured filters in ``params`` (raises FilterError for a bad one)."""
     query = ChatSession.objects.visible_to(user).select_related("owner").annotate(first_prompt=first_prompt())
+    query = list_filters.apply_filters(query, params or {}, user)
     if scope == "mine":
         query = query.filter(owner=user)
     elif scope == "shared":
@@ -68,8 +73,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     sort = sort if sort in SORTS else "recent"
     error = ""
     try:
-        query = search_sessions(request.user, text=text, scope=scope, sort=sort)
-    except WorkQueryError as exc:
+        query = search_sessions(request.user, text=text, scope=scope, sort=sort, params=request.GET)
+    except (WorkQueryError, list_filters.FilterError) as exc:
         error, query = str(exc), ChatSession.objects.none()
     page = Paginator(query, PAGE_SIZE).get_page(request.GET.get("page"))
     if text and not error:

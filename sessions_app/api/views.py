@@ -35,6 +35,7 @@ from sessions_app import (
     conditional,
     context_reads,
     link_scope,
+    list_filters,
     queries,
     services,
     summary_facts,
@@ -126,6 +127,10 @@ class SessionListView(SessionAPIView):
             "updatedBefore": "updated_at__lt",
         }
         query = query.filter(**{lookups[k]: v for k, v in filters.items()})
+        try:
+            query = list_filters.apply_filters(query, request.query_params, request.user)
+        except list_filters.FilterError as exc:
+            raise ValidationError({"filters": [str(exc)]}) from exc
         page = self.paginate_queryset(query)
         return self.get_paginated_response(SessionListItemSerializer(page, many=True).data)
 
