@@ -19,6 +19,7 @@ from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
 from sessions_app.list_filters import FilterError, SessionFilter, register_session_filter
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
+from sessions_app.page_parts import Badge, PagePart, register_badges, register_page_part
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
 from sessions_app.services import (
     AppendConflict,
@@ -43,6 +44,7 @@ __all__ = [
     "ApiToken",
     "AppendConflict",
     "Author",
+    "Badge",
     "ChatSession",
     "ContextView",
     "DeletesThroughUseCase",
@@ -58,6 +60,7 @@ __all__ = [
     "NavigateSerializer",
     "NotSignedIn",
     "OperationSerializer",
+    "PagePart",
     "QuotaExceeded",
     "Segment",
     "SessionAPIView",
@@ -85,7 +88,9 @@ __all__ = [
     "path_rows",
     "refresh_calls",
     "refresh_statistics",
+    "register_badges",
     "register_extra_hits",
+    "register_page_part",
     "register_session_filter",
     "run_author",
     "services",

@@ -19,7 +19,7 @@ from pitree.operations import FORK_MODES
 from pitree.searchable import marked, query_terms
 from pitree.work_query import WorkQuery, WorkQueryError, parse_work_query
 from providers.facade import available_models
-from sessions_app import access, link_scope, list_filters, signals, text_search, work_search
+from sessions_app import access, link_scope, list_filters, page_parts, signals, text_search, work_search
 from sessions_app.models import ChatSession, ShareLink, first_prompt
 from teams.facade import Team
 
@@ -77,6 +77,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     except (WorkQueryError, list_filters.FilterError) as exc:
         error, query = str(exc), ChatSession.objects.none()
     page = Paginator(query, PAGE_SIZE).get_page(request.GET.get("page"))
+    page_parts.attach_badges(list(page.object_list), request.user)
     if text and not error:
         work = parse_work_query(text)
         if work.has_work:
@@ -209,6 +210,7 @@ def render_session(
             "link": grant.link,
             "config": config,
             "source": source,
+            "parts": page_parts.page_parts(request, grant, session),
         },
     )
 

@@ -1,0 +1,89 @@
+"""What apps above ``sessions_app`` add to its pages without it importing them.
+
+- **Badges** on the session list and the session page's bar (review status, tags, a pin): a source takes
+  the sessions being shown and the viewer, and answers badges per session id, in one query per source.
+- **Parts** of the session page (a review panel, a commits list): a template another app owns, rendered
+  in the page's bar (``where="bar"``) or after the panels (``where="end"``), with the page's context and
+  its own ``part`` values. A part whose ``when`` answers False for the viewer is left out (link
+  visitors see only what a link may show).
+
+An app registers both in its ``AppConfig.ready()``. A source sees only sessions the viewer may read:
+the list and the page found them through access first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sessions_app.access import Access
+    from sessions_app.models import ChatSession
+
+__all__ = [
+    "Badge",
+    "PagePart",
+    "attach_badges",
+    "page_parts",
+    "register_badges",
+    "register_page_part",
+]
+
+
+@dataclass(frozen=True)
+class Badge:
+    text: str
+    kind: str = ""  # a CSS modifier: ``tag badge-<kind>``
+    title: str = ""
+    url: str = ""  # a link (e.g. the list filtered by this tag)
+
+
+BadgeSource = Callable[[list["ChatSession"], Any], dict[int, list[Badge]]]
+
+
+@dataclass(frozen=True)
+class PagePart:
+    name: str
+    template: str
+    where: str = "end"  # "bar" or "end"
+    # (request, grant, session) -> extra context for the template, or None to leave the part out.
+    context: Callable[[Any, Access, ChatSession], dict[str, Any] | None] | None = None
+    order: int = 100
+
+
+_BADGES: dict[str, BadgeSource] = {}
+_PARTS: dict[str, PagePart] = {}
+
+
+def register_badges(name: str, source: BadgeSource) -> None:
+    _BADGES[name] = source
+
+
+def register_page_part(part: PagePart) -> None:
+    if part.where not in ("bar", "end"):
+        raise ValueError(f"a page part goes in the bar or at the end, not {part.where!r}")
+    _PARTS[part.name] = part
+
+
+def attach_badges(sessions: list[ChatSession], viewer: Any) -> None:
+    """Give each session a ``badges`` list from every registered source, in name order."""
+    for session in sessions:
+        session.badges = []  # type: ignore[attr-defined]
+    if not sessions:
+        return
+    for name in sorted(_BADGES):
+        found = _BADGES[name](sessions, viewer)
+        for session in sessions:
+            session.badges.extend(found.get(session.pk, ()))  # type: ignore[attr-defined]
+
+
+def page_parts(request: Any, grant: Access, session: ChatSession) -> dict[str, list[dict[str, Any]]]:
+    """The parts to render, by place: ``{"bar": [...], "end": [...]}``, each ``{"template", "part"}``."""
+    placed: dict[str, list[dict[str, Any]]] = {"bar": [], "end": []}
+    for part in sorted(_PARTS.values(), key=lambda p: (p.order, p.name)):
+        extra = part.context(request, grant, session) if part.context is not None else {}
+        if extra is None:
+            continue
+        placed[part.where].append({"template": part.template, "part": extra})
+    return placed
