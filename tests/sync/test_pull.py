@@ -74,8 +74,16 @@ def test_pull_at_a_node_ends_the_file_there_and_twice_gives_the_same_file(setup:
     assert marker["type"] == "custom" and marker["parentId"] == "e2"
     assert lines[:-1] == b"".join(services.export_jsonl(session)).decode().splitlines()
     first = path.read_bytes()
-    assert cli("pull", str(session.pk), "--at", "e2", "--dir", str(tmp_path / "flat"))[0] == 0
-    assert path.read_bytes() == first
+    code, _, err = cli("pull", "-v", str(session.pk), "--at", "e2", "--dir", str(tmp_path / "flat"))
+    assert code == 0 and path.read_bytes() == first
+    # Neither the file nor the session changed: the server answered 304 and nothing was sent again.
+    assert "is current" in err
+
+    # Once the session changes, the same pull downloads and merges again.
+    services.set_label(session=session, actor=owner, target_id="e1", label="later")
+    code, _, err = cli("pull", "-v", str(session.pk), "--at", "e2", "--dir", str(tmp_path / "flat"))
+    assert code == 0 and "is current" not in err
+    assert '"label":"later"' in path.read_text()
 
     code, _, err = cli("pull", str(session.pk), "--at", "nope")
     assert code == 1 and "Entry nope not found" in err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +21,9 @@ import httpx
 
 from .config import pi_session_dir_for
 from .files import complete_lines, digest, find_header, line_id, parse_line
-from .state import StateStore
+from .state import FileState, StateStore
+
+log = logging.getLogger("piweb_sync")
 
 __all__ = ["PullError", "PullResult", "pi_file_name", "pull"]
 
@@ -63,10 +66,16 @@ def pull(
 ) -> PullResult:
     number = _session_number(http, session)
     params = {"leaf": at} if at else {}
+    query = at or ""
+    known = _unchanged_since_pull(store, number, query)
+    headers = {"If-None-Match": known[1].pull_etag} if known is not None else {}
     try:
-        response = http.get(f"/api/sessions/{number}/export/", params=params)
+        response = http.get(f"/api/sessions/{number}/export/", params=params, headers=headers)
     except httpx.HTTPError as exc:
         raise PullError(f"cannot reach {http.base_url}: {exc}") from exc
+    if response.status_code == 304 and known is not None:
+        log.info("%s is current: the server's copy has not changed since the last pull", known[0])
+        return PullResult(known[0], 0, False)
     if response.status_code != 200:
         try:
             detail = response.json().get("error")
@@ -85,8 +94,34 @@ def pull(
         tmp.write_bytes(data)
         tmp.replace(path)  # Pi never sees half a file
         _record(store, path, data)
-        return PullResult(path, sum(1 for _ in complete_lines(data, header.end)), True)
-    return _merge(path, data, store)
+        result = PullResult(path, sum(1 for _ in complete_lines(data, header.end)), True)
+    else:
+        result = _merge(path, data, store)
+    _remember_answer(store, path, number, query, response.headers.get("ETag", ""))
+    return result
+
+
+def _unchanged_since_pull(store: StateStore, number: int, query: str) -> tuple[Path, FileState] | None:
+    """The file a pull of the same session and leaf wrote last, if it has not changed since."""
+    for key, state in store.files.items():
+        if state.server_session != number or not state.pull_etag or state.pull_query != query:
+            continue
+        path = Path(key)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if size == state.pull_size:
+            return path, state
+    return None
+
+
+def _remember_answer(store: StateStore, path: Path, number: int, query: str, etag: str) -> None:
+    state = store.get(str(path.resolve()))
+    state.server_session = state.server_session or number
+    state.pull_etag, state.pull_query = etag, query
+    state.pull_size = path.stat().st_size
+    store.save()
 
 
 def _merge(path: Path, server: bytes, store: StateStore) -> PullResult:

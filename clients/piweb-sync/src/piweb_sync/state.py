@@ -28,6 +28,11 @@ class FileState:
     reason: str = ""  # why, for conflict and error
     reset: bool = False  # the next batch restarts the file: the server drops lines it already holds
     size_at_failure: int = -1  # file size when the conflict or error was seen (retry only once it changes)
+    # The last pull's answer: its ETag, what it asked (the leaf) and the file's size right after it. A pull
+    # asking the same of an unchanged file sends the tag, and a 304 means there is nothing to write.
+    pull_etag: str = ""
+    pull_query: str = ""
+    pull_size: int = -1
 
 
 @dataclass(slots=True)
