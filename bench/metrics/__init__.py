@@ -32,6 +32,7 @@ METRIC_MODULES = (
     "bench.metrics.pi_package",
     "bench.metrics.runners",
     "bench.metrics.teamday",
+    "bench.metrics.capacity",
     "bench.metrics.costs",
     "bench.metrics.comments",
 )
