@@ -8,6 +8,7 @@ from accounts_app.facade import ThrottledLoginView, admin_sign_in
 from piweb.csp import loosened
 from piweb.health import healthz, readyz
 from piweb.metrics_view import metrics_view
+from piweb.url_memo import MemoizedRoutes
 
 urlpatterns = [
     # Probes and metrics for operators (README "Operations").
@@ -58,3 +59,6 @@ urlpatterns += [
     path("", include("audit.page_urls")),
     path("", include("sessions_app.page_urls")),
 ]
+
+# Last: every route above, resolved once per path (piweb/url_memo.py).
+urlpatterns = [MemoizedRoutes(urlpatterns)]
