@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import orjson
 from django.core.cache import caches
 
 from pitree.files import BranchFiles, Change, FilesWalk, FileTouch, Hunk
@@ -40,9 +41,18 @@ def _walked(session: ChatSession, leaf: Entry) -> BranchFiles:
     table = segment_table(session)
     walk, start = _resume(session, leaf, table)
     rows = path_rows(session, leaf, min_depth=start, fields=("raw",), roles=ROLES, table=table)
-    walk.feed(parse_json(raw) for (raw,) in rows)
+    walk.feed(_parsed(raw) for (raw,) in rows)
     _keep(session, leaf, walk)
     return walk.result()
+
+
+def _parsed(raw: str) -> Any:
+    """A stored line's value. orjson is several times faster; what it refuses (integers past 64 bits, lone
+    surrogates) goes to JavaScript's rules, and the numbers it reads differently do not name files."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return parse_json(raw)
 
 
 def _recent_key(session: ChatSession) -> str:

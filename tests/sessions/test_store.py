@@ -285,6 +285,22 @@ def test_path_seqs_follow_the_path_when_branches_grow_in_turns(user: Callable[..
         assert [r.entry_id for r in queries.path_rows(session, row)] == [e.id for e in tree.path(leaf)]
 
 
+def test_a_path_through_many_branch_points_reads_every_row_in_order(user: Callable[..., Any]) -> None:
+    # Each step leaves a dead-end first child and goes on through a second one, so the path to the last
+    # node crosses a segment per step: more ranges than one query's OR of them reads well.
+    lines = [_line("s0", None, "root")]
+    for i in range(1, 16):
+        lines.append(_line(f"x{i}", f"s{i - 1}", f"dead end {i}"))
+        lines.append(_line(f"s{i}", f"s{i - 1}", f"step {i}", role="assistant" if i % 2 else "user"))
+    session = services.import_jsonl(actor=user(), data=_session_file("steps", lines)).session
+    tree = load_session(_export(session).decode()).tree
+    leaf = queries.find_entry(session, "s15")
+    assert len(queries.path_ranges(session, leaf)) > 8
+    assert [r.entry_id for r in queries.path_rows(session, leaf)] == [e.id for e in tree.path("s15")]
+    assistants = queries.path_rows(session, leaf, fields=("entry_id",), roles=("assistant",))
+    assert [entry_id for (entry_id,) in assistants] == [f"s{i}" for i in range(1, 16, 2)]
+
+
 def test_appends_under_the_leaf_keep_segments_names_and_paths_right(user: Callable[..., Any]) -> None:
     owner = user()
     session = services.create_session(actor=owner, cwd="/w")
