@@ -115,6 +115,28 @@ class DispatchSerializer(serializers.Serializer[Any]):
 
 class SessionRemoteRunView(_View):
     @extend_schema(
+        responses={
+            200: inline_serializer(
+                "ActiveRemoteRun",
+                {
+                    "runId": serializers.UUIDField(allow_null=True),
+                    "runner": serializers.DictField(allow_null=True),
+                },
+            ),
+            404: ERROR,
+        }
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        """The run Pi is doing on a runner for this session now, if any: a page opened during it (another
+        tab, another teammate) learns it can steer it. Nothing for those who may not change the session."""
+        grant = access.require_read(request, pk, links=False)
+        placed = services.active_runner_run(grant.session) if grant.can_write else None
+        if placed is None:
+            return Response({"runId": None, "runner": None})
+        runner = {"id": placed.runner_id, "name": placed.runner.name}
+        return Response({"runId": str(placed.run.public_id), "runner": runner})
+
+    @extend_schema(
         request=DispatchSerializer,
         responses={
             202: inline_serializer("RemoteRunStarted", {"runId": serializers.UUIDField()}),

@@ -224,6 +224,15 @@ def _session_lines(session: ChatSession) -> list[str]:
     return text.splitlines()[1:]
 
 
+def active_runner_run(session: ChatSession) -> RunnerRun | None:
+    """The session's queued or running run on a runner, if there is one (at most one run is active)."""
+    return (
+        RunnerRun.objects.filter(run__session=session, run__status__in=AgentRun.ACTIVE)
+        .select_related("run", "runner")
+        .first()
+    )
+
+
 def send_to_run(*, actor: Actor, run: AgentRun, kind: str, message: str) -> None:
     """Steer (delivered after the current tool calls) or follow up (after the run) a run on a runner."""
     access.authorize(actor, run.session, access.WRITE)

@@ -216,6 +216,7 @@ ROWS = [
         "api/runners/<int:runner_id>/", "DELETE", lambda w: "/api/runners/999999/", "404 404 404 403 404 403"
     ),
     Row("api/sessions/<int:pk>/runners/", "GET", s("runners/"), "200 200 200 403 404 403"),
+    Row("api/sessions/<int:pk>/runs/remote/", "GET", s("runs/remote/"), "200 200 200 403 404 403"),
     Row("api/sessions/<int:pk>/runs/remote/", "POST", s("runs/remote/"), "404 404 403 403 404 403", REMOTE),
     Row("api/sessions/<int:pk>/handoff/", "GET", s("handoff/"), "200 200 403 403 404 403"),
     Row(

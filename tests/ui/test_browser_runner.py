@@ -114,6 +114,11 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     mine.fill("#composer-text", "Write a long answer")
     mine.click("#composer-send")
     expect(theirs.locator("#branch .streaming")).to_contain_text("word3")
+    # A page Ada opens now, in another browser, learns the run is on her runner and offers to steer it.
+    later = sign_in(open_browser(), "ada")
+    later.goto(f"{server_url}/sessions/{session.pk}/")
+    expect(later.locator("#composer-send")).to_have_text("Steer")
+    expect(later.locator("#composer-follow")).to_be_visible()
     mine.click("#composer-stop")
     expect(mine.locator("#composer-stop")).to_be_hidden()
     expect(mine.locator("#composer-send")).to_have_text("Send")

@@ -88,10 +88,21 @@ async function refresh() {
   try {
     const { body } = await api("GET", cfg.runsUrl);
     const latest = (body.results || [])[0];
-    if (latest && ACTIVE.has(latest.status)) runStarted(latest.runId);
+    if (latest && ACTIVE.has(latest.status)) runStarted(latest.runId, { remote: await onRunner(latest.runId) });
     else if (run.active) runEnded(null);
   } catch (_) {
     // The socket's run events still keep the buttons right.
+  }
+}
+
+// A page that opens while Pi works on a runner (started in another tab, or by a teammate) steers it too.
+async function onRunner(runId) {
+  if (!canSteer()) return false;
+  try {
+    const { body } = await api("GET", `${base}/runs/remote/`);
+    return body.runId === runId;
+  } catch (_) {
+    return false;
   }
 }
 
