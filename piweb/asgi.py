@@ -15,17 +15,14 @@ from piweb.warm import warm_up  # noqa: E402
 warm_up()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.urls import path  # noqa: E402
 
-from live.facade import websocket_urlpatterns  # noqa: E402
 from piweb.edge import EdgeASGI  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
+from piweb.routing import websocket_routes  # noqa: E402
 from piweb.servers import adapt_servers  # noqa: E402
 from piweb.websocket import websocket_stack  # noqa: E402
-from runners.facade import RunnerConsumer  # noqa: E402
 
-# The runners' socket first: the session routes end with a catch-all that refuses any other path.
-routes = [path("ws/runner/", RunnerConsumer.as_asgi()), *websocket_urlpatterns]
+routes = websocket_routes()
 
 # The edge answers oversized URLs and headers, slow bodies, and writes the access log (secrets redacted).
 application = EdgeASGI(

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from live.routing import websocket_urlpatterns
+from piweb.routing import websocket_routes
 from tests.authz.conftest import World
 from tests.authz.test_matrix import PUBLIC, ROWS, SOCKET, STAFF_PREFIXES
 from tests.fuzz.test_hostile_requests import TEMPLATES, methods
@@ -55,7 +55,7 @@ def unsafe_routes() -> list[tuple[str, str]]:
 
 def socket_routes() -> list[str]:
     """Every websocket route but the catch-all that refuses unknown paths."""
-    return [str(p.pattern) for p in websocket_urlpatterns if str(p.pattern) not in ("", "^")]
+    return [str(p.pattern) for p in websocket_routes() if str(p.pattern) not in ("", "^")]
 
 
 def params(route: str) -> list[str]:

@@ -95,3 +95,57 @@ def test_socket(stack: Stack, actor: str) -> None:
     expected = int(SOCKET.split()[ACTORS.index(actor)])
     # A socket refused before it is accepted is a 403 handshake answer on the wire, whatever the code.
     assert asyncio.run(socket_outcome(stack, state, actor)) == (403 if expected >= 4000 else expected)
+
+
+async def runner_socket_outcome(stack: Stack, headers: dict[str, str], origin: str | None = None) -> str:
+    """Open the runners' socket with these headers: "welcome" when it let the caller in, else the refusal."""
+    try:
+        socket = await connect(
+            f"{stack.web.ws_url}/ws/runner/",
+            origin=origin,  # type: ignore[arg-type]
+            additional_headers=headers,
+            open_timeout=10,
+        )
+    except InvalidStatus as refused:
+        return str(refused.response.status_code)
+    async with socket:
+        try:
+            async with asyncio.timeout(5):
+                message = await socket.recv()
+        except Exception:
+            return str(socket.close_code)
+        return "welcome" if '"welcome"' in str(message) else str(message)[:80]
+
+
+@pytest.mark.parametrize("actor", ACTORS)
+def test_runner_socket(stack: Stack, actor: str) -> None:
+    """No person's credentials open the runners' socket, however they are sent: only a runner's token."""
+    state = stack.current()
+    assert state.world is not None
+    tries: list[tuple[dict[str, str], str | None]] = []
+    if actor in state.tokens:
+        token = state.tokens[actor]
+        tries += [({"Authorization": f"Token {token}"}, None), ({"Authorization": f"Runner {token}"}, None)]
+        tries.append(({"Cookie": state.cookies[actor]}, stack.web.base_url))
+    elif actor == "link":
+        raw = state.world.link.raw_token
+        tries += [({"X-Share-Token": raw}, None), ({"Authorization": f"Runner {raw}"}, None)]
+    else:
+        tries.append(({}, None))
+    for headers, origin in tries:
+        assert asyncio.run(runner_socket_outcome(stack, headers, origin)) == "403", (actor, headers)
+
+
+def test_runner_socket_lets_a_runner_in_until_its_token_is_revoked(stack: Stack) -> None:
+    from runners import services as runner_services
+
+    state = stack.current()
+    assert state.world is not None
+    owner = state.world.user_of("owner")
+    with stack.db():
+        runner, token = runner_services.create_runner(actor=owner, name="sweep")
+    headers = {"Authorization": f"Runner {token}"}
+    assert asyncio.run(runner_socket_outcome(stack, headers)) == "welcome"
+    with stack.db():
+        runner_services.revoke_runner(actor=owner, runner=runner)
+    assert asyncio.run(runner_socket_outcome(stack, headers)) == "403"

@@ -46,7 +46,8 @@ NO_BODY = {
     ("accounts/password_reset/", "PUT"),
     ("accounts/reset/<uidb64>/<token>/", "PUT"),
 }
-SOCKET_CASES = {"ws/sessions/<int:pk>/"}  # test_authorization.test_socket, test_csrf, test_log_secrets
+# test_authorization.test_socket and test_runner_socket, test_csrf, test_log_secrets
+SOCKET_CASES = {"ws/sessions/<int:pk>/", "ws/runner/"}
 
 
 def test_every_route_has_an_authorization_row() -> None:
