@@ -23,6 +23,9 @@ ERRORS = {400: ERROR, 403: ERROR, 404: ERROR}
 class ActivityQuery(serializers.Serializer[Any]):
     # ``from`` is a keyword in Python: the field is declared under its name below.
     to = serializers.DateField(required=False, help_text="The last day (default: the end of this week)")
+    rows = serializers.BooleanField(
+        required=False, default=False, help_text="Also each person's weeks (the CSV's rows, in its order)"
+    )
 
 
 ActivityQuery._declared_fields["from"] = serializers.DateField(
@@ -50,27 +53,23 @@ _REPORT = inline_serializer(
         "totals": inline_serializer("ActivityNumbers", _NUMBERS),
         "weeks": serializers.ListField(child=serializers.DictField()),
         "people": serializers.ListField(child=serializers.DictField()),
-        "rows": serializers.ListField(child=serializers.DictField()),
+        "rows": serializers.ListField(child=serializers.DictField(), required=False),
     },
 )
-
-
-def report_for(request: Request, team_id: int) -> queries.Report:
-    """The report a member asked for; NotVisible (404) for anyone else."""
-    team = team_of(request.user, team_id, owner=False)
-    parse(ActivityQuery, request.query_params)
-    try:
-        start, end = date_range(request.query_params)
-    except BadRange as e:
-        raise ValidationError({"range": [str(e)]}) from None
-    return queries.team_report(team, start, end)
 
 
 class TeamActivityView(APIView):
     @extend_schema(parameters=[ActivityQuery], responses={200: _REPORT, **ERRORS})
     def get(self, request: Request, team_id: int) -> Response:
-        """Return a team's activity per week and per person: the sessions shared with it only."""
-        return Response(report_for(request, team_id).as_json())
+        """Return a team's activity per week and per person, as its activity page shows it: the sessions
+        shared with it only."""
+        team = team_of(request.user, team_id, owner=False)
+        options = parse(ActivityQuery, request.query_params)
+        try:
+            start, end = date_range(request.query_params)
+        except BadRange as e:
+            raise ValidationError({"range": [str(e)]}) from None
+        return Response(queries.team_report(team, start, end).as_json(rows=options["rows"]))
 
 
 class DigestChoiceSerializer(serializers.Serializer[Any]):

@@ -28,7 +28,16 @@ class WeekActivity(models.Model):
     failed_runs = models.IntegerField(db_default=0)
     reviews = models.IntegerField(db_default=0)
     cost = models.FloatField(db_default=0, help_text="Dollars of the session's own messages (owner's row)")
-    tool_calls = models.IntegerField(db_default=0)
+    tool_calls = models.IntegerField(db_default=0, help_text="Every tool's calls (owner's row)")
+    # Pi's own tools have a column each, so the tool mix is read with the rest of the row; the calls of
+    # other tools (an extension's) are in ``ToolWeek``.
+    tool_read = models.IntegerField(db_default=0)
+    tool_bash = models.IntegerField(db_default=0)
+    tool_edit = models.IntegerField(db_default=0)
+    tool_write = models.IntegerField(db_default=0)
+    tool_grep = models.IntegerField(db_default=0)
+    tool_find = models.IntegerField(db_default=0)
+    tool_ls = models.IntegerField(db_default=0)
     files_changed = models.IntegerField(db_default=0, help_text="Distinct paths edited or written this week")
 
     class Meta:
@@ -42,8 +51,11 @@ class WeekActivity(models.Model):
         return f"{self.session_id} {self.week} {self.person_id}"
 
 
+PI_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")  # a ``tool_<name>`` column each
+
+
 class ToolWeek(models.Model):
-    """Tool calls a session's messages asked for in one ISO week, per tool (the owner's tool mix)."""
+    """Calls of a tool other than Pi's own (``PI_TOOLS``) a session's messages asked for in one ISO week."""
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     week = models.DateField()

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from actionlog.facade import ActionLog
 from activity.domain.weeks import monday, week_of_stamp
-from activity.models import FileWeek, ToolWeek, WeekActivity
+from activity.models import PI_TOOLS, FileWeek, ToolWeek, WeekActivity
 from agent.facade import AgentRun
 from costs.facade import UsageDay
 from pitree.jsjson import parse_json
@@ -47,6 +47,7 @@ __all__ = [
 ACTS_ON = (("message", ""),)
 # Declared by the reviews app, which this app does not import: it counts their rows in the action log.
 REVIEW_VERBS = ("review_request", "review_decide")
+TOOL_COLUMNS = tuple(f"tool_{name}" for name in PI_TOOLS)
 CHANGING_TOOLS = frozenset({"edit", "write"})
 # Roles whose line says something about tools: an assistant's calls, a user's own ``!command``.
 _TOOL_ROLES = ("assistant", "bashExecution")
@@ -126,13 +127,22 @@ def _store(session: ChatSession, tally: _Tally) -> None:
             WeekActivity,
             ("session_id", "week", "person_id"),
             [
-                (session.pk, w, owner, tally.messages[w], tool_calls[w], new_files.get(w, 0))
+                (
+                    session.pk,
+                    w,
+                    owner,
+                    tally.messages[w],
+                    tool_calls[w],
+                    new_files.get(w, 0),
+                    *(tally.tools[w, tool] for tool in PI_TOOLS),
+                )
                 for w in sorted(weeks)
             ],
-            add=("messages", "tool_calls", "files_changed"),
+            add=("messages", "tool_calls", "files_changed", *TOOL_COLUMNS),
         )
-    if tally.tools:
-        rows = [(session.pk, w, tool[:200], n) for (w, tool), n in sorted(tally.tools.items())]
+    others = sorted((key, n) for key, n in tally.tools.items() if key[1] not in PI_TOOLS)
+    if others:
+        rows = [(session.pk, w, tool[:200], n) for (w, tool), n in others]
         _merge(ToolWeek, ("session_id", "week", "tool"), rows, add=("calls",))
     if tally.files:
         paths = [(session.pk, w, _digest(p), p, n) for (w, p), n in sorted(tally.files.items())]

@@ -48,10 +48,17 @@ def activity_page(request: HttpRequest, team_id: int) -> HttpResponse:
         error = str(e)
         start, end = span(timezone.now().date())
     report = queries.team_report(team, start, end)
-    body = report.as_json()
-    del body["rows"]  # the charts draw the weeks; the table is in the page
+    body = report.as_json(rows=False)
+    del body["people"]  # the charts draw the weeks; the people are the page's table
+    # The table's cells as text: two hundred people's rows render as plain strings.
     people = [
-        (report.names.get(p, ""), n, ", ".join(f"{tool} {calls}" for tool, calls in n.tools.most_common(3)))
+        (
+            report.names.get(p, ""),
+            *(str(v) for v in (n.sessions, n.messages, n.runs, n.failed_runs, n.reviews, n.tool_calls)),
+            str(n.files_changed),
+            f"${n.cost:,.2f}",
+            ", ".join(f"{tool} {calls}" for tool, calls in n.tools.most_common(3)),
+        )
         for p in report.people()
         for n in (report.by_person[p],)
     ]
@@ -78,7 +85,7 @@ def activity_csv(request: HttpRequest, team_id: int) -> HttpResponse:
         start, end = date_range(request.GET)
     except BadRange as e:
         return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-    report = queries.team_report(team, start, end)
+    report = queries.team_report(team, start, end, cell_tools=True)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = f"activity-team-{team.pk}-{start.isoformat()}-{end.isoformat()}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -82,7 +82,6 @@ declare namespace Piweb {
       totals: ActivityNumbers;
       /** Every ISO week of the range, by its Monday, in order. */
       weeks: (ActivityNumbers & { week: string; label: string })[];
-      people: (ActivityNumbers & { id: number; name: string })[];
     };
   }
 

@@ -111,3 +111,20 @@ def test_reconcile_rebuilds_a_session_the_previous_release_wrote(crew: Crew) -> 
     assert not [
         r for _, r in signals.bookkeeping_checked.send(None, session_id=crew.shared.pk) if r == "activity"
     ]
+
+
+def test_an_extensions_tool_is_in_the_mix_beside_pis_own(crew: Crew) -> None:
+    call = {"type": "toolCall", "id": "d1", "name": "deploy", "arguments": {"target": "staging"}}
+    grep = {"type": "toolCall", "id": "g1", "name": "grep", "arguments": {"pattern": "TODO"}}
+    entry = answer("a8", "c3-r", 0.0)
+    entry["message"]["content"] = [call, grep]
+    appended = crew.client(crew.olga).post(
+        f"/api/sessions/{crew.shared.pk}/append/", {"entries": [entry]}, format="json"
+    )
+    assert appended.status_code in (200, 201), appended.content
+    body = _report(crew)
+    assert body["totals"]["tools"] == {"write": 2, "read": 2, "bash": 2, "deploy": 1, "grep": 1}
+    assert body["tools"][-2:] in (["deploy", "grep"], ["grep", "deploy"])
+    olga = next(p for p in body["people"] if p["name"] == "olga")
+    assert olga["tools"]["deploy"] == 1 and olga["toolCalls"] == 5
+    assert _numbers(body["totals"]) == _numbers(raw_counts(crew.team))
