@@ -34,7 +34,7 @@ ActivityQuery._declared_fields["from"] = serializers.DateField(
 
 _NUMBERS: dict[str, serializers.Field[Any, Any, Any, Any]] = {
     "sessions": serializers.IntegerField(),
-    "messages": serializers.IntegerField(),
+    "answers": serializers.IntegerField(),
     "runs": serializers.IntegerField(),
     "failedRuns": serializers.IntegerField(),
     "reviews": serializers.IntegerField(),

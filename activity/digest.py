@@ -30,7 +30,7 @@ class Digest:
     @property
     def is_empty(self) -> bool:
         t = self.totals
-        return not (t.messages or t.runs or t.reviews or t.cost or self.files)
+        return not (t.answers or t.runs or t.reviews or t.cost or self.files)
 
     @property
     def label(self) -> str:

@@ -16,14 +16,14 @@ from teams.models import Team
 class WeekActivity(models.Model):
     """What one person did in one session in one ISO week (``week`` is its Monday).
 
-    A session's messages, cost, tool calls and changed files count for its owner; a run for whoever
+    A session's answers, cost, tool calls and changed files count for its owner; a run for whoever
     started it; a review for whoever requested or decided it. So a session has one row per week and person.
     """
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     week = models.DateField(help_text="Monday of the ISO week (UTC)")
     person = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    messages = models.IntegerField(db_default=0, help_text="Messages stored this week (owner's row)")
+    answers = models.IntegerField(db_default=0, help_text="Assistant messages stored this week (owner's row)")
     runs = models.IntegerField(db_default=0)
     failed_runs = models.IntegerField(db_default=0)
     reviews = models.IntegerField(db_default=0)

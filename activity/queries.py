@@ -23,7 +23,7 @@ from teams.facade import Team
 
 __all__ = ["Numbers", "Report", "TopFile", "shared_with", "team_report", "top_files"]
 
-NUMBERS = ("sessions", "messages", "runs", "failed_runs", "reviews", "cost", "tool_calls", "files_changed")
+NUMBERS = ("sessions", "answers", "runs", "failed_runs", "reviews", "cost", "tool_calls", "files_changed")
 
 
 @dataclass(slots=True)
@@ -31,7 +31,7 @@ class Numbers:
     """One cell of the report: a person's week, a person's range, a week of the team or its whole range."""
 
     sessions: int = 0
-    messages: int = 0
+    answers: int = 0
     runs: int = 0
     failed_runs: int = 0
     reviews: int = 0
@@ -49,7 +49,7 @@ class Numbers:
     def as_json(self) -> dict[str, Any]:
         return {
             "sessions": self.sessions,
-            "messages": self.messages,
+            "answers": self.answers,
             "runs": self.runs,
             "failedRuns": self.failed_runs,
             "reviews": self.reviews,
@@ -82,10 +82,10 @@ class Report:
     cell_tools: dict[tuple[date, int], Counter[str]] | None = None  # read for the CSV only
 
     def people(self) -> list[int]:
-        """Person ids, the most active first (runs, then messages), then by name."""
+        """Person ids, the most active first (runs, then answers), then by name."""
         return sorted(
             self.by_person,
-            key=lambda p: (-self.by_person[p].runs, -self.by_person[p].messages, self.names.get(p, "")),
+            key=lambda p: (-self.by_person[p].runs, -self.by_person[p].answers, self.names.get(p, "")),
         )
 
     def rows(self) -> list[tuple[date, int, Numbers]]:
@@ -124,10 +124,10 @@ class Report:
 
 
 def _row_json(cell: Cell) -> dict[str, Any]:
-    sessions, messages, runs, failed, reviews, cost, tool_calls, files = cell
+    sessions, answers, runs, failed, reviews, cost, tool_calls, files = cell
     return {
         "sessions": sessions,
-        "messages": messages,
+        "answers": answers,
         "runs": runs,
         "failedRuns": failed,
         "reviews": reviews,
@@ -153,7 +153,7 @@ def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False)
     shared = shared_with(team)
     rows = WeekActivity.objects.filter(session_id__in=shared, week__gte=first, week__lte=last)
     columns = [
-        "messages",
+        "answers",
         "runs",
         "failed_runs",
         "reviews",
@@ -165,7 +165,7 @@ def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False)
     sums = {f"n_{c}": Sum(c) for c in columns}
     found = (
         rows.values("week", "person_id")
-        .annotate(n_sessions=Count("pk", filter=Q(messages__gt=0)), **sums)
+        .annotate(n_sessions=Count("pk", filter=Q(answers__gt=0)), **sums)
         .values_list("week", "person_id", "n_sessions", *sums)
     )
     cells: dict[tuple[date, int], Cell] = {}
@@ -186,7 +186,7 @@ def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False)
     # A session active in several weeks is one session of its owner over the range: one indexed probe
     # of the weekly rows per shared session, rather than a second pass over them.
     busy = WeekActivity.objects.filter(
-        session_id=OuterRef("session_id"), week__gte=first, week__lte=last, messages__gt=0
+        session_id=OuterRef("session_id"), week__gte=first, week__lte=last, answers__gt=0
     )
     distinct = dict(
         shared.filter(Exists(busy))
@@ -196,7 +196,7 @@ def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False)
     )
     for person, numbers in by_person.items():
         numbers.sessions = distinct.get(person, 0)
-    # Other tools' calls count for the session's owner, as its messages do.
+    # Other tools' calls count for the session's owner, as its answers do.
     others = ToolWeek.objects.filter(session_id__in=shared, week__gte=first, week__lte=last)
     other_cells = list(
         others.values("week", "session__owner_id", "tool")

@@ -1,6 +1,7 @@
 """Keep the activity rollup as things are written: the receivers of the signals of the apps below.
 
-- ``entries_stored`` (messages, in the transaction that stored them, whatever the write path): messages,
+- ``entries_stored`` (answers and commands, in the transaction that stored them, whatever the write
+  path): answers,
   tool calls and changed paths per week for the session's owner, and the week's cost from the day totals
   the costs app stored in the same transaction (its receiver runs first);
 - ``run_closed`` and any save of a finished run: the run's week is counted again for whoever started it;
@@ -44,7 +45,9 @@ __all__ = [
     "week_of",
 ]
 
-ACTS_ON = (("message", ""),)
+# Answers (their cost and tool calls) and the user's own commands; a batch of prompts alone is stored
+# without the signal, so its commit goes out with its writes.
+ACTS_ON = (("message", "assistant"), ("message", "bashExecution"))
 # Declared by the reviews app, which this app does not import: it counts their rows in the action log.
 REVIEW_VERBS = ("review_request", "review_decide")
 TOOL_COLUMNS = tuple(f"tool_{name}" for name in PI_TOOLS)
@@ -56,9 +59,9 @@ FINISHED = tuple(AgentRun.TERMINAL)
 
 @dataclass(slots=True)
 class _Tally:
-    """What a batch of messages adds, per week."""
+    """What a batch of answers and commands adds, per week."""
 
-    messages: Counter[date] = field(default_factory=Counter)
+    answers: Counter[date] = field(default_factory=Counter)
     tools: Counter[tuple[date, str]] = field(default_factory=Counter)
     files: Counter[tuple[date, str]] = field(default_factory=Counter)
     priced: set[date] = field(default_factory=set)  # weeks with assistant messages (their cost changed)
@@ -71,7 +74,8 @@ class _Tally:
             self.priced.add(week)
         if seq < copies:
             return  # a fork's or clone's copies were counted in their source
-        self.messages[week] += 1
+        if role == "assistant":
+            self.answers[week] += 1
         if raw is None:
             return
         calls, _result, command = tool_facts(parse_json(raw))
@@ -93,14 +97,13 @@ def entries_stored(
     rows: Sequence[Entry] | None,
     **_: Any,
 ) -> None:
-    """Add a stored batch's messages to the rollup (receiver of ``entries_stored``)."""
+    """Add a stored batch's answers and commands to the rollup (receiver of ``entries_stored``)."""
     tally = _Tally()
     copies, cwd, today = session.copied_entries, session.cwd, timezone.now().date()
     if rows is not None:
         for row in rows:
-            if row.type == "message":
-                raw = row.raw if row.role in _TOOL_ROLES else None
-                tally.add(row.seq, row.timestamp, row.role, raw, copies=copies, cwd=cwd, today=today)
+            if row.type == "message" and row.role in _TOOL_ROLES:
+                tally.add(row.seq, row.timestamp, row.role, row.raw, copies=copies, cwd=cwd, today=today)
     else:
         for seq, stamp, role, raw in _read(session.pk, first_seq, last_seq):
             tally.add(seq, stamp, role, raw, copies=copies, cwd=cwd, today=today)
@@ -108,17 +111,17 @@ def entries_stored(
 
 
 def _read(session_id: int, first: int, last: int) -> Iterable[tuple[int, str, str, str | None]]:
-    """A bulk-stored range's messages; only the lines that may name tools come whole."""
-    found = Entry.objects.filter(session_id=session_id, seq__range=(first, last), type="message")
-    tooled = dict(found.filter(role__in=_TOOL_ROLES).values_list("seq", "raw").iterator(chunk_size=2000))
-    for seq, stamp, role in found.values_list("seq", "timestamp", "role").iterator(chunk_size=5000):
-        yield seq, stamp, role, tooled.get(seq)
+    """A bulk-stored range's answers and commands (the only lines the rollup counts)."""
+    found = Entry.objects.filter(
+        session_id=session_id, seq__range=(first, last), type="message", role__in=_TOOL_ROLES
+    )
+    yield from found.values_list("seq", "timestamp", "role", "raw").iterator(chunk_size=2000)
 
 
 def _store(session: ChatSession, tally: _Tally) -> None:
     owner = session.owner_id
     new_files = _new_files(session.pk, tally.files)
-    weeks = set(tally.messages) | {w for w, _ in tally.tools} | set(new_files)
+    weeks = set(tally.answers) | {w for w, _ in tally.tools} | set(new_files)
     tool_calls = Counter[date]()
     for (week, _tool), n in tally.tools.items():
         tool_calls[week] += n
@@ -131,14 +134,14 @@ def _store(session: ChatSession, tally: _Tally) -> None:
                     session.pk,
                     w,
                     owner,
-                    tally.messages[w],
+                    tally.answers[w],
                     tool_calls[w],
                     new_files.get(w, 0),
                     *(tally.tools[w, tool] for tool in PI_TOOLS),
                 )
                 for w in sorted(weeks)
             ],
-            add=("messages", "tool_calls", "files_changed", *TOOL_COLUMNS),
+            add=("answers", "tool_calls", "files_changed", *TOOL_COLUMNS),
         )
     others = sorted((key, n) for key, n in tally.tools.items() if key[1] not in PI_TOOLS)
     if others:
@@ -307,14 +310,16 @@ def reconcile_session(sender: Any, *, session_id: int, **_: Any) -> str | None:
     if session is None:
         return None
     kept = WeekActivity.objects.filter(session_id=session_id).aggregate(
-        messages=Sum("messages"), runs=Sum("runs"), reviews=Sum("reviews")
+        answers=Sum("answers"), runs=Sum("runs"), reviews=Sum("reviews")
     )
-    messages = Entry.objects.filter(session_id=session_id, type="message", seq__gte=session).count()
+    answers = Entry.objects.filter(
+        session_id=session_id, type="message", role="assistant", seq__gte=session
+    ).count()
     runs = AgentRun.objects.filter(session_id=session_id, status__in=FINISHED).count()
     reviews = ActionLog.objects.filter(
         session_id=session_id, action__in=REVIEW_VERBS, actor__isnull=False
     ).count()
-    if (kept["messages"] or 0, kept["runs"] or 0, kept["reviews"] or 0) == (messages, runs, reviews):
+    if (kept["answers"] or 0, kept["runs"] or 0, kept["reviews"] or 0) == (answers, runs, reviews):
         return None
     rebuild_session(session_id)
     return "activity"

@@ -20,7 +20,7 @@ CSV_COLUMNS = (
     "week",
     "person",
     "sessions",
-    "messages",
+    "answers",
     "runs",
     "failed runs",
     "reviews",
@@ -54,7 +54,7 @@ def activity_page(request: HttpRequest, team_id: int) -> HttpResponse:
     people = [
         (
             report.names.get(p, ""),
-            *(str(v) for v in (n.sessions, n.messages, n.runs, n.failed_runs, n.reviews, n.tool_calls)),
+            *(str(v) for v in (n.sessions, n.answers, n.runs, n.failed_runs, n.reviews, n.tool_calls)),
             str(n.files_changed),
             f"${n.cost:,.2f}",
             ", ".join(f"{tool} {calls}" for tool, calls in n.tools.most_common(3)),
@@ -97,7 +97,7 @@ def activity_csv(request: HttpRequest, team_id: int) -> HttpResponse:
                 week.isoformat(),
                 _cell(report.names.get(person, "")),
                 n.sessions,
-                n.messages,
+                n.answers,
                 n.runs,
                 n.failed_runs,
                 n.reviews,

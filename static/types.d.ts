@@ -59,7 +59,8 @@ declare namespace Piweb {
   /** A team's numbers over a week, a person or a range (activity/queries.py ``Numbers.as_json``). */
   interface ActivityNumbers {
     sessions: number;
-    messages: number;
+    /** Assistant messages. */
+    answers: number;
     runs: number;
     failedRuns: number;
     reviews: number;

@@ -19,7 +19,7 @@ from typing import Any
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.db import require_db
 
-VERSION = 2
+VERSION = 3
 TEAM = f"bench-activity-v{VERSION}"
 OTHER_TEAM = f"bench-activity-other-v{VERSION}"
 PEOPLE = 200
@@ -80,7 +80,7 @@ def _generate(team_name: str, prefix: str, *, seed: int, end: date) -> int:
                     session_id=session.pk,
                     week=week,
                     person_id=session.owner_id,
-                    messages=rng.randint(10, 400),
+                    answers=rng.randint(5, 200),
                     runs=runs,
                     failed_runs=rng.randint(0, runs // 3) if runs else 0,
                     cost=rng.random() * 8,

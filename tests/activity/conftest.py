@@ -91,7 +91,7 @@ def raw_counts(team: Team) -> dict[str, Any]:
     runs = AgentRun.objects.filter(session_id__in=ids, status__in=["succeeded", "failed", "aborted"])
     return {
         "sessions": len(ids),
-        "messages": Entry.objects.filter(session_id__in=ids, type="message").count(),
+        "answers": Entry.objects.filter(session_id__in=ids, type="message", role="assistant").count(),
         "runs": runs.count(),
         "failedRuns": runs.filter(status="failed").count(),
         "cost": UsageDay.objects.filter(session_id__in=ids, copied=False).aggregate(c=Sum("cost"))["c"] or 0,

@@ -26,12 +26,12 @@ def _report(crew: Crew, who: Any = None, **params: str) -> dict[str, Any]:
 
 
 def _numbers(body: dict[str, Any]) -> dict[str, Any]:
-    keys = ("sessions", "messages", "runs", "failedRuns", "cost", "toolCalls", "filesChanged", "tools")
+    keys = ("sessions", "answers", "runs", "failedRuns", "cost", "toolCalls", "filesChanged", "tools")
     found = {k: body[k] for k in keys}
     return {**found, "cost": round(found["cost"], 6)}
 
 
-def test_an_import_counts_messages_tools_files_and_cost_for_the_owner(crew: Crew) -> None:
+def test_an_import_counts_answers_tools_files_and_cost_for_the_owner(crew: Crew) -> None:
     body = _report(crew)
     totals = body["totals"]
     assert _numbers(totals) == _numbers(raw_counts(crew.team))
@@ -40,7 +40,7 @@ def test_an_import_counts_messages_tools_files_and_cost_for_the_owner(crew: Crew
     people = {p["name"]: p for p in body["people"]}
     assert set(people) == {"olga", "eddie"}
     assert people["olga"]["cost"] == pytest.approx(0.25) and people["olga"]["filesChanged"] == 1
-    assert people["eddie"]["messages"] == 8  # u1, a1 and three calls with their results
+    assert people["eddie"]["answers"] == 4  # a1 and the answers calling three tools
     week = next(w for w in body["weeks"] if w["week"] == "2025-12-29")
     assert week["label"] == "2026-W01" and week["sessions"] == 2 and week["toolCalls"] == 6
 
@@ -55,8 +55,8 @@ def test_an_append_with_a_cost_adds_to_its_week(crew: Crew) -> None:
     body = _report(crew)
     weeks = {w["week"]: w for w in body["weeks"]}
     assert weeks["2026-01-12"]["cost"] == pytest.approx(1.5)
-    assert weeks["2026-01-12"]["messages"] == 1 and weeks["2026-01-12"]["sessions"] == 1
-    # Written by eddie, but the session is olga's: its messages and cost count for her.
+    assert weeks["2026-01-12"]["answers"] == 1 and weeks["2026-01-12"]["sessions"] == 1
+    # Written by eddie, but the session is olga's: its answers and cost count for her.
     olga = next(p for p in body["people"] if p["name"] == "olga")
     assert olga["cost"] == pytest.approx(1.75)
     assert _numbers(body["totals"]) == _numbers(raw_counts(crew.team))
@@ -104,7 +104,7 @@ def test_reconcile_rebuilds_a_session_the_previous_release_wrote(crew: Crew) -> 
     repaired = [r for _, r in signals.bookkeeping_checked.send(None, session_id=crew.shared.pk) if r]
     assert "activity" in repaired
     after = _report(crew, **{"from": RANGE["from"], "to": timezone.now().date().isoformat()})
-    assert after["totals"]["messages"] == before["totals"]["messages"]
+    assert after["totals"]["answers"] == before["totals"]["answers"]
     assert after["totals"]["runs"] == 1
     assert after["totals"]["cost"] == pytest.approx(before["totals"]["cost"])
     # A session whose rollup is right is left alone.
