@@ -106,3 +106,10 @@ def test_a_member_chooses_the_digest_for_themselves(crew: Crew) -> None:
     assert crew.client(crew.vera).get(url).json() == {"digest": False}
     assert crew.client(crew.olga).get(url).json() == {"digest": True}
     assert crew.client(crew.oscar).put(url, {"digest": False}, format="json").status_code == 404
+
+
+def test_a_deleted_session_leaves_the_numbers(crew: Crew) -> None:
+    services.delete_session(session=crew.eddies, actor=crew.eddie)
+    body = _api(crew, crew.olga).json()
+    assert [p["name"] for p in body["people"]] == ["olga"]
+    assert body["totals"]["sessions"] == 1 and body["totals"]["cost"] == pytest.approx(0.25)
