@@ -1,9 +1,8 @@
 """Keep the activity rollup as things are written: the receivers of the signals of the apps below.
 
 - ``entries_stored`` (answers and commands, in the transaction that stored them, whatever the write
-  path): answers,
-  tool calls and changed paths per week for the session's owner, and the week's cost from the day totals
-  the costs app stored in the same transaction (its receiver runs first);
+  path): answers, tool calls and changed paths per week for the session's owner, and the week's cost
+  from the day totals the costs app stored in the same transaction (its receiver runs first);
 - ``run_closed`` and any save of a finished run: the run's week is counted again for whoever started it;
 - a saved action-log row of a review verb (``review_request``, ``review_decide``): one review for its actor.
 
