@@ -28,7 +28,13 @@ def _today(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_the_activity_page_charts_the_weeks_lists_people_and_downloads_them(
-    account: Any, open_browser: Any, sign_in: Any, server_url: str, screenshot: Any, tmp_path: Path
+    account: Any,
+    open_browser: Any,
+    sign_in: Any,
+    server_url: str,
+    screenshot: Any,
+    tmp_path: Path,
+    axe: Any,
 ) -> None:
     olga, eddie, vera = account("olga"), account("eddie"), account("vera")
     team = Team.objects.create(name="crew")
@@ -67,6 +73,7 @@ def test_the_activity_page_charts_the_weeks_lists_people_and_downloads_them(
     expect(page.locator('#activity-people tr[data-person="olga"] td.cost')).to_have_text("$0.25")
     expect(page.locator("main")).not_to_contain_text("4.00")
     screenshot(page, "team-activity")
+    assert axe(page) == []
     assert all(not url.startswith("http") or url.startswith(server_url) for url in requested)
     assert any(url.endswith("/static/vendor/uplot/uPlot.esm.js") or "uPlot.esm" in url for url in requested)
 
