@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "accounts_app.apps.AccountsAppConfig",
     "costs.apps.CostsConfig",
     "discussion.apps.DiscussionConfig",
+    # After costs: its receiver of stored entries reads the day totals costs stored for the same batch.
+    "activity.apps.ActivityConfig",
 ]
 # daphne's app only makes ``manage.py runserver`` serve ASGI (websockets included); loaded for that command
 # alone, since it brings Twisted (about 16 MB) into every worker, import and command that has no use for it.
@@ -332,6 +334,8 @@ PIWEB_RETENTION_EVERY_SECONDS = float(ENV.get("PIWEB_RETENTION_EVERY_SECONDS", "
 # Redis lease of this many seconds, taken over that long after its holder dies (piweb.beat).
 CELERY_BEAT_SCHEDULER = "piweb.beat:ElectedScheduler"
 PIWEB_BEAT_LOCK_SECONDS = float(ENV.get("PIWEB_BEAT_LOCK_SECONDS", "30") or 30)
+from celery.schedules import crontab  # noqa: E402  # beside the schedule that alone uses it
+
 CELERY_BEAT_SCHEDULE = {
     "governance-retention": {
         "task": "governance.apply_retention",
@@ -349,6 +353,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Bulk secret scans whose task was lost (the broker away when an import committed).
     "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
+    # Each team's digest of the week that just ended, on Monday morning (UTC); a rerun sends nothing twice.
+    "activity-weekly-digest": {
+        "task": "activity.send_digests",
+        "schedule": crontab(minute=0, hour=6, day_of_week="mon"),
+    },
 }
 
 if not DEBUG:

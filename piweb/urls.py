@@ -57,6 +57,8 @@ urlpatterns += [
     path("", include("runners.page_urls")),
     path("api/", include("audit.urls")),
     path("", include("audit.page_urls")),
+    path("api/", include("activity.urls")),
+    path("", include("activity.page_urls")),
     path("", include("sessions_app.page_urls")),
 ]
 

@@ -56,6 +56,36 @@ declare namespace Piweb {
     readonly teams: readonly { id: number; name: string }[];
   }
 
+  /** A team's numbers over a week, a person or a range (activity/queries.py ``Numbers.as_json``). */
+  interface ActivityNumbers {
+    sessions: number;
+    /** Assistant messages. */
+    answers: number;
+    runs: number;
+    failedRuns: number;
+    reviews: number;
+    cost: number;
+    toolCalls: number;
+    filesChanged: number;
+    /** Tool calls by tool, the most used first. */
+    tools: Record<string, number>;
+  }
+
+  /** The team activity page ("activity-config"): the report the page shows (activity/views.py). */
+  interface ActivityPageConfig {
+    readonly team: number;
+    readonly report: {
+      team: { id: number; name: string };
+      from: string;
+      to: string;
+      /** Every tool named in the range, the most used first. */
+      tools: string[];
+      totals: ActivityNumbers;
+      /** Every ISO week of the range, by its Monday, in order. */
+      weeks: (ActivityNumbers & { week: string; label: string })[];
+    };
+  }
+
   /** The socket's answer to a sync: where the session is now. */
   interface StateMessage {
     type: "state";

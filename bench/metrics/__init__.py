@@ -35,6 +35,7 @@ METRIC_MODULES = (
     "bench.metrics.capacity",
     "bench.metrics.costs",
     "bench.metrics.comments",
+    "bench.metrics.activity",
 )
 
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from accounts_app import api_tokens
 from actionlog.models import ActionLog
 from actionlog.verbs import verbs_by_name
+from activity import tasks as activity_tasks
 from agent import services as agent_services
 from compaction_app import tasks as compaction_tasks
 from compaction_app.models import CompactionRun
@@ -575,6 +576,42 @@ def rest_comment_export(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.get(f"/api/sessions/{w.session.pk}/comments/export/"))
 
 
+def rest_digest_choice(w: World) -> None:
+    _ok(w.client.put(f"/api/teams/{w.team.pk}/activity/digest/", {"digest": False}, format="json"))
+
+
+# A mail server that keeps what it is given, for the writes that send mail.
+LOCAL_MAIL = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
+
+
+def _digest_week(w: World) -> str:
+    """A week the team's shared session was busy in, and an address for its owner."""
+    w.owner.email = "owner@example.test"
+    w.owner.save(update_fields=["email"])
+    services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    return "2026-02-01"  # the stored conversation's day
+
+
+def command_digest(w: World) -> Callable[[], None]:
+    week = _digest_week(w)
+
+    def send() -> None:
+        with override_settings(MAILERS=LOCAL_MAIL):
+            call_command("send_team_digest", str(w.team.pk), "--week", week, stdout=StringIO())
+
+    return send
+
+
+def task_digest(w: World) -> Callable[[], None]:
+    week = _digest_week(w)
+
+    def send() -> None:
+        with override_settings(MAILERS=LOCAL_MAIL):
+            assert activity_tasks.send_team_digest.apply(args=(w.team.pk, week)).get() == 1
+
+    return send
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -666,6 +703,9 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("task", task_retention, A.DELETE, "retention-worker"),
     ("admin", admin_team_policy, A.POLICY, STAFF),
     ("admin", admin_user_retention, A.POLICY, STAFF),
+    ("rest", rest_digest_choice, A.DIGEST_CHOICE, USER),
+    ("command", command_digest, A.DIGEST_SEND, "manage.py send_team_digest"),
+    ("task", task_digest, A.DIGEST_SEND, "digest-worker"),
 ]
 
 

@@ -303,6 +303,25 @@ ROWS = [
         "200 200 200 403 200 403",
     ),
     Row(
+        "api/teams/<int:team_id>/activity/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/activity/",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/activity/digest/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/activity/digest/",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/activity/digest/",
+        "PUT",
+        lambda w: f"/api/teams/{w.team.pk}/activity/digest/",
+        "200 200 200 403 404 403",
+        {"digest": False},
+    ),
+    Row(
         "api/teams/<int:team_id>/usage/",
         "GET",
         lambda w: f"/api/teams/{w.team.pk}/usage/",
@@ -388,6 +407,19 @@ ROWS = [
     Row("links/", "GET", lambda w: "/links/", "200 200 200 302 200 302"),
     Row("teams/", "GET", lambda w: "/teams/", "200 200 200 302 200 302"),
     Row("teams/<int:team_id>/", "GET", lambda w: f"/teams/{w.team.pk}/", "200 200 200 302 404 302"),
+    # Team activity: the team's members, each for themselves; anyone else does not learn the team exists.
+    Row(
+        "teams/<int:team_id>/activity/",
+        "GET",
+        lambda w: f"/teams/{w.team.pk}/activity/",
+        "200 200 200 302 404 302",
+    ),
+    Row(
+        "teams/<int:team_id>/activity.csv",
+        "GET",
+        lambda w: f"/teams/{w.team.pk}/activity.csv",
+        "200 200 200 302 404 302",
+    ),
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
     Row("runners/", "GET", lambda w: "/runners/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),

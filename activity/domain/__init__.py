@@ -1,0 +1,1 @@
+"""Pure rules of team activity: ISO weeks and ranges of them."""
