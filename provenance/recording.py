@@ -1,0 +1,156 @@
+"""The receiver of ``entries_stored`` for bash results: commits and pull requests, linked to their entry.
+
+In the transaction that stored the entries (whatever the path: import, append, sync push, a run), each
+``bash`` tool result and each command the user ran (``!command``) is read for ``git commit``'s report
+line and for pull-request URLs (``provenance.domain.git_text``). A line that cannot hold either is not
+parsed: the check on the raw line is a substring test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.db.models import Q
+
+from pitree.jsjson import parse_json
+from provenance.domain.git_text import commits_in, pr_urls_in
+from provenance.models import Commit, Found, PullRequest, WorkspaceState
+from sessions_app.facade import ChatSession, Entry
+
+__all__ = ["ACTS_ON", "output_of", "record", "save_found"]
+
+ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
+# Substrings one of which a line must hold to be worth parsing.
+_HINTS = ("] ", "/pull/", "merge_requests", "visit")
+
+
+def _maybe(raw: str) -> bool:
+    return any(hint in raw for hint in _HINTS)
+
+
+def output_of(value: Any) -> str | None:
+    """The output text of a bash tool result or a user's command, else None."""
+    message = value.get("message") if isinstance(value, Mapping) else None
+    if not isinstance(message, Mapping):
+        return None
+    role = message.get("role")
+    if role == "bashExecution":
+        output = message.get("output")
+        return output if isinstance(output, str) else None
+    if role != "toolResult" or message.get("toolName") != "bash":
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    texts = [
+        b["text"]
+        for b in blocks
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    return "\n".join(texts)
+
+
+def save_found(session: ChatSession, found: Iterable[tuple[int, str | None, str]]) -> None:
+    """Link what the outputs name to their entries: (seq, entry id, output) each, in append order."""
+    repository = (
+        WorkspaceState.objects.filter(session=session)
+        .exclude(repository="")
+        .order_by("-seen_at", "-pk")
+        .values_list("repository", flat=True)
+        .first()
+        or ""
+    )
+    for seq, entry_id, output in found:
+        for commit in commits_in(output):
+            # A commit known already (its full SHA from a runner, or the same abbreviation) keeps its row;
+            # this entry, whose output names it, is where it was made.
+            known = Commit.objects.filter(session=session).filter(
+                Q(sha__startswith=commit.sha) | Q(sha__in=_prefixes(commit.sha))
+            )
+            if known.filter(found=Found.RUNNER).update(entry_id=entry_id, seq=seq, found=Found.OUTPUT):
+                continue
+            if known.exists():
+                continue
+            Commit.objects.create(
+                session=session,
+                sha=commit.sha,
+                repository=repository,
+                branch=commit.branch[:255],
+                subject=commit.subject,
+                entry_id=entry_id,
+                seq=seq,
+                found=Found.OUTPUT,
+            )
+        urls = pr_urls_in(output)
+        if urls:
+            PullRequest.objects.bulk_create(
+                [
+                    PullRequest(
+                        session=session,
+                        url=url,
+                        normalized="/pull/" in url or "/-/merge_requests/" in url,
+                        entry_id=entry_id,
+                        seq=seq,
+                    )
+                    for url in urls
+                ],
+                ignore_conflicts=True,
+            )
+
+
+def _prefixes(sha: str) -> list[str]:
+    """The abbreviations of ``sha`` git may have printed (7 characters and up)."""
+    return [sha[:n] for n in range(7, len(sha))]
+
+
+def _outputs(rows: Iterable[tuple[int, str | None, str]]) -> list[tuple[int, str | None, str]]:
+    found = []
+    for seq, entry_id, raw in rows:
+        if not _maybe(raw):
+            continue
+        output = output_of(parse_json(raw))
+        if output:
+            found.append((seq, entry_id, output))
+    return found
+
+
+def record(
+    sender: Any,
+    *,
+    session: ChatSession,
+    first_seq: int,
+    last_seq: int,
+    rows: Sequence[Entry] | None,
+    **_: Any,
+) -> None:
+    """Link the commits and pull requests the batch's bash outputs name (receiver of ``entries_stored``)."""
+    if rows is None:
+        # A bulk import: its bash results are read back, the few that may name either.
+        query = (
+            Entry.objects.filter(
+                session=session,
+                seq__gte=first_seq,
+                seq__lte=last_seq,
+                type="message",
+                role__in=("toolResult", "bashExecution"),
+            )
+            .filter(
+                Q(raw__contains="] ")
+                | Q(raw__contains="/pull/")
+                | Q(raw__contains="merge_requests")
+                | Q(raw__contains="visit")
+            )
+            .order_by("seq")
+            .values_list("seq", "entry_id", "raw")
+        )
+        found = _outputs(query.iterator(chunk_size=500))
+    else:
+        found = _outputs(
+            (row.seq, row.entry_id, row.raw)
+            for row in rows
+            if row.type == "message" and row.role in ("toolResult", "bashExecution")
+        )
+    if found:
+        save_found(session, found)
