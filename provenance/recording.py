@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
 
 from pitree.jsjson import parse_json
@@ -18,7 +19,7 @@ from provenance.domain.git_text import commits_in, pr_urls_in
 from provenance.models import Commit, Found, PullRequest, WorkspaceState
 from sessions_app.facade import ChatSession, Entry
 
-__all__ = ["ACTS_ON", "output_of", "record", "save_found"]
+__all__ = ["ACTS_ON", "output_of", "reconcile_session", "record", "save_found"]
 
 ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
 # Substrings one of which a line must hold to be worth parsing.
@@ -154,3 +155,23 @@ def record(
         )
     if found:
         save_found(session, found)
+
+
+def reconcile_session(sender: Any, *, session_id: int, **_: Any) -> str | None:
+    """Read the bash results of a session stored before provenance (or by the previous release during an
+    upgrade) for the commits and pull requests they name (receiver of ``bookkeeping_checked``); safe to
+    run again. Return "provenance" when it linked anything new."""
+    with transaction.atomic():
+        session = ChatSession.with_deleted.select_for_update().filter(pk=session_id).first()
+        if session is None or session.next_seq == 0:
+            return None
+        before = (
+            Commit.objects.filter(session=session).count()
+            + PullRequest.objects.filter(session=session).count()
+        )
+        record(ChatSession, session=session, first_seq=0, last_seq=session.next_seq - 1, rows=None)
+        after = (
+            Commit.objects.filter(session=session).count()
+            + PullRequest.objects.filter(session=session).count()
+        )
+    return "provenance" if after != before else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,15 @@ def test_a_push_records_the_workspace_without_credentials(api_client: APIClient,
     old["lines"] = [json.dumps(user_message("u2", "u1", "again"))]
     assert api_client.post("/api/sync/", old, format="json").status_code == 200
     assert WorkspaceState.objects.filter(session=session).count() == 1
+
+
+def test_reconcile_links_the_commits_of_sessions_stored_before(world: dict[str, Any]) -> None:
+    from django.core.management import call_command
+
+    session = world["session"]
+    Commit.objects.filter(session=session).delete()
+    call_command("reconcile", stdout=StringIO())
+    linked = Commit.objects.filter(session=session).order_by("seq").values_list("entry_id", flat=True)
+    assert list(linked) == ["c1-r", "c2-r", "c3-r"]
+    call_command("reconcile", stdout=StringIO())  # again: nothing twice
+    assert Commit.objects.filter(session=session).count() == 3
