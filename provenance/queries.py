@@ -46,7 +46,7 @@ def commit_match(sha: str) -> Q:
 
 def pr_match(url: str) -> Q:
     url = url.strip()
-    if not url or len(url) > MAX_URL_CHARS:
+    if not url or len(url) > MAX_URL_CHARS or not url.isprintable():
         raise BadQuery(f"A pull-request URL is 1 to {MAX_URL_CHARS} characters")
     return Q(url=normalize_pr_url(url) or url)
 

@@ -245,3 +245,17 @@ def test_reconcile_links_the_commits_of_sessions_stored_before(world: dict[str, 
     assert list(linked) == ["c1-r", "c2-r", "c3-r"]
     call_command("reconcile", stdout=StringIO())  # again: nothing twice
     assert Commit.objects.filter(session=session).count() == 3
+
+
+def test_hostile_values_are_refused_not_failed_on(world: dict[str, Any]) -> None:
+    ada = as_user(world["ada"])
+    pk = world["session"].pk
+    for params in ({"pr": "https://x/\x00"}, {"commit": "abc\x00def"}, {"pr": "x" * 600}, {}):
+        assert ada.get("/api/provenance/", params).status_code == 400, params
+    assert ada.get(f"/api/sessions/{pk}/commits/", {"leaf": "a\x00b"}).status_code in (400, 404)
+    assert ada.get(f"/api/sessions/{pk}/commits/", {"leaf": "nope"}).status_code == 404
+    page = Client()
+    page.force_login(world["ada"])
+    for params in ({"pr": "https://x/\x00"}, {"q": "pr:\x00"}, {"commit": "xyz"}):
+        assert page.get("/", params).status_code < 500, params
+    assert "commit: A commit is 7 to 40 hex digits" in page.get("/", {"commit": "xyz"}).content.decode()
