@@ -5,6 +5,7 @@ Re-exports only; the names live in the modules named below. ``make lint`` keeps 
 
 from __future__ import annotations
 
+from provenance.recording import refresh_entry
 from provenance.services import GitState, RunCommits, note_workspace, record_run_commits
 
-__all__ = ["GitState", "RunCommits", "note_workspace", "record_run_commits"]
+__all__ = ["GitState", "RunCommits", "note_workspace", "record_run_commits", "refresh_entry"]

@@ -19,7 +19,7 @@ from provenance.domain.git_text import commits_in, pr_urls_in
 from provenance.models import Commit, Found, PullRequest, WorkspaceState
 from sessions_app.facade import ChatSession, Entry
 
-__all__ = ["ACTS_ON", "output_of", "reconcile_session", "record", "save_found"]
+__all__ = ["ACTS_ON", "output_of", "reconcile_session", "record", "refresh_entry", "save_found"]
 
 ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
 # Substrings one of which a line must hold to be worth parsing.
@@ -175,3 +175,15 @@ def reconcile_session(sender: Any, *, session_id: int, **_: Any) -> str | None:
             + PullRequest.objects.filter(session=session).count()
         )
     return "provenance" if after != before else None
+
+
+def refresh_entry(session: ChatSession, seq: int, value: Any) -> None:
+    """An entry rewritten in place (a redaction): the commits and pull requests it named lose what its line
+    lost (a subject, a URL); which commits it made stays."""
+    output = output_of(value) or ""
+    subjects = {c.sha: c.subject for c in commits_in(output)}
+    for row in Commit.objects.filter(session=session, seq=seq, found=Found.OUTPUT):
+        subject = next((s for sha, s in subjects.items() if row.sha.startswith(sha)), "")
+        if row.subject != subject:
+            Commit.objects.filter(pk=row.pk).update(subject=subject)
+    PullRequest.objects.filter(session=session, seq=seq).exclude(url__in=pr_urls_in(output)).delete()
