@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -80,20 +81,35 @@ def commit_body(commit: Commit, session_url: str) -> dict[str, Any]:
 
 class SessionCommitsView(LinkReadableView):
     @extend_schema(
-        parameters=[OpenApiParameter("leaf", str, description="Only the commits on the branch ending here")],
+        parameters=[
+            OpenApiParameter("leaf", str, description="Only the commits on the branch ending here"),
+            OpenApiParameter("entry", str, description="Only the commits this entry made"),
+        ],
         responses={200: inline_serializer("SessionCommits", {"commits": serializers.ListField()})},
     )
     def get(self, request: Request, pk: int) -> Response:  # type: ignore[override]
-        """The commits the session's entries made, oldest first (``?leaf=``: on that branch only), and
-        the repository, branch and HEAD its folder was last seen at (members only)."""
+        """The commits the session's entries made and the pull requests they named, oldest first
+        (``?leaf=``: on that branch only; ``?entry=``: that entry's), and the repository, branch and HEAD
+        its folder was last seen at (members only)."""
         grant = self.access(pk)
         leaf = request.query_params.get("leaf") or None
-        commits = queries.commits_of(grant, leaf=leaf)
-        url = f"/sessions/{grant.session.pk}/"
+        entry = request.query_params.get("entry") or None
+        commits = queries.commits_of(grant, leaf=leaf, entry=entry)
+        prs = queries.pull_requests_of(grant, leaf=leaf, entry=entry)
+        url = reverse("sessions:detail", args=[grant.session.pk])
         workspace = queries.workspace_of(grant)
         return Response(
             {
                 "commits": [commit_body(c, url) for c in commits],
+                "pullRequests": [
+                    {
+                        "url": p.url,
+                        "normalized": p.normalized,
+                        "entryId": p.entry_id,
+                        "entryUrl": f"{url}#entry={p.entry_id}" if p.entry_id else url,
+                    }
+                    for p in prs
+                ],
                 "workspace": {
                     "repository": workspace.repository,
                     "branch": workspace.branch,

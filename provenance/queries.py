@@ -23,6 +23,7 @@ __all__ = [
     "commit_match",
     "commits_of",
     "pr_match",
+    "pull_requests_of",
     "session_ids_for_commits",
     "session_ids_for_prs",
     "sessions_behind",
@@ -94,11 +95,27 @@ def sessions_behind(user: Any, *, commit: str = "", pr: str = "") -> list[dict[s
     return out
 
 
-def commits_of(grant: Access, *, leaf: str | None = None) -> list[Commit]:
-    """The session's commits this viewer may see, oldest first; with ``leaf``, those on its path only
-    (a leaf this viewer may not see answers as the session's other reads do)."""
+def commits_of(grant: Access, *, leaf: str | None = None, entry: str | None = None) -> list[Commit]:
+    """The session's commits this viewer may see, oldest first; with ``leaf``, those on its path only;
+    with ``entry``, that entry's (an entry this viewer may not see answers as the session's other reads
+    do)."""
+    return _scoped(grant, Commit.objects.filter(session=grant.session), leaf=leaf, entry=entry)
+
+
+def pull_requests_of(
+    grant: Access, *, leaf: str | None = None, entry: str | None = None
+) -> list[PullRequest]:
+    """The pull-request URLs the session's entries named, as ``commits_of`` scopes commits."""
+    return _scoped(grant, PullRequest.objects.filter(session=grant.session), leaf=leaf, entry=entry)
+
+
+def _scoped[Row: (Commit, PullRequest)](
+    grant: Access, query: QuerySet[Row], *, leaf: str | None, entry: str | None
+) -> list[Row]:
     session = grant.session
-    rows = list(Commit.objects.filter(session=session).order_by("seq", "pk"))
+    if entry:
+        query = query.filter(seq=grant.entry(entry).seq)
+    rows = list(query.order_by("seq", "pk"))
     if leaf:
         on_path = {r[0] for r in path_rows(session, grant.entry(leaf), fields=("seq",))}
         rows = [r for r in rows if r.seq in on_path]

@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from provenance import queries
 from provenance.domain.git_text import normalize_pr_url
@@ -67,8 +68,9 @@ def read_terms(text: str) -> tuple[str, dict[str, list[str]]]:
 
 def _commits_part(request: Any, grant: Access, session: ChatSession) -> dict[str, Any] | None:
     commits = queries.commits_of(grant)
+    prs = queries.pull_requests_of(grant)
     workspace = queries.workspace_of(grant)
-    if not commits and workspace is None:
+    if not commits and not prs and workspace is None:
         return None
     base = reverse("sessions:detail", args=[session.pk])
     return {
@@ -83,6 +85,14 @@ def _commits_part(request: Any, grant: Access, session: ChatSession) -> dict[str
                 "url": f"{base}?commit={c.sha}#entry={c.entry_id}" if c.entry_id else "",
             }
             for c in commits
+        ],
+        "pull_requests": [
+            {
+                "url": p.url,
+                "normalized": p.normalized,
+                "entry": f"{base}?{urlencode({'pr': p.url})}#entry={p.entry_id}",
+            }
+            for p in prs
         ],
         "workspace": workspace,
     }

@@ -163,6 +163,10 @@ def test_a_branch_shows_only_its_commits_and_a_path_link_only_what_it_shows(worl
     ada = as_user(world["ada"])
     every = ada.get(f"/api/sessions/{session.pk}/commits/").json()["commits"]
     assert [c["sha"][:7] for c in every] == [sha1[:7], sha2[:7], sha3[:7]]
+    listed = ada.get(f"/api/sessions/{session.pk}/commits/").json()["pullRequests"]
+    assert [(p["url"], p["entryId"]) for p in listed] == [("https://github.com/acme/widgets/pull/42", "c4-r")]
+    one = ada.get(f"/api/sessions/{session.pk}/commits/", {"entry": "c2-r"}).json()["commits"]
+    assert [c["subject"] for c in one] == ["Fix the parser"]
     branch = ada.get(f"/api/sessions/{session.pk}/commits/", {"leaf": "c3-r"}).json()["commits"]
     assert [(c["subject"], c["entryId"]) for c in branch] == [
         ("First import", "c1-r"),
@@ -193,6 +197,7 @@ def test_the_search_box_and_the_session_page_show_commits(world: dict[str, Any])
     html = page.get(f"/sessions/{session.pk}/").content.decode()
     assert "Commits" in html and "Fix the parser" in html
     assert f"?commit={sha1[:7]}#entry=c1-r" in html
+    assert 'href="https://github.com/acme/widgets/pull/42"' in html
 
 
 def test_a_bash_result_appended_later_is_linked_too(world: dict[str, Any], repo: Path) -> None:
