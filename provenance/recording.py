@@ -8,6 +8,7 @@ parsed: the check on the raw line is a substring test.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,19 +16,20 @@ from django.db import transaction
 from django.db.models import Q
 
 from pitree.jsjson import parse_json
-from provenance.domain.git_text import commits_in, pr_urls_in
+from provenance.domain.git_text import commits_in, normalize_pr_url, pr_urls_in
 from provenance.models import Commit, Found, PullRequest, WorkspaceState
 from sessions_app.facade import ChatSession, Entry
 
 __all__ = ["ACTS_ON", "output_of", "reconcile_session", "record", "refresh_entry", "save_found"]
 
 ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
-# Substrings one of which a line must hold to be worth parsing.
+# Substrings one of which a line must hold to be worth parsing, beside naming the bash tool.
 _HINTS = ("] ", "/pull/", "merge_requests", "visit")
+_BASH = re.compile(r'"toolName"\s*:\s*"bash"|"role"\s*:\s*"bashExecution"')
 
 
 def _maybe(raw: str) -> bool:
-    return any(hint in raw for hint in _HINTS)
+    return any(hint in raw for hint in _HINTS) and _BASH.search(raw) is not None
 
 
 def output_of(value: Any) -> str | None:
@@ -91,7 +93,7 @@ def save_found(session: ChatSession, found: Iterable[tuple[int, str | None, str]
                     PullRequest(
                         session=session,
                         url=url,
-                        normalized="/pull/" in url or "/-/merge_requests/" in url,
+                        normalized=normalize_pr_url(url) == url,
                         entry_id=entry_id,
                         seq=seq,
                     )
@@ -136,6 +138,7 @@ def record(
                 seq__lte=last_seq,
                 type="message",
                 role__in=("toolResult", "bashExecution"),
+                raw__contains="bash",
             )
             .filter(
                 Q(raw__contains="] ")

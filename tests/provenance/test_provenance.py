@@ -25,8 +25,11 @@ pytestmark = pytest.mark.django_db
 
 GIT = ["git", "-c", "user.email=ada@example.org", "-c", "user.name=Ada", "-c", "init.defaultBranch=main"]
 PR_OUTPUT = (
+    "remote: Create a pull request for 'fix' on GitHub by visiting:\n"
+    "remote:      https://github.com/Acme/Widgets/pull/new/fix\n"
     "Creating pull request for fix into main in Acme/Widgets\n\nhttps://github.com/Acme/Widgets/pull/42\n"
 )
+OFFER = "https://github.com/Acme/Widgets/pull/new/fix"
 
 
 def git(folder: Path, *args: str) -> str:
@@ -164,7 +167,10 @@ def test_a_branch_shows_only_its_commits_and_a_path_link_only_what_it_shows(worl
     every = ada.get(f"/api/sessions/{session.pk}/commits/").json()["commits"]
     assert [c["sha"][:7] for c in every] == [sha1[:7], sha2[:7], sha3[:7]]
     listed = ada.get(f"/api/sessions/{session.pk}/commits/").json()["pullRequests"]
-    assert [(p["url"], p["entryId"]) for p in listed] == [("https://github.com/acme/widgets/pull/42", "c4-r")]
+    assert [(p["url"], p["normalized"], p["entryId"]) for p in listed] == [
+        ("https://github.com/acme/widgets/pull/42", True, "c4-r"),
+        (OFFER, False, "c4-r"),  # the address git push offered, kept as printed
+    ]
     one = ada.get(f"/api/sessions/{session.pk}/commits/", {"entry": "c2-r"}).json()["commits"]
     assert [c["subject"] for c in one] == ["Fix the parser"]
     branch = ada.get(f"/api/sessions/{session.pk}/commits/", {"leaf": "c3-r"}).json()["commits"]
@@ -198,6 +204,7 @@ def test_the_search_box_and_the_session_page_show_commits(world: dict[str, Any])
     assert "Commits" in html and "Fix the parser" in html
     assert f"?commit={sha1[:7]}#entry=c1-r" in html
     assert 'href="https://github.com/acme/widgets/pull/42"' in html
+    assert OFFER in html and f'href="{OFFER}"' not in html
 
 
 def test_a_bash_result_appended_later_is_linked_too(world: dict[str, Any], repo: Path) -> None:
