@@ -56,7 +56,13 @@ def output_of(value: Any) -> str | None:
 
 
 def save_found(session: ChatSession, found: Iterable[tuple[int, str | None, str]]) -> None:
-    """Link what the outputs name to their entries: (seq, entry id, output) each, in append order."""
+    """Link what the outputs name to their entries: (seq, entry id, output) each, in append order.
+
+    The session's known commits are read once (a session makes few); the new ones go in one insert."""
+    named = [(seq, entry_id, commits_in(output), pr_urls_in(output)) for seq, entry_id, output in found]
+    if not any(commits or urls for _, _, commits, urls in named):
+        return
+    known = list(Commit.objects.filter(session=session).values_list("pk", "sha", "found"))
     repository = (
         WorkspaceState.objects.filter(session=session)
         .exclude(repository="")
@@ -65,47 +71,41 @@ def save_found(session: ChatSession, found: Iterable[tuple[int, str | None, str]
         .first()
         or ""
     )
-    for seq, entry_id, output in found:
-        for commit in commits_in(output):
+    new: list[Commit] = []
+    prs: list[PullRequest] = []
+    for seq, entry_id, commits, urls in named:
+        for commit in commits:
             # A commit known already (its full SHA from a runner, or the same abbreviation) keeps its row;
-            # this entry, whose output names it, is where it was made.
-            known = Commit.objects.filter(session=session).filter(
-                Q(sha__startswith=commit.sha) | Q(sha__in=_prefixes(commit.sha))
-            )
-            if known.filter(found=Found.RUNNER).update(entry_id=entry_id, seq=seq, found=Found.OUTPUT):
-                continue
-            if known.exists():
-                continue
-            Commit.objects.create(
-                session=session,
-                sha=commit.sha,
-                repository=repository,
-                branch=commit.branch[:255],
-                subject=commit.subject,
-                entry_id=entry_id,
-                seq=seq,
-                found=Found.OUTPUT,
-            )
-        urls = pr_urls_in(output)
-        if urls:
-            PullRequest.objects.bulk_create(
-                [
-                    PullRequest(
-                        session=session,
-                        url=url,
-                        normalized=normalize_pr_url(url) == url,
-                        entry_id=entry_id,
-                        seq=seq,
+            # a runner's guess at its entry gives way to this one, whose output names it.
+            same = [k for k in known if k[1].startswith(commit.sha) or commit.sha.startswith(k[1])]
+            if same:
+                runner = [pk for pk, _, how in same if how == Found.RUNNER]
+                if runner:
+                    Commit.objects.filter(pk__in=runner).update(
+                        entry_id=entry_id, seq=seq, found=Found.OUTPUT
                     )
-                    for url in urls
-                ],
-                ignore_conflicts=True,
+                continue
+            known.append((0, commit.sha, Found.OUTPUT))
+            new.append(
+                Commit(
+                    session=session,
+                    sha=commit.sha,
+                    repository=repository,
+                    branch=commit.branch[:255],
+                    subject=commit.subject,
+                    entry_id=entry_id,
+                    seq=seq,
+                    found=Found.OUTPUT,
+                )
             )
-
-
-def _prefixes(sha: str) -> list[str]:
-    """The abbreviations of ``sha`` git may have printed (7 characters and up)."""
-    return [sha[:n] for n in range(7, len(sha))]
+        prs.extend(
+            PullRequest(
+                session=session, url=url, normalized=normalize_pr_url(url) == url, entry_id=entry_id, seq=seq
+            )
+            for url in urls
+        )
+    Commit.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+    PullRequest.objects.bulk_create(prs, ignore_conflicts=True, batch_size=1000)
 
 
 def _outputs(rows: Iterable[tuple[int, str | None, str]]) -> list[tuple[int, str | None, str]]:
