@@ -19,6 +19,8 @@ from rest_framework.test import APIClient
 from provenance.models import Commit, WorkspaceState
 from sessions_app import services
 from sessions_app.models import ChatSession
+from teams import services as team_services
+from teams.models import TeamMembership
 from tests.factories import HEADER, user_message
 
 pytestmark = pytest.mark.django_db
@@ -145,6 +147,12 @@ def test_a_caller_who_cannot_read_the_session_learns_nothing(
     assert f"/sessions/{world['session'].pk}/" not in page.get("/", {"q": sha1}).content.decode()
     # Nor by the session's own commit list.
     assert eve.get(f"/api/sessions/{world['session'].pk}/commits/").status_code == 404
+    # Once the session is shared with her team, the same question finds it.
+    team = team_services.create_team(actor=world["ada"], name="widgets")
+    TeamMembership.objects.create(team=team, user=eve_user, role=TeamMembership.Role.VIEWER)
+    services.share_with_team(session=world["session"], team=team, access="viewer", actor=world["ada"])
+    [found] = eve.get("/api/provenance/", {"commit": sha1}).json()["sessions"]
+    assert found["id"] == world["session"].pk
 
 
 def test_a_pull_request_url_finds_its_session_in_any_spelling(world: dict[str, Any]) -> None:
