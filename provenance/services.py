@@ -16,7 +16,7 @@ from django.db.models import Q
 
 from actionlog.facade import record_action
 from core.actors import Actor
-from pitree.storable import check_text
+from pitree.storable import storable_text
 from provenance.domain.git_text import MAX_SUBJECT_CHARS, strip_credentials
 from provenance.models import Commit, Found, Source, WorkspaceState
 from provenance.verbs import Action
@@ -38,16 +38,16 @@ class GitState:
     head: str = ""
 
     def cleaned(self) -> GitState | None:
-        """The state with credentials stripped and fields bounded; None when it says nothing usable."""
+        """The state with credentials stripped and fields bounded; None when it says nothing usable.
+
+        A field piweb cannot keep (a SHA-256 HEAD, a branch with control characters) is left out rather
+        than refused: the workspace only accompanies a push or a run, which must not fail for it."""
         head = self.head.strip().lower()
+        head = head if _FULL_SHA.fullmatch(head) else ""
         branch = self.branch.strip()
-        if head and not _FULL_SHA.fullmatch(head):
-            return None
-        if not _REF.fullmatch(branch):
-            return None
+        branch = branch if _REF.fullmatch(branch) and storable_text(branch) else ""
         repository = strip_credentials(self.repository) if self.repository else ""
-        for text in (repository, branch):
-            check_text(text, "the workspace")
+        repository = repository if storable_text(repository) else ""
         if not (head or repository or branch):
             return None
         return GitState(repository, branch, head)
@@ -60,6 +60,10 @@ class RunCommits:
     state: GitState
     before: str = ""
     commits: Sequence[tuple[str, str]] = field(default_factory=tuple)  # (full SHA, subject)
+
+
+def _storable(text: str) -> str:
+    return text if storable_text(text) else ""
 
 
 def note_workspace(*, session: ChatSession, state: GitState, source: str) -> WorkspaceState | None:
@@ -109,12 +113,10 @@ def record_run_commits(*, actor: Actor, session: ChatSession, run: str, report: 
     access.authorize(actor, session, access.WRITE)
     state = report.state.cleaned() or GitState()
     commits = [
-        (sha.strip().lower(), subject.strip()[:MAX_SUBJECT_CHARS])
+        (sha.strip().lower(), _storable(subject.strip()[:MAX_SUBJECT_CHARS]))
         for sha, subject in list(report.commits)[-MAX_RUN_COMMITS:]
         if _FULL_SHA.fullmatch(sha.strip().lower())
     ]
-    for _, subject in commits:
-        check_text(subject, "a commit subject")
     with transaction.atomic():
         locked = ChatSession.objects.select_for_update().get(pk=session.pk)
         note_workspace(session=locked, state=state, source=Source.RUNNER)

@@ -39,9 +39,10 @@ class ToSerializer(serializers.Serializer[Any]):
 
 
 class WorkspaceSerializer(serializers.Serializer[Any]):
-    repository = Text(required=False, allow_blank=True, default="", max_length=2000)
-    branch = Text(required=False, allow_blank=True, default="", max_length=255)
-    head = Text(required=False, allow_blank=True, default="", max_length=40)
+    # Generous bounds: a value piweb cannot keep is dropped, never the push it came with.
+    repository = Text(required=False, allow_blank=True, default="", max_length=4000)
+    branch = Text(required=False, allow_blank=True, default="", max_length=1000)
+    head = Text(required=False, allow_blank=True, default="", max_length=100)
 
 
 class SyncRequestSerializer(serializers.Serializer[Any]):

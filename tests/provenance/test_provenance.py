@@ -279,3 +279,20 @@ def test_hostile_values_are_refused_not_failed_on(world: dict[str, Any]) -> None
     for params in ({"pr": "https://x/\x00"}, {"q": "pr:\x00"}, {"commit": "xyz"}):
         assert page.get("/", params).status_code < 500, params
     assert "commit: A commit is 7 to 40 hex digits" in page.get("/", {"commit": "xyz"}).content.decode()
+
+
+def test_a_workspace_piweb_cannot_keep_never_fails_its_push(api_client: APIClient) -> None:
+    header = json.dumps({**HEADER, "id": "prov-odd"})
+    body = {
+        "header": header,
+        "from": {"lines": 0, "bytes": 0, "lastId": None},
+        "to": {"lines": 1, "bytes": 0},
+        "lines": [json.dumps(user_message("u1", None, "hi"))],
+        # A SHA-256 repository's HEAD and a branch name holding a control character.
+        "workspace": {"repository": "https://example.org/r.git", "branch": "a\x01b", "head": "ab" * 32},
+    }
+    answer = api_client.post("/api/sync/", body, format="json")
+    assert answer.status_code == 200, answer.content
+    session = ChatSession.objects.get(pi_id="prov-odd")
+    seen = WorkspaceState.objects.get(session=session)
+    assert (seen.repository, seen.branch, seen.head) == ("https://example.org/r.git", "", "")

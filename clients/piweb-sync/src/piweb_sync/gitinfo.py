@@ -59,7 +59,12 @@ def git_state(folder: str | Path) -> dict[str, str] | None:
         remote = (_git(folder, "remote", "get-url", name) or "") if name and name != "." else ""
     if not remote:
         remote = _git(folder, "remote", "get-url", "origin") or ""
-    return {"repository": strip_credentials(remote), "branch": branch, "head": head_of(folder)}
+    # Bounded as the server takes them (longer values would only be dropped there).
+    return {
+        "repository": strip_credentials(remote)[:4000],
+        "branch": branch[:1000],
+        "head": head_of(folder)[:100],
+    }
 
 
 def commits_between(folder: str | Path, before: str, after: str, limit: int = 200) -> list[dict[str, str]]:
