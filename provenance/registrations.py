@@ -7,15 +7,19 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from django.db.models import Count
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from provenance import queries
 from provenance.domain.git_text import normalize_pr_url
+from provenance.models import Commit
 from sessions_app.facade import (
+    Badge,
     FilterError,
     PagePart,
     SessionFilter,
+    register_badges,
     register_page_part,
     register_search_reader,
     register_session_filter,
@@ -98,6 +102,27 @@ def _commits_part(request: Any, grant: Access, session: ChatSession) -> dict[str
     }
 
 
+def _commit_badges(sessions: list[ChatSession], viewer: Any) -> dict[int, list[Badge]]:
+    """ "N commits" on the list's rows of sessions that made any (the list shows readable sessions only)."""
+    counts = (
+        Commit.objects.filter(session_id__in=[s.pk for s in sessions])
+        .values("session_id")
+        .annotate(n=Count("pk"))
+        .values_list("session_id", "n")
+    )
+    return {
+        pk: [
+            Badge(
+                text=f"{n} commit{'s' if n != 1 else ''}",
+                kind="commits",
+                title="Commits made in this session",
+                url=reverse("sessions:detail", args=[pk]) + "#commits",
+            )
+        ]
+        for pk, n in counts
+    }
+
+
 def register() -> None:
     register_session_filter(
         SessionFilter(
@@ -119,3 +144,4 @@ def register() -> None:
     )
     register_search_reader("provenance", read_terms)
     register_page_part(PagePart("commits", "provenance/commits.html", where="end", context=_commits_part))
+    register_badges("provenance", _commit_badges)

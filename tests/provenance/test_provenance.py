@@ -208,6 +208,8 @@ def test_the_search_box_and_the_session_page_show_commits(world: dict[str, Any])
     ):
         assert mark in page.get("/", params).content.decode(), params
     assert mark not in page.get("/", {"q": "commit:" + "f" * 40}).content.decode()
+    assert f'href="/sessions/{session.pk}/#commits"' in page.get("/").content.decode()  # "3 commits"
+    assert "3 commits" in page.get("/").content.decode()
     html = page.get(f"/sessions/{session.pk}/").content.decode()
     assert "Commits" in html and "Fix the parser" in html
     assert f"?commit={sha1[:7]}#entry=c1-r" in html
