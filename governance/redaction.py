@@ -27,6 +27,7 @@ from governance.scanning import authorize_findings, store_comment_findings
 from governance.verbs import Action
 from pitree.redacted import MARKER_PREFIX, marker
 from pitree.searchable import search_text
+from provenance.facade import refresh_entry as refresh_provenance
 from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes, refresh_calls
 
 __all__ = ["redact_findings"]
@@ -110,6 +111,7 @@ def _redact_entry(
     Entry.objects.filter(pk=row.pk).update(raw=result.raw, search_text=text)
     # A secret in a command or a path leaves the index of work too (its hits show them).
     refresh_calls(session, [(seq, result.value)])
+    refresh_provenance(session, seq, result.value)  # and the commit subjects and PR URLs it named
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(

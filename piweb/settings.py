@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "sessions_app.apps.SessionsAppConfig",
     "sync.apps.SyncConfig",
     "live.apps.LiveConfig",
+    "provenance.apps.ProvenanceConfig",
     "compaction_app.apps.CompactionAppConfig",
     "agent.apps.AgentConfig",
     "runners.apps.RunnersConfig",

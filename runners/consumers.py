@@ -132,7 +132,7 @@ class RunnerConsumer(AsyncJsonWebsocketConsumer):
             status = str(content.get("status") or "")
             try:
                 await database_sync_to_async(services.run_ended)(
-                    run, status=status, error=str(content.get("error") or "")
+                    run, status=status, error=str(content.get("error") or ""), git=content.get("git")
                 )
             except ValueError as exc:
                 await self.send_json({"type": "refused", "run": run_id, "error": str(exc)})

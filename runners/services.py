@@ -26,6 +26,7 @@ from core import realtime
 from core.actors import Actor, user_of
 from discussion.facade import post_comment
 from pitree.storable import check_text
+from provenance.facade import GitState, RunCommits, record_run_commits
 from runners.models import Runner, RunnerRun, digest
 from runners.verbs import Action
 from sessions_app.facade import ChatSession, NotSignedIn, access, still_writable
@@ -326,6 +327,25 @@ def run_lines(
     return result.cursor
 
 
+def run_commits_of(git: Any) -> RunCommits | None:
+    """The runner's report of the workspace, read defensively (a runner sends JSON, of any shape)."""
+    if not isinstance(git, dict):
+        return None
+
+    def text(key: str, limit: int) -> str:
+        value = git.get(key)
+        return value[:limit] if isinstance(value, str) else ""
+
+    listed = git.get("commits")
+    commits = [
+        (str(c.get("sha") or ""), str(c.get("subject") or ""))
+        for c in (listed if isinstance(listed, list) else [])[-500:]
+        if isinstance(c, dict)
+    ]
+    state = GitState(repository=text("repository", 2000), branch=text("branch", 255), head=text("after", 40))
+    return RunCommits(state=state, before=text("before", 40), commits=commits)
+
+
 class InvalidLines(ValueError):
     """A runner sent something that is not a line Pi writes: nothing of the batch is stored."""
 
@@ -347,10 +367,22 @@ def check_runner_lines(lines: Sequence[str], *, first: int) -> None:
             raise InvalidLines(f"line {number} is not a Pi entry (an object with a type and an id)")
 
 
-def run_ended(run: AgentRun, *, status: str, error: str = "") -> None:
-    """Close the run as the runner reports it (succeeded, failed or aborted), and tell the pages."""
+def run_ended(run: AgentRun, *, status: str, error: str = "", git: Any = None) -> None:
+    """Close the run as the runner reports it (succeeded, failed or aborted), and tell the pages.
+
+    ``git`` is what the runner saw of the workspace (repository, branch, HEAD before and after, the
+    commits between): the commits are linked to the run's entries, as its requester's."""
     if status not in (AgentRun.Status.SUCCEEDED, AgentRun.Status.FAILED, AgentRun.Status.ABORTED):
         raise ValueError(f"Unknown run status: {status}")
+    report = run_commits_of(git)
+    if report is not None and run.requested_by is not None:
+        try:
+            record_run_commits(
+                actor=run.requested_by, session=run.session, run=str(run.public_id), report=report
+            )
+        except (PermissionError, ValueError) as exc:
+            # The requester lost access meanwhile, or the report is not git's: the run still ends.
+            log.warning("run %s: its commits were not linked: %s", run.public_id, exc)
     with transaction.atomic():
         locked = AgentRun.objects.select_for_update().get(pk=run.pk)
         if not locked.is_finished:

@@ -26,6 +26,8 @@ __all__ = [
     "SessionFilter",
     "active_filters",
     "apply_filters",
+    "read_search_text",
+    "register_search_reader",
     "register_session_filter",
     "registered_filters",
 ]
@@ -60,6 +62,10 @@ class SessionFilter:
 
 
 _REGISTRY: dict[str, SessionFilter] = {}
+# (search text) -> (the text left, {filter name: values}): what of a search box's text a filter reads
+# (a ``commit:`` term, a pasted commit SHA or pull-request URL), so typing it works as the parameter does.
+SearchReader = Callable[[str], tuple[str, dict[str, list[str]]]]
+_READERS: dict[str, SearchReader] = {}
 # Parameters the list reads itself, which no filter may take.
 RESERVED = frozenset({"q", "page", "page_size", "sort", "scope", "format", "cursor", "limit", "offset"})
 
@@ -124,3 +130,24 @@ def apply_filters[QS](query: QS, params: Mapping[str, Any], viewer: Any) -> QS:
         elif spec.default is not None:
             narrowed = spec.default(narrowed, viewer)
     return cast("QS", narrowed)
+
+
+def register_search_reader(name: str, reader: SearchReader) -> None:
+    """Let a filter take its values from the search text too (its app calls this when ready)."""
+    _READERS[name] = reader
+
+
+def read_search_text(text: str, params: Mapping[str, Any]) -> tuple[str, dict[str, list[str]]]:
+    """Return the search text left once every reader took its terms, and ``params``' filter values with
+    the ones read from the text added."""
+    named: dict[str, list[str]] = {}
+    for name in sorted(_READERS):
+        text, found = _READERS[name](text)
+        for key, values in found.items():
+            named.setdefault(key, []).extend(values)
+    if not named:
+        return text, dict(active_filters(params))
+    merged = dict(active_filters(params))
+    for key, values in named.items():
+        merged[key] = [*merged.get(key, []), *(v for v in values if v not in merged.get(key, []))]
+    return text.strip(), merged

@@ -42,7 +42,9 @@ def search_sessions(
     tool uses match its ``path:``, ``tool:`` and ``cmd:`` terms (raises WorkQueryError for a bad one),
     narrowed by the structured filters in ``params`` (raises FilterError for a bad one)."""
     query = ChatSession.objects.visible_to(user).select_related("owner").annotate(first_prompt=first_prompt())
-    query = list_filters.apply_filters(query, params or {}, user)
+    # Filters may take terms of the text itself (a pasted commit SHA or pull-request URL).
+    text, named = list_filters.read_search_text(text, params or {})
+    query = list_filters.apply_filters(query, named, user)
     if scope == "mine":
         query = query.filter(owner=user)
     elif scope == "shared":

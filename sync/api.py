@@ -14,6 +14,7 @@ from core.api.errors import error_response
 from core.api.fields import Flag, Text
 from core.api.parsers import LimitedJSONParser, NdjsonParser, parse_json_body
 from live.facade import MAX_DEVICE_CHARS, writer_heartbeat_seconds
+from provenance.facade import GitState
 from sessions_app.facade import InvalidSessionFile, skipped_payload
 from sync.services import (
     Cursor,
@@ -35,6 +36,13 @@ class FromSerializer(serializers.Serializer[Any]):
 class ToSerializer(serializers.Serializer[Any]):
     lines = serializers.IntegerField(min_value=0)
     bytes = serializers.IntegerField(min_value=0)
+
+
+class WorkspaceSerializer(serializers.Serializer[Any]):
+    # Generous bounds: a value piweb cannot keep is dropped, never the push it came with.
+    repository = Text(required=False, allow_blank=True, default="", max_length=4000)
+    branch = Text(required=False, allow_blank=True, default="", max_length=1000)
+    head = Text(required=False, allow_blank=True, default="", max_length=100)
 
 
 class SyncRequestSerializer(serializers.Serializer[Any]):
@@ -63,6 +71,13 @@ class SyncRequestSerializer(serializers.Serializer[Any]):
         max_length=MAX_DEVICE_CHARS,
         help_text="Sent by a Pi writing the session live (the Pi package): the device it runs on. The "
         'session\'s pages show "live from Pi on <device>" until its beats stop.',
+    )
+    workspace = WorkspaceSerializer(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="The git work tree of the session's folder: its remote URL (credentials are stripped), "
+        "branch and HEAD. Optional; the session page and the provenance API show it.",
     )
 
     def get_fields(self) -> dict[str, Any]:
@@ -148,6 +163,7 @@ class SyncView(APIView):
                 path=values["path"],
                 dry_run=values["dryRun"],
                 token=request.auth,
+                workspace=GitState(**values["workspace"]) if values.get("workspace") else None,
             )
         except SyncCursorMismatch as exc:
             return error_response(

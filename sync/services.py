@@ -31,6 +31,7 @@ from pitree.jsjson import parse_json
 from pitree.jsonl import SkipReport, skip_reason
 from pitree.searchable import search_text
 from pitree.sync_match import Line, Plan, content_key, is_leaf_marker, plan_lines, resolve
+from provenance.facade import GitState, note_workspace
 from sessions_app.facade import (
     Author,
     ChatSession,
@@ -175,6 +176,8 @@ def sync_lines(
     dry_run: bool = False,
     token: Any = None,
     session_id: int | None = None,
+    workspace: GitState | None = None,
+    source: str = "sync",
 ) -> SyncResult:
     """Store the complete lines a local file holds after ``start``; see the module docstring.
 
@@ -187,6 +190,8 @@ def sync_lines(
     (the stored lines are recorded as written by that device). ``session_id`` names the session the lines
     must go to instead of the actor's own with that Pi id (a runner writing a session it was given; the
     caller has checked the actor may change it): lines of another Pi id are refused.
+    ``workspace`` is the git state of the session's folder the client saw (``source``: "sync" or
+    "runner"), recorded with the lines (``provenance``).
     """
     author = author_of(actor, token=token)
     owner = user_of(actor)
@@ -236,6 +241,8 @@ def sync_lines(
             result = _store(
                 actor, author, session, header, header_line, path, plan, start, end_lines, end_bytes
             )
+            if workspace is not None and result.session is not None:
+                note_workspace(session=result.session, state=workspace, source=source)
     if plan.conflicts:
         raise SyncConflict(_conflict_message(plan.conflicts), plan.conflicts[0], plan.conflicts)
     refresh_statistics(result.appended)

@@ -28,6 +28,7 @@ APPS = (
     "accounts_app",
     "sync",
     "live",
+    "provenance",
     "compaction_app",
     "agent",
     "costs",

@@ -315,6 +315,35 @@ def sync_push(w: World) -> None:
     _ok(w.client.post("/api/sync/", body, format="json"))
 
 
+def sync_push_with_workspace(w: World) -> None:
+    """A push that says which git workspace it came from: the workspace is part of the push's row."""
+    lines = [line(e) for e in conversation(1)]
+    body = {
+        "header": line({**HEADER, "id": "pushed-git"}),
+        "from": {"lines": 0, "bytes": 0, "lastId": None},
+        "to": {"lines": len(lines), "bytes": 0},
+        "lines": lines,
+        "workspace": {"repository": "https://tok@github.com/o/r.git", "branch": "main", "head": "a" * 40},
+    }
+    _ok(w.client.post("/api/sync/", body, format="json"))
+
+
+def runner_run_commits(w: World) -> Callable[[], None]:
+    """A run on a runner ends and reports the commits Pi made (what its socket's ``ended`` carries)."""
+    from agent.models import AgentRun
+    from runners import services as runner_services
+
+    run = AgentRun.objects.create(session=w.session, requested_by=w.owner, prompt="commit it")
+    git = {
+        "repository": "https://github.com/o/r.git",
+        "branch": "main",
+        "before": "a" * 40,
+        "after": "b" * 40,
+        "commits": [{"sha": "b" * 40, "subject": "Commit it"}],
+    }
+    return lambda: runner_services.run_ended(run, status="succeeded", git=git)
+
+
 def task_purge(w: World) -> Callable[[], None]:
     pk = _deleted(w)
     return lambda: session_tasks.purge_deleted_session.apply(args=(pk,)).get()
@@ -675,6 +704,8 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_comment_export, A.EXPORT, USER),
     ("rest", rest_viewers_may_comment, A.SETTINGS, USER),
     ("sync", sync_push, A.SYNC, USER),
+    ("sync", sync_push_with_workspace, A.SYNC, USER),
+    ("runner", runner_run_commits, A.RUN_COMMITS, USER),
     ("task", task_purge, A.PURGE, "purge-worker"),
     ("task", task_sweep, A.PURGE, "purge-worker"),
     ("task", task_compaction, A.COMPACTED, "compaction-worker"),

@@ -91,6 +91,9 @@ ROWS = [
     Row("api/sessions/<int:pk>/context/", "GET", s("context/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/path/", "GET", s("path/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/files/", "GET", s("files/"), "200 200 200 200 404 403"),
+    Row("api/sessions/<int:pk>/commits/", "GET", s("commits/"), "200 200 200 200 404 403"),
+    # Provenance: anyone signed in may ask; the answer holds only sessions the caller may read.
+    Row("api/provenance/", "GET", lambda w: "/api/provenance/?commit=abcdef0", "200 200 200 403 200 403"),
     Row("api/sessions/<int:pk>/export/", "GET", s("export/"), "200 200 200 200 404 403"),
     Row("api/sessions/<int:pk>/search/", "GET", s("search/?q=hello"), "200 200 200 200 404 403"),
     Row(

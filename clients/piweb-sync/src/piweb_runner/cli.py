@@ -57,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the tools Pi may use here (Pi's --tools; of {','.join(ALL_TOOLS)})",
     )
     parser.add_argument("--label", action="append", default=[], help="a label piweb shows (repeatable)")
+    parser.add_argument(
+        "--commit-trailer",
+        action="store_true",
+        help="add a 'Piweb-Session: <session url>' trailer to the commits Pi makes here (off by default)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
@@ -78,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         labels=args.label,
         pi=shlex.split(os.environ.get("PIWEB_RUNNER_PI", "pi")),
         state=_xdg("XDG_STATE_HOME", ".local/state") / "piweb-runner",
+        commit_trailer=args.commit_trailer,
     )
     try:
         return asyncio.run(Runner(settings).serve())

@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piweb_sync.gitinfo import commits_between, git_state
+
+from piweb_runner.hooks import trailer_env
+
 log = logging.getLogger("piweb_runner")
 
 ALL_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")
@@ -47,6 +51,7 @@ class RunnerSettings:
     labels: list[str]
     pi: list[str]
     state: Path
+    commit_trailer: bool = False  # a Piweb-Session trailer on the commits Pi makes (hooks.py)
 
 
 @dataclass(slots=True)
@@ -74,6 +79,8 @@ class PiRun:
     ended: bool = False
     failure: str = ""
     follower: asyncio.Task[None] | None = None
+    workspace: Path | None = None
+    git_before: dict[str, str] | None = None  # the workspace's repository, branch and HEAD at the start
     deltas: list[tuple[tuple[str, Any], str]] = field(default_factory=list)  # reply text not yet sent
     delta_timer: asyncio.TimerHandle | None = None
 
@@ -191,13 +198,19 @@ class Runner:
         file.write_text(body, encoding="utf-8")
         last_id = next((i for i in (_id_of(x) for x in reversed(lines)) if i), None)
         cursor = Cursor(len(lines), len(body.encode("utf-8")) - len((header + "\n").encode("utf-8")), last_id)
-        run = PiRun(run_id, file, header, cursor)
+        run = PiRun(run_id, file, header, cursor, workspace=workspace.path)
         self.runs[run_id] = run
+        run.git_before = await asyncio.to_thread(git_state, workspace.path)
         command = [*self.settings.pi, "--mode", "rpc", "--session", str(file)]
         command += ["--tools", ",".join(self.settings.tools)]
+        env = None
+        if self.settings.commit_trailer and run.git_before is not None:
+            url = f"{self.settings.server}/sessions/{message.get('session')}/"
+            env = trailer_env(self.settings.state, workspace.path, url)
         run.proc = await asyncio.create_subprocess_exec(
             *command,
             cwd=workspace.path,
+            env=env,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -325,7 +338,10 @@ class Runner:
         if run.in_flight is not None:
             return
         status = "failed" if run.failure else "aborted" if run.aborted else "succeeded"
-        if await self.send({"type": "ended", "run": run.run, "status": status, "error": run.failure}):
+        ended = {"type": "ended", "run": run.run, "status": status, "error": run.failure}
+        if run.git_before is not None and run.workspace is not None:
+            ended["git"] = await asyncio.to_thread(git_report, run.workspace, run.git_before)
+        if await self.send(ended):
             run.ended = True
             await self.stop_pi(run)
             self.runs.pop(run.run, None)
@@ -345,6 +361,19 @@ class Runner:
         for run in list(self.runs.values()):
             await self.to_pi(run, {"type": "abort"})
             await self.stop_pi(run)
+
+
+def git_report(folder: Path, before: dict[str, str]) -> dict[str, Any]:
+    """HEAD before and after a run and the commits between, oldest first, for piweb to link to the run."""
+    after = git_state(folder) or {}
+    head = after.get("head", "")
+    return {
+        "repository": after.get("repository") or before.get("repository", ""),
+        "branch": after.get("branch", ""),
+        "before": before.get("head", ""),
+        "after": head,
+        "commits": commits_between(folder, before.get("head", ""), head),
+    }
 
 
 def _id_of(line: str) -> str | None:

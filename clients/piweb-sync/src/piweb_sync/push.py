@@ -19,6 +19,7 @@ import httpx
 
 from . import __version__
 from .files import Header, complete_lines, digest, find_header, line_id, parse_line
+from .gitinfo import git_state
 from .state import FileState, StateStore
 
 log = logging.getLogger("piweb_sync")
@@ -260,6 +261,9 @@ class Pusher:
             "reset": state.reset,
             "path": key,  # named by forks as their parentSession, as Pi names a source file
         }
+        workspace = git_state(header.cwd) if header.cwd else None
+        if workspace is not None:
+            body["workspace"] = workspace  # the repository, branch and HEAD the session works in
         count = end_lines - state.lines
         if isinstance(lines, bytes):
             # The server answers once every line is stored: allow it time in proportion to the body.
