@@ -58,7 +58,8 @@ def message(digest: Digest, user: Any) -> EmailMultiAlternatives:
     }
     text = render_to_string("activity/digest.txt", context)
     mail = EmailMultiAlternatives(
-        subject=f"[piweb] {digest.team.name}: the week {digest.label}",
+        # A header holds one line, whatever a team's name holds.
+        subject=f"[piweb] {' '.join(digest.team.name.split())}: the week {digest.label}",
         body=text,
         to=[user.email],
     )
