@@ -39,7 +39,7 @@ class Digest:
 
 def build(team: Team, week: date) -> Digest:
     """Return the team's digest of one ISO week (the same reads as the activity page)."""
-    report = team_report(team, week, week)
+    report = team_report(team, week, week, cells=False)
     people = [(report.names.get(p, ""), report.by_person[p]) for p in report.people()[:TOP_PEOPLE]]
     return Digest(team=team, week=week, totals=report.totals, people=people, files=top_files(team, week))
 
