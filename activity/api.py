@@ -69,7 +69,8 @@ class TeamActivityView(APIView):
             start, end = date_range(request.query_params)
         except BadRange as e:
             raise ValidationError({"range": [str(e)]}) from None
-        return Response(queries.team_report(team, start, end).as_json(rows=options["rows"]))
+        report = queries.team_report(team, start, end, cells=options["rows"])
+        return Response(report.as_json(rows=options["rows"]))
 
 
 class DigestChoiceSerializer(serializers.Serializer[Any]):

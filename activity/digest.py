@@ -39,7 +39,7 @@ class Digest:
 
 def build(team: Team, week: date) -> Digest:
     """Return the team's digest of one ISO week (the same reads as the activity page)."""
-    report = team_report(team, week, week)
+    report = team_report(team, week, week, cells=False)
     people = [(report.names.get(p, ""), report.by_person[p]) for p in report.people()[:TOP_PEOPLE]]
     return Digest(team=team, week=week, totals=report.totals, people=people, files=top_files(team, week))
 
@@ -58,7 +58,8 @@ def message(digest: Digest, user: Any) -> EmailMultiAlternatives:
     }
     text = render_to_string("activity/digest.txt", context)
     mail = EmailMultiAlternatives(
-        subject=f"[piweb] {digest.team.name}: the week {digest.label}",
+        # A header holds one line, whatever a team's name holds.
+        subject=f"[piweb] {' '.join(digest.team.name.split())}: the week {digest.label}",
         body=text,
         to=[user.email],
     )

@@ -142,12 +142,16 @@ def shared_with(team: Team) -> QuerySet[Any]:
     return SessionShare.objects.filter(team=team, session__deleted_at__isnull=True).values("session_id")
 
 
-def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False) -> Report:
+def team_report(
+    team: Team, start: date, end: date, *, cells: bool = True, cell_tools: bool = False
+) -> Report:
     """Return the team's activity from ``start``'s ISO week to ``end``'s: grouped reads of the rollup
-    joined with the team's shares (``cell_tools``: also the tool mix of each person's week, for the CSV).
+    joined with the team's shares. ``cells``: also each person's weeks (the REST rows and the CSV);
+    ``cell_tools``: also their tool mix (the CSV).
 
     One read of the weekly rows gives every number and Pi's own tools; the distinct sessions and the
-    other tools (few rows) take one more each."""
+    other tools (few rows) take one more each. Without ``cells``, PostgreSQL groups the rows by week and
+    by person in that one read, so a year of a big team is a few hundred rows rather than ten thousand."""
     span = weeks(start, end)
     first, last = span[0], span[-1]
     shared = shared_with(team)
@@ -168,13 +172,20 @@ def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False)
         .annotate(n_sessions=Count("pk", filter=Q(answers__gt=0)), **sums)
         .values_list("week", "person_id", "n_sessions", *sums)
     )
-    cells: dict[tuple[date, int], Cell] = {}
+    cells_found: dict[tuple[date, int], Cell] = {}
     cell_pi_tools: dict[tuple[date, int], tuple[int, ...]] = {}
     week_sums = {w: [0] * _WIDTH for w in span}
     person_sums: dict[int, list[Any]] = {}
-    for week, person, *values in _plain_rows(found):
+    grouped = None if cells or cell_tools else _by_week_and_person(rows, columns)
+    if grouped is not None:
+        for week, person, values in grouped:
+            if week is not None:
+                week_sums[week] = values
+            elif person is not None:
+                person_sums[person] = values
+    for week, person, *values in _plain_rows(found) if grouped is None else ():
         values = [v or 0 for v in values]
-        cells[week, person] = cast(Cell, tuple(values[: len(NUMBERS)]))
+        cells_found[week, person] = cast(Cell, tuple(values[: len(NUMBERS)]))
         cell_pi_tools[week, person] = tuple(values[len(NUMBERS) :])
         into_week = week_sums[week]
         into_person = person_sums.setdefault(person, [0] * _WIDTH)
@@ -223,13 +234,31 @@ def team_report(team: Team, start: date, end: date, *, cell_tools: bool = False)
         end=end,
         weeks=span,
         names=names,
-        cells=cells,
+        cells=cells_found,
         by_week=by_week,
         by_person=by_person,
         totals=totals,
         tools=[tool for tool, _ in totals.tools.most_common()],
         cell_tools=per_cell,
     )
+
+
+def _by_week_and_person(
+    rows: QuerySet[Any], columns: list[str]
+) -> list[tuple[date | None, int | None, list[Any]]] | None:
+    """The rows' numbers per week and per person in one pass (PostgreSQL's ``GROUPING SETS``): each
+    result has a week or a person, the other None. None elsewhere: the caller groups per person's week."""
+    if connection.vendor != "postgresql":
+        return None
+    sql, params = rows.values("week", "person_id", *columns).query.sql_with_params()
+    sums = ", ".join(f"coalesce(sum(r.{c}), 0)" for c in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT r.week, r.person_id, count(*) FILTER (WHERE r.answers > 0), {sums} "
+            f"FROM ({sql}) AS r GROUP BY GROUPING SETS ((r.week), (r.person_id))",
+            params,
+        )
+        return [(week, person, list(values)) for week, person, *values in cursor.fetchall()]
 
 
 def _plain_rows(query: QuerySet[Any]) -> Iterator[tuple[Any, ...]]:

@@ -47,7 +47,7 @@ def activity_page(request: HttpRequest, team_id: int) -> HttpResponse:
     except BadRange as e:
         error = str(e)
         start, end = span(timezone.now().date())
-    report = queries.team_report(team, start, end)
+    report = queries.team_report(team, start, end, cells=False)
     body = report.as_json(rows=False)
     del body["people"]  # the charts draw the weeks; the people are the page's table
     # The table's cells as text: two hundred people's rows render as plain strings.

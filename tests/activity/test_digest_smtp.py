@@ -104,3 +104,23 @@ def test_a_quiet_week_sends_nothing(crew: Crew, settings: Any) -> None:
         _smtp(settings, port)
         assert tasks.send_team_digest.apply(args=(crew.team.pk, "2026-03-02")).get() == 0
         assert inbox.wait(1, timeout=1) == []
+
+
+def test_the_weekly_beat_sends_every_teams_last_week(crew: Crew, settings: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from sessions_app import services
+
+    from .conftest import import_session, worked
+
+    day = datetime.now(UTC) - timedelta(days=7)
+    stamp = day.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    recent = import_session(crew.vera, [{**e, "timestamp": stamp} for e in worked(1.0, "src/v.py")], "recent")
+    services.share_with_team(session=recent, team=crew.team, access="viewer", actor=crew.vera)
+    with smtp_server() as (port, inbox):
+        _smtp(settings, port)
+        assert tasks.send_digests.apply().get() == 3  # crew's three members; "elsewhere" had a quiet week
+        messages = inbox.wait(3)
+    text = _parts(messages[0][1])["text/plain"]
+    assert "Sessions: 1" in text and "Cost: $1.00" in text and "src/v.py" in text
+    assert ActionLog.objects.get(action="digest_send").actor_name == "digest-worker"

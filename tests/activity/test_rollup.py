@@ -128,3 +128,17 @@ def test_an_extensions_tool_is_in_the_mix_beside_pis_own(crew: Crew) -> None:
     olga = next(p for p in body["people"] if p["name"] == "olga")
     assert olga["tools"]["deploy"] == 1 and olga["toolCalls"] == 5
     assert _numbers(body["totals"]) == _numbers(raw_counts(crew.team))
+
+
+def test_rebuild_activity_recounts_what_was_written_before_the_rollup(crew: Crew) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    before = _report(crew)
+    WeekActivity.objects.all().delete()
+    assert _report(crew)["totals"]["answers"] == 0
+    out = StringIO()
+    call_command("rebuild_activity", stdout=out)
+    assert "3 session(s) recounted" in out.getvalue()
+    assert _report(crew) == before
