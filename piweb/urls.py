@@ -48,6 +48,7 @@ urlpatterns += [
     path("api/", include("accounts_app.urls")),
     path("api/", include("sync.urls")),
     path("api/", include("runners.urls")),
+    path("api/", include("organize.urls")),
     path("api/", include("teams.urls")),
     path("api/", include("sessions_app.urls")),
     path("", include("costs.page_urls")),

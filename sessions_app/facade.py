@@ -19,7 +19,14 @@ from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
 from sessions_app.list_filters import FilterError, SessionFilter, register_session_filter
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
-from sessions_app.page_parts import Badge, PagePart, register_badges, register_page_part
+from sessions_app.page_parts import (
+    Badge,
+    ListPart,
+    PagePart,
+    register_badges,
+    register_list_part,
+    register_page_part,
+)
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
 from sessions_app.services import (
     AppendConflict,
@@ -55,6 +62,7 @@ __all__ = [
     "FilterError",
     "InvalidSessionFile",
     "LinkReadableView",
+    "ListPart",
     "LiveSessionRowsAdmin",
     "NavigateResultSerializer",
     "NavigateSerializer",
@@ -90,6 +98,7 @@ __all__ = [
     "refresh_statistics",
     "register_badges",
     "register_extra_hits",
+    "register_list_part",
     "register_page_part",
     "register_session_filter",
     "run_author",

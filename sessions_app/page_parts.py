@@ -6,6 +6,9 @@
   in the page's bar (``where="bar"``) or after the panels (``where="end"``), with the page's context and
   its own ``part`` values. A part whose ``when`` answers False for the viewer is left out (link
   visitors see only what a link may show).
+- **List parts** of the session list (saved filters, a bulk bar): a template another app owns, rendered
+  beside the search form (``where="filters"``) or after the table (``where="end"``, where a part may load
+  its own module script and decorate the rows, each ``tr[data-session-id]``), with the sessions shown.
 
 An app registers both in its ``AppConfig.ready()``. A source sees only sessions the viewer may read:
 the list and the page found them through access first.
@@ -23,10 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Badge",
+    "ListPart",
     "PagePart",
     "attach_badges",
+    "list_parts",
     "page_parts",
     "register_badges",
+    "register_list_part",
     "register_page_part",
 ]
 
@@ -52,8 +58,19 @@ class PagePart:
     order: int = 100
 
 
+@dataclass(frozen=True)
+class ListPart:
+    name: str
+    template: str
+    where: str = "end"  # "filters" or "end"
+    # (request, sessions shown) -> extra context for the template, or None to leave the part out.
+    context: Callable[[Any, list[ChatSession]], dict[str, Any] | None] | None = None
+    order: int = 100
+
+
 _BADGES: dict[str, BadgeSource] = {}
 _PARTS: dict[str, PagePart] = {}
+_LIST_PARTS: dict[str, ListPart] = {}
 
 
 def register_badges(name: str, source: BadgeSource) -> None:
@@ -64,6 +81,12 @@ def register_page_part(part: PagePart) -> None:
     if part.where not in ("bar", "end"):
         raise ValueError(f"a page part goes in the bar or at the end, not {part.where!r}")
     _PARTS[part.name] = part
+
+
+def register_list_part(part: ListPart) -> None:
+    if part.where not in ("filters", "end"):
+        raise ValueError(f"a list part goes beside the filters or at the end, not {part.where!r}")
+    _LIST_PARTS[part.name] = part
 
 
 def attach_badges(sessions: list[ChatSession], viewer: Any) -> None:
@@ -83,6 +106,17 @@ def page_parts(request: Any, grant: Access, session: ChatSession) -> dict[str, l
     placed: dict[str, list[dict[str, Any]]] = {"bar": [], "end": []}
     for part in sorted(_PARTS.values(), key=lambda p: (p.order, p.name)):
         extra = part.context(request, grant, session) if part.context is not None else {}
+        if extra is None:
+            continue
+        placed[part.where].append({"template": part.template, "part": extra})
+    return placed
+
+
+def list_parts(request: Any, sessions: list[ChatSession]) -> dict[str, list[dict[str, Any]]]:
+    """The session list's parts to render, by place: ``{"filters": [...], "end": [...]}``."""
+    placed: dict[str, list[dict[str, Any]]] = {"filters": [], "end": []}
+    for part in sorted(_LIST_PARTS.values(), key=lambda p: (p.order, p.name)):
+        extra = part.context(request, sessions) if part.context is not None else {}
         if extra is None:
             continue
         placed[part.where].append({"template": part.template, "part": extra})

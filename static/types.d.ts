@@ -56,6 +56,41 @@ declare namespace Piweb {
     readonly teams: readonly { id: number; name: string }[];
   }
 
+  /** A team's tag as organize's pages receive it. */
+  interface OrganizeTag {
+    readonly id: number;
+    readonly name: string;
+    /** One of organize.models.COLOURS: the badge's class is badge-tag-<colour>. */
+    readonly colour: string;
+    readonly teamName: string;
+    readonly team?: number;
+    /** Sessions the viewer may read that carry it (the list only). */
+    readonly count?: number;
+  }
+
+  /** The session list's bulk bar and pin stars ("organize-list-config", organize/registry.py). */
+  interface OrganizeListConfig {
+    /** The sessions on this page the viewer pinned. */
+    readonly pinned: readonly number[];
+    /** The tags of the viewer's teams. */
+    readonly tags: readonly OrganizeTag[];
+    /** The viewer's teams (to share with); editor: the viewer may save the team's filters. */
+    readonly teams: readonly { id: number; name: string; editor: boolean }[];
+    readonly query: string;
+  }
+
+  /** The session page's pin, tags and archive ("organize-session-config"). */
+  interface OrganizeSessionConfig {
+    readonly session: number;
+    readonly pinned: boolean;
+    readonly archived: boolean;
+    readonly canArchive: boolean;
+    /** The tags of the viewer's teams on the session. */
+    readonly tags: readonly OrganizeTag[];
+    /** The tags the viewer may put on or take off the session. */
+    readonly offered: readonly OrganizeTag[];
+  }
+
   /** The socket's answer to a sync: where the session is now. */
   interface StateMessage {
     type: "state";
