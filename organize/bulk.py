@@ -179,6 +179,10 @@ def _some[T](value: T | None) -> T:
 
 def describe(plan: Plan) -> dict[str, Any]:
     def row(session: ChatSession) -> dict[str, Any]:
+        return {"id": session.pk}
+
+    def named(session: ChatSession) -> dict[str, Any]:
+        # Only the sessions a person must look at are named (a title may cost a read of its first prompt).
         return {"id": session.pk, "name": session.title}
 
     return {
@@ -193,8 +197,8 @@ def describe(plan: Plan) -> dict[str, Any]:
         },
         "change": [row(s) for s in plan.change],
         "unchanged": [row(s) for s in plan.unchanged],
-        "refused": [{**row(s), "reason": why} for s, why in plan.refused],
-        "failed": [{**row(s), "reason": why} for s, why in plan.failed],
+        "refused": [{**named(s), "reason": why} for s, why in plan.refused],
+        "failed": [{**named(s), "reason": why} for s, why in plan.failed],
     }
 
 

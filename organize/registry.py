@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.http import urlencode
 
@@ -19,6 +19,7 @@ from sessions_app.facade import (
     PagePart,
     SessionFilter,
     register_badges,
+    register_leading_order,
     register_list_part,
     register_page_part,
     register_session_filter,
@@ -82,6 +83,11 @@ def _archived_choices(viewer: Any) -> list[tuple[str, str]]:
 
 def _pinned_choices(viewer: Any) -> list[tuple[str, str]]:
     return [("1", "Pinned by me")]
+
+
+def _pinned_first(viewer: Any) -> Any:
+    """The default list shows the viewer's pinned sessions first (one index probe per listed row)."""
+    return Exists(Pin.objects.filter(user=viewer, session=OuterRef("pk"))).desc()
 
 
 def _list_url(**params: Any) -> str:
@@ -203,6 +209,7 @@ def register() -> None:
             help="1: only the sessions I pinned.",
         )
     )
+    register_leading_order("organize-pins", _pinned_first)
     register_badges("organize", _badges)
     register_list_part(
         ListPart("organize-filters", "organize/saved_filters.html", where="filters", context=filters_context)

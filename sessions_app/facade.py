@@ -17,7 +17,12 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
-from sessions_app.list_filters import FilterError, SessionFilter, register_session_filter
+from sessions_app.list_filters import (
+    FilterError,
+    SessionFilter,
+    register_leading_order,
+    register_session_filter,
+)
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.page_parts import (
     Badge,
@@ -98,6 +103,7 @@ __all__ = [
     "refresh_statistics",
     "register_badges",
     "register_extra_hits",
+    "register_leading_order",
     "register_list_part",
     "register_page_part",
     "register_session_filter",

@@ -60,7 +60,9 @@ def search_sessions(
         readable = list(query.values_list("pk", flat=True))
         matched = text_search.matching_sessions(readable, text)
         query = query.filter(Q(name__icontains=text) | Q(cwd__icontains=text) | Q(pk__in=matched))
-    return query.order_by(*SORTS.get(sort, SORTS["recent"]))
+    if sort not in SORTS or sort == "recent":
+        return query.order_by(*list_filters.leading_order(user), *SORTS["recent"])
+    return query.order_by(*SORTS[sort])
 
 
 @login_required

@@ -6,6 +6,7 @@ private, and an outsider (in no team) must learn nothing of either.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,20 @@ def test_a_pin_is_personal_and_filters_the_list(crew: Crew) -> None:
         "pin",
         "unpin",
     ]
+
+
+def _page_order(client: APIClient, query: str = "") -> list[str]:
+    return re.findall(r'class="session-link"[^>]*>([^<]+)<', _page_names(client, query))
+
+
+def test_pinned_sessions_come_first_in_the_default_list(crew: Crew) -> None:
+    owner = crew.api(crew.owner)
+    assert _page_order(owner) == ["my notes", "billing refactor"]  # most recent first
+    owner.post(f"/api/sessions/{crew.shared.pk}/pin/")
+    assert _page_order(owner) == ["billing refactor", "my notes"]
+    # Another sort is kept as asked.
+    assert _page_order(owner, "?sort=created") == ["my notes", "billing refactor"]
+    assert _page_order(crew.api(crew.editor)) == ["billing refactor"]
 
 
 def test_nobody_pins_what_they_cannot_read_nor_learns_it_exists(crew: Crew) -> None:
