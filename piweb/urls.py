@@ -55,6 +55,7 @@ urlpatterns += [
     path("api/", include("discussion.urls")),
     path("", include("discussion.page_urls")),
     path("", include("runners.page_urls")),
+    path("", include("organize.page_urls")),
     path("api/", include("audit.urls")),
     path("", include("audit.page_urls")),
     path("", include("sessions_app.page_urls")),

@@ -440,6 +440,7 @@ ROWS = [
     Row("teams/<int:team_id>/", "GET", lambda w: f"/teams/{w.team.pk}/", "200 200 200 302 404 302"),
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
     Row("runners/", "GET", lambda w: "/runners/", "200 200 200 302 200 302"),
+    Row("tags/", "GET", lambda w: "/tags/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
     Row("activity/", "GET", lambda w: "/activity/", "200 200 200 302 200 302"),

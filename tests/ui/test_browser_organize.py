@@ -1,8 +1,10 @@
-"""Organizing sessions in a real browser: a pin star, a team tag put on from the session page and
-followed from its badge, archive and restore, and a bulk archive that previews what it will do."""
+"""Organizing sessions in a real browser: a pin star, a team tag made on the tags page, put on from the
+session page and followed from its badge, archive and restore, a bulk archive that previews what it will
+do, and a saved filter."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -36,12 +38,21 @@ def test_pin_tag_archive_and_a_bulk_archive_with_its_preview(
     owner = account("olga")
     team = Team.objects.create(name="Platform")
     TeamMembership.objects.create(team=team, user=owner, role="owner")
-    Tag.objects.create(team=team, name="billing", colour="blue")
     alpha = _session(owner, "alpha", "alpha invoices", team)
     _session(owner, "beta", "beta search", team)
     _session(owner, "gamma", "gamma notes")
 
     page = sign_in(open_browser(), "olga")
+    # The team's owner makes a tag on the tags page.
+    page.locator("#tags-link").click()
+    page.wait_for_selector("body[data-ready=true]")
+    page.fill(".tag-create input[name=name]", "billing")
+    page.select_option(".tag-create select[name=colour]", "blue")
+    page.locator(".tag-create button[type=submit]").click()
+    expect(page.locator(".tag-row a.tag")).to_have_text(["billing"])
+    screenshot(page, "organize-tags-page")
+    assert Tag.objects.get().colour == "blue"
+    page.goto(f"{server_url}/")
     page.wait_for_selector("body[data-organize-ready=true]")
     expect(_names(page)).to_have_count(3)
 
@@ -116,3 +127,34 @@ def test_pin_tag_archive_and_a_bulk_archive_with_its_preview(
     page.locator("#saved-filters summary").click()
     page.get_by_role("link", name="Archived work").click()
     expect(_names(page)).to_have_text(["beta search", "gamma notes"])
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_organize_parts_pass_axe(
+    account: Any, open_browser: Any, sign_in: Any, server_url: str, axe: Any, scheme: str
+) -> None:
+    owner = account("olga")
+    team = Team.objects.create(name="Platform")
+    TeamMembership.objects.create(team=team, user=owner, role="owner")
+    tag = Tag.objects.create(team=team, name="billing", colour="green")
+    alpha = _session(owner, "alpha", "alpha invoices", team)
+    tag.applied.create(session_id=alpha)
+    _session(owner, "beta", "beta search", team)
+    page = sign_in(open_browser(color_scheme=scheme), "olga")
+    page.wait_for_selector("body[data-organize-ready=true]")
+    page.locator(f'tr[data-session-id="{alpha}"] .pin-star').click()
+    expect(page.locator(f'tr[data-session-id="{alpha}"] .pin-star')).to_have_attribute("aria-pressed", "true")
+    page.locator("#saved-filters summary").click()
+    page.locator("#select-all").check()
+    problems = {"list": axe(page)}
+    page.locator('#bulk-bar button[data-bulk="tag"]').click()
+    expect(page.locator("#bulk-preview .bulk-change")).to_be_visible()
+    problems["bulk-dialog"] = axe(page)
+    page.goto(f"{server_url}/sessions/{alpha}/")
+    page.wait_for_selector("body[data-organize-ready=true]")
+    problems["session"] = axe(page)
+    page.goto(f"{server_url}/tags/")
+    page.wait_for_selector("body[data-ready=true]")
+    problems["tags"] = axe(page)
+    found = {k: v for k, v in problems.items() if v}
+    assert found == {}, json.dumps(found, indent=1)
