@@ -17,9 +17,9 @@ from core.actors import Actor, user_of
 from core.errors import AccessDenied, NotSignedIn, NotVisible
 from organize import queries, services
 from organize.models import SessionTag, Tag
-from sessions_app.facade import ChatSession, SessionShare, SharingRefused, access
+from sessions_app.facade import ChatSession, SessionShare, SharingRefused
 from sessions_app.facade import services as session_services
-from teams.facade import Team
+from teams.facade import Team, team_role
 
 ACTIONS = ("tag", "untag", "archive", "restore", "share", "delete")
 MAX_SELECTION = 500
@@ -83,13 +83,22 @@ def preview(actor: Actor, asked: Request) -> Plan:
     }
     plan = Plan(asked.action, missing=len(asked.session_ids) - len(readable))
     ids = list(readable)
+    # A few reads for the whole selection, whatever its size.
     writable = set(ChatSession.objects.editable_by(user).filter(pk__in=ids).values_list("pk", flat=True))
     archived = queries.archived_ids(ids)
     tagged: set[int] = set()
+    tag_shared: set[int] = set()
+    tag_role: str | None = None
     if asked.tag is not None:
         tagged = set(
             SessionTag.objects.filter(tag=asked.tag, session_id__in=ids).values_list("session_id", flat=True)
         )
+        tag_shared = set(
+            SessionShare.objects.filter(team=asked.tag.team, session_id__in=ids).values_list(
+                "session_id", flat=True
+            )
+        )
+        tag_role = team_role(user, asked.tag.team)
     shares: dict[int, str] = {}
     if asked.team is not None:
         shares = dict(
@@ -101,9 +110,13 @@ def preview(actor: Actor, asked: Request) -> Plan:
         session = readable.get(pk)
         if session is None:
             continue
-        why, already = _judge(
-            asked, user, session, pk in writable, pk in archived, pk in tagged, shares.get(pk)
-        )
+        if asked.tag is not None:
+            why = services.tag_refusal(
+                tag_role, shared=pk in tag_shared, can_write=pk in writable, tag=asked.tag
+            )
+            already = (pk in tagged) == (asked.action == "tag")
+        else:
+            why, already = _judge(asked, user, session, pk in writable, pk in archived, shares.get(pk))
         if why:
             plan.refused.append((session, why))
         elif already:
@@ -114,24 +127,14 @@ def preview(actor: Actor, asked: Request) -> Plan:
 
 
 def _judge(
-    asked: Request,
-    user: Any,
-    session: ChatSession,
-    writable: bool,
-    archived: bool,
-    tagged: bool,
-    shared: str | None,
+    asked: Request, user: Any, session: ChatSession, writable: bool, archived: bool, shared: str | None
 ) -> tuple[str, bool]:
-    """(why the actor may not, whether it is already as asked) for one readable session."""
+    """(why the actor may not, whether it is already as asked) for one readable session, but tagging."""
     owner = session.owner_id == user.pk
     if asked.action in ("archive", "restore"):
         if not writable:
             return "You may read this session but not change it.", False
         return "", archived == (asked.action == "archive")
-    if asked.action in ("tag", "untag"):
-        assert asked.tag is not None
-        why = services.may_apply_tag(user, access.Access(session, writable), asked.tag)
-        return why, tagged == (asked.action == "tag")
     if asked.action == "share":
         if not owner:
             return "Only the session's owner may change its sharing.", False

@@ -43,6 +43,7 @@ __all__ = [
     "remove_tag",
     "restore_session",
     "save_filter",
+    "tag_refusal",
     "unpin_session",
     "update_tag",
 ]
@@ -168,12 +169,17 @@ def delete_tag(*, actor: Actor, tag: Tag) -> None:
 
 def may_apply_tag(user: Any, grant: access.Access, tag: Tag) -> str:
     """Why ``user`` (whose grant on the session is ``grant``) may not apply or remove ``tag``, or ""."""
-    role = team_role(user, tag.team)
+    shared = SessionShare.objects.filter(session=grant.session, team=tag.team).exists()
+    return tag_refusal(team_role(user, tag.team), shared=shared, can_write=grant.can_write, tag=tag)
+
+
+def tag_refusal(role: str | None, *, shared: bool, can_write: bool, tag: Tag) -> str:
+    """The rule of ``may_apply_tag`` on what it reads (the bulk preview reads it once for a selection)."""
     if role is None:
         return "You are not a member of the tag's team."
-    if not SessionShare.objects.filter(session=grant.session, team=tag.team).exists():
+    if not shared:
         return f"The session is not shared with {tag.team.name}."
-    if not grant.can_write and role not in TEAM_EDITORS:
+    if not can_write and role not in TEAM_EDITORS:
         return "You may read this session but not tag it."
     return ""
 
