@@ -34,7 +34,13 @@ def _readable(request: Request, pk: int) -> ChatSession:
 
 
 def tag_body(tag: Tag, count: int | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"id": tag.pk, "name": tag.name, "colour": tag.colour, "team": tag.team_id}
+    body: dict[str, Any] = {
+        "id": tag.pk,
+        "name": tag.name,
+        "colour": tag.colour,
+        "team": tag.team_id,
+        "teamName": tag.team.name,
+    }
     if count is not None:
         body["count"] = count
     return body

@@ -110,7 +110,7 @@ declare namespace Piweb {
     /**
      * entries_appended, leaf_moved, changed, comment, session_deleted, entries_redacted, run_queued,
      * run_started, run_delta, run_tool, run_ended, compaction_start, compaction_end, branch_summary_start,
-     * branch_summary_end, auto_retry_start, auto_retry_end, ...
+     * branch_summary_end, auto_retry_start, auto_retry_end, organized (tags or archive changed), ...
      */
     event: string;
     session: number;

@@ -98,4 +98,16 @@ if (archiveButton) {
     }
   });
 }
+// Someone else tagged or untagged the session: show its tags as they are now.
+document.addEventListener("piweb:socket", async (event) => {
+  const message = event.detail;
+  if (message.type !== "event" || message.event !== "organized") return;
+  try {
+    const { body } = await api("GET", `${base}/tags/`);
+    tags = body.results;
+    drawTags();
+  } catch {
+    // the tags shown stay as they were; a reload shows them
+  }
+});
 document.body.dataset.organizeReady = "true";

@@ -11,7 +11,9 @@ import pytest
 from playwright.sync_api import expect
 
 from organize.models import Tag
+from organize.services import apply_tag, remove_tag
 from sessions_app import services
+from sessions_app.models import ChatSession
 from teams.models import Team, TeamMembership
 from tests.factories import HEADER, session_file, small_tree
 
@@ -70,6 +72,13 @@ def test_pin_tag_archive_and_a_bulk_archive_with_its_preview(
     page.select_option("#add-tag", label="billing (Platform)")
     expect(page.locator("#session-tags .session-tag")).to_have_text(["billing×"])
     screenshot(page, "organize-session-bar")
+    # A tag taken off elsewhere leaves the open page at once, and comes back the same way.
+    page.wait_for_selector("#live-status[data-state=live]")
+    session, tag = ChatSession.objects.get(pk=alpha), Tag.objects.get()
+    remove_tag(actor=owner, session=session, tag=tag)
+    expect(page.locator("#session-tags .session-tag")).to_have_count(0)
+    apply_tag(actor=owner, session=session, tag=tag)
+    expect(page.locator("#session-tags .session-tag")).to_have_text(["billing×"])
     page.goto(f"{server_url}/")
     badge = page.locator(f'tr[data-session-id="{alpha}"] a.tag', has_text="billing")
     expect(badge).to_be_visible()
