@@ -51,6 +51,7 @@ for (const row of rows) {
   box.addEventListener("change", () => {
     if (box.checked) selected.add(id);
     else selected.delete(id);
+    if (all) all.checked = selected.size === rows.length;
     showSelection();
   });
   const star = el("button", { type: "button", class: "pin-star", "aria-label": `Pin ${name}` });
@@ -129,7 +130,11 @@ function fill(select, options) {
   clear(select).append(...options.map((o) => el("option", { value: o.value }, o.text)));
 }
 
-for (const button of bar.querySelectorAll("button[data-bulk]")) {
+for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (bar.querySelectorAll("button[data-bulk]"))) {
+  // Tagging needs a tag of one's teams, sharing a team.
+  const bulk = button.dataset.bulk;
+  if ((bulk === "tag" || bulk === "untag") && !config.tags.length) button.hidden = true;
+  if (bulk === "share" && !config.teams.length) button.hidden = true;
   button.addEventListener("click", () => {
     action = /** @type {HTMLElement} */ (button).dataset.bulk || "";
     /** @type {HTMLElement} */ (document.getElementById("bulk-title")).textContent = `${TITLES[action]}: ${plural(selected.size, "session")}`;
