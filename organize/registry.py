@@ -214,5 +214,21 @@ def register() -> None:
     register_list_part(
         ListPart("organize-filters", "organize/saved_filters.html", where="filters", context=filters_context)
     )
-    register_list_part(ListPart("organize", "organize/list_part.html", where="end", context=list_context))
-    register_page_part(PagePart("organize", "organize/session_part.html", where="bar", context=page_context))
+    register_list_part(
+        ListPart(
+            "organize",
+            "organize/list_part.html",
+            where="end",
+            context=list_context,
+            script="organize/list.js",
+        )
+    )
+    register_page_part(
+        PagePart(
+            "organize",
+            "organize/session_part.html",
+            where="bar",
+            context=page_context,
+            script="organize/session_part.js",
+        )
+    )

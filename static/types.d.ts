@@ -68,7 +68,7 @@ declare namespace Piweb {
     readonly count?: number;
   }
 
-  /** The session list's bulk bar and pin stars ("organize-list-config", organize/registry.py). */
+  /** The session list's bulk bar and pin stars ("organize-config" on the list, organize/registry.py). */
   interface OrganizeListConfig {
     /** The sessions on this page the viewer pinned. */
     readonly pinned: readonly number[];
@@ -79,7 +79,7 @@ declare namespace Piweb {
     readonly query: string;
   }
 
-  /** The session page's pin, tags and archive ("organize-session-config"). */
+  /** The session page's pin, tags and archive ("organize-config" on the session page). */
   interface OrganizeSessionConfig {
     readonly session: number;
     readonly pinned: boolean;

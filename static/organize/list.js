@@ -5,7 +5,7 @@ import { api, clear, el } from "../sessions_app/api.js";
 import { plural } from "../sessions_app/format.js";
 
 const config = /** @type {Piweb.OrganizeListConfig} */ (
-  JSON.parse(/** @type {HTMLElement} */ (document.getElementById("organize-list-config")).textContent || "{}")
+  JSON.parse(/** @type {HTMLElement} */ (document.getElementById("organize-config")).textContent || "{}")
 );
 const pinned = new Set(config.pinned);
 /** @type {Set<number>} */

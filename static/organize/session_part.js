@@ -3,7 +3,7 @@
 import { api, clear, el } from "../sessions_app/api.js";
 
 const config = /** @type {Piweb.OrganizeSessionConfig} */ (
-  JSON.parse(/** @type {HTMLElement} */ (document.getElementById("organize-session-config")).textContent || "{}")
+  JSON.parse(/** @type {HTMLElement} */ (document.getElementById("organize-config")).textContent || "{}")
 );
 const base = `/api/sessions/${config.session}`;
 let pinned = config.pinned;
