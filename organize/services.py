@@ -253,7 +253,10 @@ def normalized_query(query: str) -> str:
         raise OrganizeError(f"A filter's query is at most {MAX_QUERY} characters")
     params = QueryDict(query, mutable=True)
     params.pop("page", None)
-    return params.urlencode()
+    normalized = params.urlencode()
+    if len(normalized) > MAX_QUERY:  # encoding may lengthen it
+        raise OrganizeError(f"A filter's query is at most {MAX_QUERY} characters once encoded")
+    return normalized
 
 
 def save_filter(*, actor: Actor, name: str, query: str, team: Team | None = None) -> SavedFilter:

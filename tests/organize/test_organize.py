@@ -236,6 +236,9 @@ def test_saved_filters_per_person_and_per_team(crew: Crew) -> None:
     ]
     assert [f["name"] for f in editor.get("/api/saved-filters/").json()["results"]] == ["archived billing"]
     assert crew.api(crew.outsider).get("/api/saved-filters/").json()["results"] == []
+    # A query that only encoding makes too long is refused, not cut.
+    long = {"name": "long", "query": "q=" + "é" * 1500}
+    assert viewer.post("/api/saved-filters/", long).status_code == 400
     page = _page_names(viewer)
     assert 'href="/?pinned=1"' in page and "archived billing" in page
     team_filter = next(f for f in viewer.get("/api/saved-filters/").json()["results"] if f["team"])
