@@ -20,11 +20,19 @@ from sessions_app.attribution import Author, author_of, run_author
 from sessions_app.list_filters import (
     FilterError,
     SessionFilter,
+    register_leading_order,
     register_search_reader,
     register_session_filter,
 )
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
-from sessions_app.page_parts import Badge, PagePart, register_badges, register_page_part
+from sessions_app.page_parts import (
+    Badge,
+    ListPart,
+    PagePart,
+    register_badges,
+    register_list_part,
+    register_page_part,
+)
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
 from sessions_app.services import (
     AppendConflict,
@@ -60,6 +68,7 @@ __all__ = [
     "FilterError",
     "InvalidSessionFile",
     "LinkReadableView",
+    "ListPart",
     "LiveSessionRowsAdmin",
     "NavigateResultSerializer",
     "NavigateSerializer",
@@ -95,6 +104,8 @@ __all__ = [
     "refresh_statistics",
     "register_badges",
     "register_extra_hits",
+    "register_leading_order",
+    "register_list_part",
     "register_page_part",
     "register_search_reader",
     "register_session_filter",

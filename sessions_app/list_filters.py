@@ -26,7 +26,9 @@ __all__ = [
     "SessionFilter",
     "active_filters",
     "apply_filters",
+    "leading_order",
     "read_search_text",
+    "register_leading_order",
     "register_search_reader",
     "register_session_filter",
     "registered_filters",
@@ -79,6 +81,20 @@ def register_session_filter(spec: SessionFilter) -> SessionFilter:
         raise ValueError(f"a session filter named {spec.name!r} is registered already")
     _REGISTRY[spec.name] = spec
     return spec
+
+
+# (viewer) -> an ordering expression the list's default sort puts first (pinned sessions on top).
+Lead = Callable[[Any], Any]
+_LEADS: dict[str, Lead] = {}
+
+
+def register_leading_order(name: str, lead: Lead) -> None:
+    _LEADS[name] = lead
+
+
+def leading_order(viewer: Any) -> list[Any]:
+    """What the default sort orders by before its own keys, in name order."""
+    return [_LEADS[name](viewer) for name in sorted(_LEADS)]
 
 
 def registered_filters() -> list[SessionFilter]:

@@ -6,6 +6,10 @@
   in the page's bar (``where="bar"``) or after the panels (``where="end"``), with the page's context and
   its own ``part`` values. A part whose ``when`` answers False for the viewer is left out (link
   visitors see only what a link may show).
+- **List parts** of the session list (saved filters, a bulk bar): a template another app owns, rendered
+  beside the search form (``where="filters"``) or after the table (``where="end"``), with the sessions
+  shown. A part's ``script`` (a module, which may decorate the rows, each ``tr[data-session-id]``) and its
+  ``config`` load after the page's own scripts, as page parts' do.
 
 An app registers both in its ``AppConfig.ready()``. A source sees only sessions the viewer may read:
 the list and the page found them through access first.
@@ -23,10 +27,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Badge",
+    "ListPart",
     "PagePart",
     "attach_badges",
+    "list_parts",
     "page_parts",
     "register_badges",
+    "register_list_part",
     "register_page_part",
 ]
 
@@ -50,10 +57,25 @@ class PagePart:
     # (request, grant, session) -> extra context for the template, or None to leave the part out.
     context: Callable[[Any, Access, ChatSession], dict[str, Any] | None] | None = None
     order: int = 100
+    # A module loaded after the page's own (outside <main>, which holds no script but the page's config);
+    # the context's ``config``, if any, goes beside it as JSON in ``<name>-config``.
+    script: str = ""
+
+
+@dataclass(frozen=True)
+class ListPart:
+    name: str
+    template: str
+    where: str = "end"  # "filters" or "end"
+    # (request, sessions shown) -> extra context for the template, or None to leave the part out.
+    context: Callable[[Any, list[ChatSession]], dict[str, Any] | None] | None = None
+    order: int = 100
+    script: str = ""  # as a page part's
 
 
 _BADGES: dict[str, BadgeSource] = {}
 _PARTS: dict[str, PagePart] = {}
+_LIST_PARTS: dict[str, ListPart] = {}
 
 
 def register_badges(name: str, source: BadgeSource) -> None:
@@ -64,6 +86,12 @@ def register_page_part(part: PagePart) -> None:
     if part.where not in ("bar", "end"):
         raise ValueError(f"a page part goes in the bar or at the end, not {part.where!r}")
     _PARTS[part.name] = part
+
+
+def register_list_part(part: ListPart) -> None:
+    if part.where not in ("filters", "end"):
+        raise ValueError(f"a list part goes beside the filters or at the end, not {part.where!r}")
+    _LIST_PARTS[part.name] = part
 
 
 def attach_badges(sessions: list[ChatSession], viewer: Any) -> None:
@@ -79,11 +107,32 @@ def attach_badges(sessions: list[ChatSession], viewer: Any) -> None:
 
 
 def page_parts(request: Any, grant: Access, session: ChatSession) -> dict[str, list[dict[str, Any]]]:
-    """The parts to render, by place: ``{"bar": [...], "end": [...]}``, each ``{"template", "part"}``."""
-    placed: dict[str, list[dict[str, Any]]] = {"bar": [], "end": []}
+    """The parts to render, by place: ``{"bar": [...], "end": [...], "scripts": [...]}``, each place's
+    ``{"template", "part"}`` and each script's ``{"script", "config", "id"}``."""
+    placed: dict[str, list[dict[str, Any]]] = {"bar": [], "end": [], "scripts": []}
     for part in sorted(_PARTS.values(), key=lambda p: (p.order, p.name)):
         extra = part.context(request, grant, session) if part.context is not None else {}
         if extra is None:
             continue
         placed[part.where].append({"template": part.template, "part": extra})
+        _add_script(placed, part.name, part.script, extra)
+    return placed
+
+
+def _add_script(
+    placed: dict[str, list[dict[str, Any]]], name: str, script: str, extra: dict[str, Any]
+) -> None:
+    if script:
+        placed["scripts"].append({"script": script, "config": extra.get("config"), "id": f"{name}-config"})
+
+
+def list_parts(request: Any, sessions: list[ChatSession]) -> dict[str, list[dict[str, Any]]]:
+    """The session list's parts, by place: ``{"filters": [...], "end": [...], "scripts": [...]}``."""
+    placed: dict[str, list[dict[str, Any]]] = {"filters": [], "end": [], "scripts": []}
+    for part in sorted(_LIST_PARTS.values(), key=lambda p: (p.order, p.name)):
+        extra = part.context(request, sessions) if part.context is not None else {}
+        if extra is None:
+            continue
+        placed[part.where].append({"template": part.template, "part": extra})
+        _add_script(placed, part.name, part.script, extra)
     return placed

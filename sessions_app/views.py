@@ -62,7 +62,9 @@ def search_sessions(
         readable = list(query.values_list("pk", flat=True))
         matched = text_search.matching_sessions(readable, text)
         query = query.filter(Q(name__icontains=text) | Q(cwd__icontains=text) | Q(pk__in=matched))
-    return query.order_by(*SORTS.get(sort, SORTS["recent"]))
+    if sort not in SORTS or sort == "recent":
+        return query.order_by(*list_filters.leading_order(user), *SORTS["recent"])
+    return query.order_by(*SORTS[sort])
 
 
 @login_required
@@ -79,7 +81,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
     except (WorkQueryError, list_filters.FilterError) as exc:
         error, query = str(exc), ChatSession.objects.none()
     page = Paginator(query, PAGE_SIZE).get_page(request.GET.get("page"))
-    page_parts.attach_badges(list(page.object_list), request.user)
+    shown = list(page.object_list)
+    page_parts.attach_badges(shown, request.user)
+    # The pager keeps every parameter (filters included) but the page itself.
+    kept = request.GET.copy()
+    kept.pop("page", None)
     if text and not error:
         work = parse_work_query(text)
         if work.has_work:
@@ -97,6 +103,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "sort": sort,
             "sorts": list(SORTS),
             "scopes": SCOPES,
+            "kept": kept.urlencode(),
+            "list_parts": page_parts.list_parts(request, shown),
         },
     )
 

@@ -84,6 +84,39 @@ declare namespace Piweb {
       /** Every ISO week of the range, by its Monday, in order. */
       weeks: (ActivityNumbers & { week: string; label: string })[];
     };
+  /** A team's tag as organize's pages receive it. */
+  interface OrganizeTag {
+    readonly id: number;
+    readonly name: string;
+    /** One of organize.models.COLOURS: the badge's class is badge-tag-<colour>. */
+    readonly colour: string;
+    readonly teamName: string;
+    readonly team?: number;
+    /** Sessions the viewer may read that carry it (the list only). */
+    readonly count?: number;
+  }
+
+  /** The session list's bulk bar and pin stars ("organize-config" on the list, organize/registry.py). */
+  interface OrganizeListConfig {
+    /** The sessions on this page the viewer pinned. */
+    readonly pinned: readonly number[];
+    /** The tags of the viewer's teams. */
+    readonly tags: readonly OrganizeTag[];
+    /** The viewer's teams (to share with); editor: the viewer may save the team's filters. */
+    readonly teams: readonly { id: number; name: string; editor: boolean }[];
+    readonly query: string;
+  }
+
+  /** The session page's pin, tags and archive ("organize-config" on the session page). */
+  interface OrganizeSessionConfig {
+    readonly session: number;
+    readonly pinned: boolean;
+    readonly archived: boolean;
+    readonly canArchive: boolean;
+    /** The tags of the viewer's teams on the session. */
+    readonly tags: readonly OrganizeTag[];
+    /** The tags the viewer may put on or take off the session. */
+    readonly offered: readonly OrganizeTag[];
   }
 
   /** The socket's answer to a sync: where the session is now. */
@@ -105,7 +138,7 @@ declare namespace Piweb {
     /**
      * entries_appended, leaf_moved, changed, comment, session_deleted, entries_redacted, run_queued,
      * run_started, run_delta, run_tool, run_ended, compaction_start, compaction_end, branch_summary_start,
-     * branch_summary_end, auto_retry_start, auto_retry_end, ...
+     * branch_summary_end, auto_retry_start, auto_retry_end, organized (tags or archive changed), ...
      */
     event: string;
     session: number;

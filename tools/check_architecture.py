@@ -37,6 +37,7 @@ APPS = (
     "governance",
     "runners",
     "activity",
+    "organize",
 )
 # Plain Python packages at the bottom, and the configuration package at the top: no facade.
 LIBRARIES = ("core", "pitree", "documents", "piweb")

@@ -33,6 +33,7 @@ from core.actors import IDENTITY_PROVIDER
 from governance import tasks as governance_tasks
 from governance.models import LegalHold, SecretFinding
 from governance.scanning import scan_range
+from organize.models import Tag
 from providers.models import LLMProvider
 from sessions_app import services
 from sessions_app import tasks as session_tasks
@@ -639,6 +640,69 @@ def task_digest(w: World) -> Callable[[], None]:
             assert activity_tasks.send_team_digest.apply(args=(w.team.pk, week)).get() == 1
 
     return send
+# -- organize --------------------------------------------------------------------------------------------
+
+
+def _organize_tag(w: World) -> int:
+    services.share_with_team(session=w.session, team=w.team, access="editor", actor=w.owner)
+    return Tag.objects.create(team=w.team, name="billing").pk
+
+
+def rest_pin(w: World) -> None:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/pin/"))
+
+
+def rest_unpin(w: World) -> Callable[[], None]:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/pin/"))
+    return lambda: _ok(w.client.delete(f"/api/sessions/{w.session.pk}/pin/"))
+
+
+def rest_archive(w: World) -> None:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/archive/"))
+
+
+def rest_restore(w: World) -> Callable[[], None]:
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/archive/"))
+    return lambda: _ok(w.client.delete(f"/api/sessions/{w.session.pk}/archive/"))
+
+
+def rest_bulk_archive(w: World) -> None:
+    body = {"action": "archive", "sessions": [w.session.pk], "preview": False}
+    _ok(w.client.post("/api/sessions/bulk/", body, format="json"))
+
+
+def rest_tag_create(w: World) -> None:
+    _ok(w.client.post(f"/api/teams/{w.team.pk}/tags/", {"name": "billing"}, format="json"))
+
+
+def rest_tag_change(w: World) -> Callable[[], None]:
+    tag = _organize_tag(w)
+    return lambda: _ok(w.client.patch(f"/api/tags/{tag}/", {"name": "invoices"}, format="json"))
+
+
+def rest_tag_delete(w: World) -> Callable[[], None]:
+    tag = _organize_tag(w)
+    return lambda: _ok(w.client.delete(f"/api/tags/{tag}/"))
+
+
+def rest_tag_apply(w: World) -> Callable[[], None]:
+    tag = _organize_tag(w)
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/tags/", {"tagId": tag}, format="json"))
+
+
+def rest_tag_remove(w: World) -> Callable[[], None]:
+    tag = _organize_tag(w)
+    _ok(w.client.post(f"/api/sessions/{w.session.pk}/tags/", {"tagId": tag}, format="json"))
+    return lambda: _ok(w.client.delete(f"/api/sessions/{w.session.pk}/tags/{tag}/"))
+
+
+def rest_filter_save(w: World) -> None:
+    _ok(w.client.post("/api/saved-filters/", {"name": "pins", "query": "pinned=1"}, format="json"))
+
+
+def rest_filter_delete(w: World) -> Callable[[], None]:
+    saved = w.client.post("/api/saved-filters/", {"name": "pins", "query": "pinned=1"}, format="json")
+    return lambda: _ok(w.client.delete(f"/api/saved-filters/{saved.json()['id']}/"))
 
 
 # -- the table -------------------------------------------------------------------------------------------
@@ -703,6 +767,18 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_comment_reopen, A.COMMENT_REOPEN, USER),
     ("rest", rest_comment_export, A.EXPORT, USER),
     ("rest", rest_viewers_may_comment, A.SETTINGS, USER),
+    ("rest", rest_pin, A.PIN, USER),
+    ("rest", rest_unpin, A.UNPIN, USER),
+    ("rest", rest_archive, A.ARCHIVE, USER),
+    ("rest", rest_restore, A.RESTORE, USER),
+    ("rest", rest_bulk_archive, A.ARCHIVE, USER),
+    ("rest", rest_tag_create, A.TAG_CREATE, USER),
+    ("rest", rest_tag_change, A.TAG_CHANGE, USER),
+    ("rest", rest_tag_delete, A.TAG_DELETE, USER),
+    ("rest", rest_tag_apply, A.TAG_APPLY, USER),
+    ("rest", rest_tag_remove, A.TAG_REMOVE, USER),
+    ("rest", rest_filter_save, A.FILTER_SAVE, USER),
+    ("rest", rest_filter_delete, A.FILTER_DELETE, USER),
     ("sync", sync_push, A.SYNC, USER),
     ("sync", sync_push_with_workspace, A.SYNC, USER),
     ("runner", runner_run_commits, A.RUN_COMMITS, USER),

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from organize.models import Tag
 from piweb.asgi import application
 
 from .conftest import ACTORS, World, build_world
@@ -214,6 +215,56 @@ ROWS = [
         "200 404 404 403 404 403",
     ),
     Row("api/runners/", "GET", lambda w: "/api/runners/", "200 200 200 403 200 403"),
+    # Organize: pins are anyone's who reads; archive needs write; tags the team's editors or the writers.
+    Row("api/sessions/<int:pk>/pin/", "POST", s("pin/"), "200 200 200 403 404 403"),
+    Row("api/sessions/<int:pk>/pin/", "DELETE", s("pin/"), "200 200 200 403 404 403"),
+    Row("api/sessions/<int:pk>/archive/", "POST", s("archive/"), "200 200 403 403 404 403"),
+    Row("api/sessions/<int:pk>/archive/", "DELETE", s("archive/"), "200 200 403 403 404 403"),
+    Row("api/sessions/<int:pk>/tags/", "GET", s("tags/"), "200 200 200 403 404 403"),
+    Row("api/sessions/<int:pk>/tags/", "POST", s("tags/"), "200 200 403 403 404 403"),
+    Row(
+        "api/sessions/<int:pk>/tags/<int:tag_id>/",
+        "DELETE",
+        lambda w: f"/api/sessions/{w.session.pk}/tags/{_tag(w)}/",
+        "200 200 403 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/tags/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/tags/",
+        "200 200 200 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/tags/",
+        "POST",
+        lambda w: f"/api/teams/{w.team.pk}/tags/",
+        "201 201 403 403 404 403",
+        {"name": "urgent"},
+    ),
+    Row(
+        "api/tags/<int:tag_id>/",
+        "PATCH",
+        lambda w: f"/api/tags/{_tag(w)}/",
+        "200 200 403 403 404 403",
+        {"colour": "red"},
+    ),
+    Row("api/tags/<int:tag_id>/", "DELETE", lambda w: f"/api/tags/{_tag(w)}/", "204 204 403 403 404 403"),
+    Row("api/saved-filters/", "GET", lambda w: "/api/saved-filters/", "200 200 200 403 200 403"),
+    Row(
+        "api/saved-filters/",
+        "POST",
+        lambda w: "/api/saved-filters/",
+        "201 201 201 403 201 403",
+        {"name": "mine", "query": "pinned=1"},
+    ),
+    Row(
+        "api/saved-filters/<int:filter_id>/",
+        "DELETE",
+        lambda w: "/api/saved-filters/999999/",
+        "404 404 404 403 404 403",
+    ),
+    # A selection the caller cannot read answers as one of nothing (200, all "missing").
+    Row("api/sessions/bulk/", "POST", lambda w: "/api/sessions/bulk/", "200 200 200 403 200 403"),
     Row("api/runners/", "POST", lambda w: "/api/runners/", "201 201 201 403 201 403", {"name": "box"}),
     Row(
         "api/runners/<int:runner_id>/", "DELETE", lambda w: "/api/runners/999999/", "404 404 404 403 404 403"
@@ -425,6 +476,7 @@ ROWS = [
     ),
     Row("tokens/", "GET", lambda w: "/tokens/", "200 200 200 302 200 302"),
     Row("runners/", "GET", lambda w: "/runners/", "200 200 200 302 200 302"),
+    Row("tags/", "GET", lambda w: "/tags/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
     Row("activity/", "GET", lambda w: "/activity/", "200 200 200 302 200 302"),
@@ -454,7 +506,18 @@ def test_every_route_is_in_the_matrix() -> None:
     assert not covered - set(routes()), "matrix rows for routes that no longer exist"
 
 
+def _tag(world: World) -> int:
+    """The team's tag, on the session (made the first time a row asks for it)."""
+    tag, _ = Tag.objects.get_or_create(team=world.team, name="billing")
+    tag.applied.get_or_create(session=world.session)
+    return tag.pk
+
+
 def body_for(row: Row, world: World) -> Any:
+    if row.route == "api/sessions/<int:pk>/tags/" and row.method == "POST":
+        return {"tagId": _tag(world)}
+    if row.route == "api/sessions/bulk/":
+        return {"action": "archive", "sessions": [world.session.pk]}
     if row.route == "api/sessions/<int:pk>/shares/" and row.method == "POST":
         return {"teamId": world.team.pk, "access": "viewer"}
     if row.route == "api/teams/" and row.method == "POST":
