@@ -640,6 +640,8 @@ def task_digest(w: World) -> Callable[[], None]:
             assert activity_tasks.send_team_digest.apply(args=(w.team.pk, week)).get() == 1
 
     return send
+
+
 # -- organize --------------------------------------------------------------------------------------------
 
 
