@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "accounts_app.apps.AccountsAppConfig",
     "costs.apps.CostsConfig",
     "discussion.apps.DiscussionConfig",
+    "reviews.apps.ReviewsConfig",
 ]
 # daphne's app only makes ``manage.py runserver`` serve ASGI (websockets included); loaded for that command
 # alone, since it brings Twisted (about 16 MB) into every worker, import and command that has no use for it.

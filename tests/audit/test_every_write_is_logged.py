@@ -575,6 +575,39 @@ def rest_comment_export(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.get(f"/api/sessions/{w.session.pk}/comments/export/"))
 
 
+def _review(w: World) -> int:
+    _member(w)
+    services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    response = w.client.post(
+        f"/api/sessions/{w.session.pk}/reviews/", {"reviewers": ["other"]}, format="json"
+    )
+    _ok(response)
+    return int(response.json()["id"])
+
+
+def rest_review_request(w: World) -> Callable[[], None]:
+    _member(w)
+    services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    body = {"reviewers": ["other"], "entryId": "a1", "note": "have a look"}
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/reviews/", body, format="json"))
+
+
+def rest_review_rerequest(w: World) -> Callable[[], None]:
+    pk = _review(w)
+    return lambda: _ok(w.client.post(f"/api/reviews/{pk}/request/"))
+
+
+def rest_review_decide(w: World) -> Callable[[], None]:
+    pk = _review(w)
+    body = {"decision": "changes", "note": "one more test"}
+    return lambda: _ok(w.api(w.other).post(f"/api/reviews/{pk}/decision/", body, format="json"))
+
+
+def rest_review_withdraw(w: World) -> Callable[[], None]:
+    pk = _review(w)
+    return lambda: _ok(w.client.post(f"/api/reviews/{pk}/withdraw/"))
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -637,6 +670,10 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_comment_reopen, A.COMMENT_REOPEN, USER),
     ("rest", rest_comment_export, A.EXPORT, USER),
     ("rest", rest_viewers_may_comment, A.SETTINGS, USER),
+    ("rest", rest_review_request, A.REVIEW_REQUEST, USER),
+    ("rest", rest_review_rerequest, A.REVIEW_REQUEST, USER),
+    ("rest", rest_review_decide, A.REVIEW_DECIDE, OTHER),
+    ("rest", rest_review_withdraw, A.REVIEW_WITHDRAW, USER),
     ("sync", sync_push, A.SYNC, USER),
     ("task", task_purge, A.PURGE, "purge-worker"),
     ("task", task_sweep, A.PURGE, "purge-worker"),
