@@ -1,7 +1,8 @@
 // @ts-check
 // The session page's review panel: request a review of the session or of the branch the page shows,
 // approve or request changes, ask again, withdraw. Each action calls the API, then the page reloads to
-// show the panel, the bar's status and the outdated banner as the server draws them.
+// show the panel, the bar's status and the outdated banner as the server draws them; a change made
+// elsewhere (the socket's "review" event) offers the same.
 import { api } from "../sessions_app/api.js";
 
 const panel = document.getElementById("reviews");
@@ -32,6 +33,17 @@ function shownNode() {
 
 if (panel) {
   const session = panel.dataset.session;
+  // Someone else decided, asked, withdrew, or a new entry outdated a review: offer the fresh panel.
+  document.addEventListener("piweb:event", (event) => {
+    const message = /** @type {CustomEvent<Piweb.EventMessage>} */ (event).detail;
+    if (message.event !== "review" || !errorLine || document.getElementById("reviews-changed")) return;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = "reviews-changed";
+    button.textContent = "Reviews changed: show them";
+    button.addEventListener("click", () => location.reload());
+    errorLine.replaceChildren(button);
+  });
   const form = /** @type {Piweb.NamedForm | null} */ (document.getElementById("review-request"));
   form?.addEventListener("submit", (event) => {
     event.preventDefault();

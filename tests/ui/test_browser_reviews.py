@@ -43,6 +43,7 @@ def test_request_approve_then_a_new_entry_outdates_the_review(
     expect(article).to_have_attribute("data-status", "pending")
     expect(article).to_contain_text("the branch at a2")
     expect(a.locator("#review-status")).to_have_text("review pending")
+    expect(a.locator("#live-status")).to_have_attribute("data-state", "live")
 
     # Eddie sees it waiting for him, in the queue and his inbox, and approves it with a note.
     b = signed_in(open_browser(), server_url, "eddie")
@@ -56,6 +57,9 @@ def test_request_approve_then_a_new_entry_outdates_the_review(
     b.click("#reviews form.review-decide button[value=approved]")
     expect(b.locator("#reviews article.review")).to_have_attribute("data-status", "approved")
     expect(b.locator('#reviews [data-reviewer="eddie"]')).to_contain_text("reads well")
+    # Olga's open page hears of it and shows the decision when asked.
+    a.click("#reviews-changed")
+    expect(a.locator("#reviews article.review")).to_have_attribute("data-status", "approved")
 
     # The list shows it approved; the filter finds it.
     a.goto(f"{server_url}/?review=approved")
