@@ -1,15 +1,17 @@
 """The read side of reviews, always scoped to what the viewer may read: a review shows only to members
-of its team who may read its session, so a reviewer who lost either no longer sees it anywhere."""
+of its team (and its requester) who may read its session, so a reviewer who lost either no longer sees
+it anywhere."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from reviews.domain.status import CHANGES, OUTDATED, PENDING, WITHDRAWN
 from reviews.models import Review, Reviewer
 from sessions_app.facade import ChatSession, SessionShare
+from teams.facade import Team
 
 __all__ = [
     "BOXES",
@@ -33,11 +35,14 @@ MAX_DONE = 50
 
 
 def visible_reviews(user: Any) -> QuerySet[Review]:
-    """Return the reviews ``user`` may see: of their teams, on sessions they may read."""
+    """Return the reviews ``user`` may see: of their teams (or asked for by them), on sessions they may
+    read."""
     if not getattr(user, "is_authenticated", False):
         return Review.objects.none()
     readable = ChatSession.objects.visible_to(user).values("pk")
-    return Review.objects.filter(team__memberships__user=user, session__in=readable)
+    teams = Team.objects.filter(memberships__user=user).values("pk")
+    # Its requester sees it too: one who may change the session need not be in the reviewers' team.
+    return Review.objects.filter(Q(team__in=teams) | Q(requester=user), session__in=readable)
 
 
 def _with_people(query: QuerySet[Review]) -> QuerySet[Review]:

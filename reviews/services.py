@@ -298,10 +298,11 @@ def _signed_in(actor: Actor) -> Any:
 
 
 def _find(actor: Actor, review_id: int) -> Review:
-    """Return the review if the actor may read its session (and belongs to its team), else NotVisible."""
+    """Return the review if the actor may read its session and belongs to its team (or asked for it),
+    else NotVisible."""
     user = _signed_in(actor)
     review = Review.objects.select_related("session", "team").filter(pk=review_id).first()
-    if review is None or not _in_team(user, review.team_id):
+    if review is None or not (review.requester_id == user.pk or _in_team(user, review.team_id)):
         raise access.NotVisible(f"Review not found: {review_id}")
     try:
         access.authorize(actor, review.session, access.READ)

@@ -228,3 +228,17 @@ def test_a_link_visitor_sees_no_review_part(crew: Crew) -> None:
     # Nor through the API with the link's token.
     anonymous = Client().get(f"/api/sessions/{crew.session.pk}/reviews/", HTTP_X_SHARE_TOKEN=link.raw_token)
     assert anonymous.status_code in (401, 403)
+
+
+def test_a_requester_outside_the_reviewers_team_still_follows_the_request(crew: Crew) -> None:
+    # The owner may change her session without belonging to the team it is shared with.
+    TeamMembership.objects.filter(team=crew.team, user=crew.owner).delete()
+    review = crew.request(reviewers=["eddie"])
+    assert review.status_code == 201, review.content
+    assert statuses(crew, crew.owner) == ["pending"]
+    assert [r["id"] for r in crew.client(crew.owner).get("/api/reviews/").json()["others"]] == [
+        review.json()["id"]
+    ]
+    # Her team's queue stays closed to her.
+    assert crew.client(crew.owner).get(f"/api/reviews/?team={crew.team.pk}").status_code == 404
+    assert crew.client(crew.owner).post(f"/api/reviews/{review.json()['id']}/withdraw/").status_code == 200
