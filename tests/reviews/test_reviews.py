@@ -191,9 +191,16 @@ def test_a_reviewer_who_loses_access_no_longer_sees_or_decides(crew: Crew) -> No
 
 def test_a_withdrawn_share_hides_the_review_from_its_team(crew: Crew) -> None:
     review = crew.request(reviewers=["vera"]).json()
+    web = Client()
+    web.force_login(crew.viewer)
+    before = web.get(f"/teams/{crew.team.pk}/reviews/").content.decode()
+    row = f'<tr data-review="{review["id"]}">'
+    assert row in before.split('id="queue-mine"')[1].split('id="queue-others"')[0]
     services.unshare_with_team(session=crew.session, team=crew.team, actor=crew.owner)
     assert crew.client(crew.viewer).get("/api/reviews/").json()["mine"] == []
     assert crew.decide(crew.viewer, review["id"], "approved").status_code == 404
+    for page in (f"/teams/{crew.team.pk}/reviews/", "/reviews/"):
+        assert row not in web.get(page).content.decode()
 
 
 def test_the_list_filters_and_badges_by_review_status(crew: Crew) -> None:
