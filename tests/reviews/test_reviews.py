@@ -249,3 +249,11 @@ def test_a_requester_outside_the_reviewers_team_still_follows_the_request(crew: 
     # Her team's queue stays closed to her.
     assert crew.client(crew.owner).get(f"/api/reviews/?team={crew.team.pk}").status_code == 404
     assert crew.client(crew.owner).post(f"/api/reviews/{review.json()['id']}/withdraw/").status_code == 200
+
+
+def test_the_queue_is_linked_from_the_navigation_and_the_team_page(crew: Crew) -> None:
+    web = Client()
+    web.force_login(crew.editor)
+    team_page = web.get(f"/teams/{crew.team.pk}/").content.decode()
+    assert f'href="/teams/{crew.team.pk}/reviews/" id="team-reviews"' in team_page
+    assert 'href="/reviews/" id="reviews-nav"' in web.get("/").content.decode()
