@@ -210,9 +210,9 @@ class InboxItemSerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=Notification.Kind.choices)
     sessionId = serializers.IntegerField()
     sessionName = serializers.CharField()
-    entryId = serializers.CharField()
-    commentId = serializers.IntegerField()
-    threadId = serializers.IntegerField()
+    entryId = serializers.CharField(allow_null=True)
+    commentId = serializers.IntegerField(allow_null=True, help_text="None for a line that is not a comment")
+    threadId = serializers.IntegerField(allow_null=True)
     author = serializers.CharField()
     snippet = serializers.CharField()
     createdAt = serializers.DateTimeField()
@@ -239,7 +239,8 @@ class InboxSettingsSerializer(serializers.Serializer[Any]):
 class InboxView(PersonalAPIView):
     @extend_schema(responses={200: InboxSerializer})
     def get(self, request: Request) -> Response:
-        """List my inbox: comments that mention me or answer threads I am in, newest first."""
+        """List my inbox: comments that mention me or answer threads I am in, and reviews asked of me or
+        decided, newest first."""
         user = request.user
         rows = queries.inbox_of(user).select_related("comment", "session").order_by("-created_at", "-pk")[:50]
         choice = NotificationPreference.objects.filter(user=user).values_list("email", flat=True).first()  # type: ignore[misc]  # signed in: never the anonymous user here
@@ -256,16 +257,17 @@ def _item(note: Notification) -> dict[str, Any]:
     from discussion.domain.text import snippet
     from documents.plain import plain_text
 
+    comment = note.comment
     return {
         "id": note.pk,
         "kind": note.kind,
         "sessionId": note.session_id,
         "sessionName": note.session.title,
-        "entryId": note.comment.entry_id,
+        "entryId": comment.entry_id if comment is not None else note.entry_id,
         "commentId": note.comment_id,
-        "threadId": note.comment.root_id,
-        "author": note.comment.author_name,
-        "snippet": snippet(plain_text(note.comment.body)),
+        "threadId": comment.root_id if comment is not None else None,
+        "author": comment.author_name if comment is not None else (note.author_name or ""),
+        "snippet": snippet(plain_text(comment.body)) if comment is not None else (note.text or ""),
         "createdAt": note.created_at.isoformat(),
         "read": note.read_at is not None,
     }

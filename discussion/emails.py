@@ -20,7 +20,7 @@ from django.db.models import Max, Min
 from django.utils import timezone
 
 from discussion.domain.text import snippet
-from discussion.models import Comment, Notification
+from discussion.models import Notification
 from discussion.secrets import masked_body
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ def _send_batch(recipient_id: int) -> int:
             n
             for n in due
             if n.read_at is None
-            and n.comment.deleted_at is None
+            and (n.comment is None or n.comment.deleted_at is None)
             and n.recipient.is_active
             and n.recipient.email
         ]
@@ -109,21 +109,37 @@ def _send_batch(recipient_id: int) -> int:
         return mailers.default.send_messages([_message(sendable)]) or 0
 
 
+def _author(note: Notification) -> str:
+    return note.comment.author_name if note.comment is not None else (note.author_name or "")
+
+
 def _verb(note: Notification) -> str:
+    if note.comment is None:
+        return note.text or "wrote to you"
     return "mentioned you" if note.kind == Notification.Kind.MENTION else "replied in a thread you are in"
 
 
 def _link(note: Notification) -> str:
-    return f"{settings.PIWEB_BASE_URL.rstrip('/')}/sessions/{note.session_id}/#entry={note.comment.entry_id}"
+    entry = note.comment.entry_id if note.comment is not None else note.entry_id
+    anchor = f"#entry={entry}" if entry else ""
+    return f"{settings.PIWEB_BASE_URL.rstrip('/')}/sessions/{note.session_id}/{anchor}"
 
 
 def _title(note: Notification) -> str:
     return note.session.title
 
 
-def _quoted(comment: Comment) -> str:
+def _quoted(note: Notification) -> str:
+    if note.comment is None:
+        return ""
     # A body with secrets nobody has redacted yet never leaves verbatim: email cannot be taken back.
-    return snippet(masked_body(comment), 2000)
+    return snippet(masked_body(note.comment), 2000)
+
+
+def _said(note: Notification) -> str:
+    """A line's own words: what happened and the text quoted, if any."""
+    quoted = _quoted(note)
+    return f"{_author(note)} {_verb(note)} on “{_title(note)}”" + (f":\n\n{quoted}" if quoted else ".")
 
 
 def _message(notes: list[Notification]) -> EmailMessage:
@@ -131,22 +147,18 @@ def _message(notes: list[Notification]) -> EmailMessage:
     to = [notes[0].recipient.email]
     if len(notes) == 1:
         note = notes[0]
-        author, verb, title = note.comment.author_name, _verb(note), _title(note)
+        author, verb, title = _author(note), _verb(note), _title(note)
         return EmailMessage(
             subject=f"[piweb] {author} {verb} on “{snippet(title, 60)}”",
-            body=f"{author} {verb} on “{title}”:\n\n{_quoted(note.comment)}\n\n"
-            f"Open it: {_link(note)}\n\n{footer}",
+            body=f"{_said(note)}\n\nOpen it: {_link(note)}\n\n{footer}",
             to=to,
         )
-    parts = [
-        f"{note.comment.author_name} {_verb(note)} on “{_title(note)}”:\n\n"
-        f"{_quoted(note.comment)}\n\nOpen it: {_link(note)}"
-        for note in notes
-    ]
+    parts = [f"{_said(note)}\n\nOpen it: {_link(note)}" for note in notes]
     sessions = {note.session_id for note in notes}
     where = f"on “{snippet(_title(notes[0]), 60)}”" if len(sessions) == 1 else f"on {len(sessions)} sessions"
+    what = "comments" if all(n.comment is not None for n in notes) else "notifications"
     return EmailMessage(
-        subject=f"[piweb] {len(notes)} new comments for you {where}",
+        subject=f"[piweb] {len(notes)} new {what} for you {where}",
         body="\n\n———\n\n".join(parts) + f"\n\n{footer}",
         to=to,
     )

@@ -7,6 +7,6 @@ from __future__ import annotations
 
 from discussion import signals
 from discussion.models import Comment
-from discussion.services import post_comment, rewrite_comment
+from discussion.services import notify, post_comment, rewrite_comment
 
-__all__ = ["Comment", "post_comment", "rewrite_comment", "signals"]
+__all__ = ["Comment", "notify", "post_comment", "rewrite_comment", "signals"]

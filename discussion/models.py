@@ -72,16 +72,25 @@ class CommentRevision(models.Model):
 
 
 class Notification(models.Model):
-    """One line of a user's inbox: a comment that mentions them or answers a thread they are in."""
+    """One line of a user's inbox: a comment that mentions them or answers a thread they are in, or a
+    line another app writes through ``services.notify`` (a review asked of them or decided), which has
+    no comment and carries its own text."""
 
     class Kind(models.TextChoices):
         MENTION = "mention"
         REPLY = "reply"
+        REVIEW = "review"
 
     recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="notifications")
+    comment = models.ForeignKey(
+        Comment, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    # A line without a comment says what happened itself, by whom, and where it points (an entry or none).
+    author_name = models.CharField(max_length=150, null=True, blank=True)
+    text = models.TextField(null=True, blank=True)
+    entry_id = models.CharField(max_length=255, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
     # Email is batched per recipient: a line waiting for its email has a due time, and every line due for

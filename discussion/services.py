@@ -47,6 +47,7 @@ __all__ = [
     "edit_comment",
     "export_comments",
     "mark_read",
+    "notify",
     "post_comment",
     "reopen_thread",
     "resolve_thread",
@@ -334,6 +335,40 @@ def _notify(comment: Comment, mentioned: list, people: list, author: object) -> 
     return fresh
 
 
+def notify(
+    *,
+    recipients: Iterable[int],
+    session: ChatSession,
+    author_name: str,
+    text: str,
+    entry_id: str | None = None,
+    kind: str = Notification.Kind.REVIEW,
+) -> list[int]:
+    """Write an inbox line that is not a comment (a review asked of someone, or decided) for each
+    recipient, in the caller's transaction; after commit their inboxes hear of it and the emails their
+    choice asks for are queued. Such a line is addressed to its reader, so it mails as a mention does.
+    Return the recipients' ids."""
+    ids = sorted(set(recipients))
+    if not ids:
+        return []
+    notes = Notification.objects.bulk_create(
+        [
+            Notification(
+                recipient_id=uid,
+                session=session,
+                kind=kind,
+                author_name=author_name[:150],
+                text=text,
+                entry_id=entry_id,
+            )
+            for uid in ids
+        ]
+    )
+    batches = emails.mark_due([n for n in notes if _wants_email(n.recipient_id, n.kind)])
+    transaction.on_commit(partial(_announce_inbox, ids, batches))
+    return ids
+
+
 def _count_write(actor: Actor) -> None:
     """Count one comment written (posted or edited) against the writer's rate; refuse past it."""
     user = user_of(actor)
@@ -357,7 +392,8 @@ def _wants_email(user_id: int, kind: str) -> bool:
         NotificationPreference.objects.filter(user_id=user_id).values_list("email", flat=True).first()
         or EmailChoice.MENTIONS
     )
-    return choice == EmailChoice.ALL or (choice == EmailChoice.MENTIONS and kind == Notification.Kind.MENTION)
+    addressed = kind in (Notification.Kind.MENTION, Notification.Kind.REVIEW)
+    return choice == EmailChoice.ALL or (choice == EmailChoice.MENTIONS and addressed)
 
 
 def _announce(comment: Comment, change: str, inbox: list[int], batches: dict[int, datetime]) -> None:
@@ -368,6 +404,10 @@ def _announce(comment: Comment, change: str, inbox: list[int], batches: dict[int
         comment_id=comment.pk,
         change=change,
     )
+    _announce_inbox(inbox, batches)
+
+
+def _announce_inbox(inbox: list[int], batches: dict[int, datetime]) -> None:
     if inbox:
         live.announce_inbox(inbox)
     now = timezone.now()
@@ -375,7 +415,7 @@ def _announce(comment: Comment, change: str, inbox: list[int], batches: dict[int
         try:
             enqueue("discussion.send_due_emails", recipient_id, countdown=(due - now).total_seconds())
         except Exception:
-            # The comment is stored and the inbox has it: a broker outage (or, with tasks run inline, an
+            # The line is stored and the inbox has it: a broker outage (or, with tasks run inline, an
             # unreachable mail server) only delays the email until the sweep finds it due.
             log.warning("the notification email of user %s was not queued", recipient_id, exc_info=True)
 

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     # After costs: its receiver of stored entries reads the day totals costs stored for the same batch.
     "activity.apps.ActivityConfig",
     "organize.apps.OrganizeConfig",
+    "reviews.apps.ReviewsConfig",
 ]
 # daphne's app only makes ``manage.py runserver`` serve ASGI (websockets included); loaded for that command
 # alone, since it brings Twisted (about 16 MB) into every worker, import and command that has no use for it.

@@ -56,6 +56,8 @@ urlpatterns += [
     path("", include("costs.page_urls")),
     path("api/", include("discussion.urls")),
     path("", include("discussion.page_urls")),
+    path("api/", include("reviews.urls")),
+    path("", include("reviews.page_urls")),
     path("", include("runners.page_urls")),
     path("", include("organize.page_urls")),
     path("api/", include("audit.urls")),

@@ -38,6 +38,7 @@ APPS = (
     "runners",
     "activity",
     "organize",
+    "reviews",
 )
 # Plain Python packages at the bottom, and the configuration package at the top: no facade.
 LIBRARIES = ("core", "pitree", "documents", "piweb")

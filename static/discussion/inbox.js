@@ -1,5 +1,5 @@
 // @ts-check
-// The inbox page: comments that mention me or answer my threads, newest first; opening one marks it
+// The inbox page: comments that mention me or answer my threads, and reviews, newest first; opening one marks it
 // read; the email choice (all, mentions only, none) is kept per user.
 import { api, clear, el } from "../sessions_app/api.js";
 
@@ -17,9 +17,14 @@ async function markRead(body) {
   announce(answer.unread);
 }
 
+const WHAT = { mention: "mentioned you on ", reply: "replied in your thread on " };
+
 function item(line) {
-  const href = `/sessions/${line.sessionId}/#entry=${encodeURIComponent(line.entryId)}`;
-  const what = line.kind === "mention" ? "mentioned you" : "replied in your thread";
+  const anchor = line.entryId ? `#entry=${encodeURIComponent(line.entryId)}` : "";
+  const href = `/sessions/${line.sessionId}/${anchor}`;
+  // A line that is not a comment (a review) carries its own words: its snippet says what happened.
+  const own = !(line.kind in WHAT);
+  const what = own ? `${line.snippet} on ` : WHAT[line.kind];
   return el(
     "li",
     { class: `inbox-item${line.read ? "" : " unread"}`, dataset: { id: String(line.id), kind: line.kind } },
@@ -32,10 +37,10 @@ function item(line) {
         },
       },
       el("strong", { text: line.author }),
-      ` ${what} on `,
+      ` ${what}`,
       el("em", { text: line.sessionName }),
     ),
-    el("p", { class: "small", text: line.snippet }),
+    own ? "" : el("p", { class: "small", text: line.snippet }),
     el("time", { class: "muted small", datetime: line.createdAt, text: new Date(line.createdAt).toLocaleString() }),
   );
 }

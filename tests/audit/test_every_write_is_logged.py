@@ -707,6 +707,39 @@ def rest_filter_delete(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.delete(f"/api/saved-filters/{saved.json()['id']}/"))
 
 
+def _review(w: World) -> int:
+    _member(w)
+    services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    response = w.client.post(
+        f"/api/sessions/{w.session.pk}/reviews/", {"reviewers": ["other"]}, format="json"
+    )
+    _ok(response)
+    return int(response.json()["id"])
+
+
+def rest_review_request(w: World) -> Callable[[], None]:
+    _member(w)
+    services.share_with_team(session=w.session, team=w.team, access="viewer", actor=w.owner)
+    body = {"reviewers": ["other"], "entryId": "a1", "note": "have a look"}
+    return lambda: _ok(w.client.post(f"/api/sessions/{w.session.pk}/reviews/", body, format="json"))
+
+
+def rest_review_rerequest(w: World) -> Callable[[], None]:
+    pk = _review(w)
+    return lambda: _ok(w.client.post(f"/api/reviews/{pk}/request/"))
+
+
+def rest_review_decide(w: World) -> Callable[[], None]:
+    pk = _review(w)
+    body = {"decision": "changes", "note": "one more test"}
+    return lambda: _ok(w.api(w.other).post(f"/api/reviews/{pk}/decision/", body, format="json"))
+
+
+def rest_review_withdraw(w: World) -> Callable[[], None]:
+    pk = _review(w)
+    return lambda: _ok(w.client.post(f"/api/reviews/{pk}/withdraw/"))
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -781,6 +814,10 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_tag_remove, A.TAG_REMOVE, USER),
     ("rest", rest_filter_save, A.FILTER_SAVE, USER),
     ("rest", rest_filter_delete, A.FILTER_DELETE, USER),
+    ("rest", rest_review_request, A.REVIEW_REQUEST, USER),
+    ("rest", rest_review_rerequest, A.REVIEW_REQUEST, USER),
+    ("rest", rest_review_decide, A.REVIEW_DECIDE, OTHER),
+    ("rest", rest_review_withdraw, A.REVIEW_WITHDRAW, USER),
     ("sync", sync_push, A.SYNC, USER),
     ("sync", sync_push_with_workspace, A.SYNC, USER),
     ("runner", runner_run_commits, A.RUN_COMMITS, USER),

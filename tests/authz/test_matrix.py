@@ -18,6 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from organize.models import Tag
 from piweb.asgi import application
+from reviews.services import request_review
 
 from .conftest import ACTORS, World, build_world
 
@@ -61,6 +62,16 @@ class Row:
 
 def s(suffix: str = "") -> Callable[[World], str]:
     return lambda w: f"/api/sessions/{w.session.pk}/{suffix}"
+
+
+def review(suffix: str = "") -> Callable[[World], str]:
+    """A review the owner asked of the editor and the viewer (made when the row runs)."""
+
+    def path(w: World) -> str:
+        made = request_review(actor=w.owner, session=w.session, reviewers=["editor", "viewer"])
+        return f"/api/reviews/{made.pk}/{suffix}"
+
+    return path
 
 
 NEW_FILE = (
@@ -448,6 +459,27 @@ ROWS = [
         lambda w: f"/api/activity/?session={w.session.pk}",
         "200 200 200 403 404 403",
     ),
+    # Reviews: members of the review's team who may read the session; reviewers decide, the requester
+    # withdraws or asks again, writers ask for review; a link reads none of it.
+    Row("api/reviews/", "GET", lambda w: "/api/reviews/", "200 200 200 403 200 403"),
+    Row("api/reviews/<int:review_id>/", "GET", review(), "200 200 200 403 404 403"),
+    Row(
+        "api/reviews/<int:review_id>/decision/",
+        "POST",
+        review("decision/"),
+        "403 200 200 403 404 403",
+        {"decision": "approved", "note": "fine"},
+    ),
+    Row("api/reviews/<int:review_id>/withdraw/", "POST", review("withdraw/"), "200 403 403 403 404 403"),
+    Row("api/reviews/<int:review_id>/request/", "POST", review("request/"), "200 403 403 403 404 403"),
+    Row("api/sessions/<int:pk>/reviews/", "GET", s("reviews/"), "200 200 200 403 404 403"),
+    Row(
+        "api/sessions/<int:pk>/reviews/",
+        "POST",
+        s("reviews/"),
+        "201 201 403 403 404 403",
+        {"reviewers": ["viewer"], "entryId": "a2"},
+    ),
     # Pages: sign-in first (302), then the same rules as the API.
     Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),
     Row("import/", "GET", lambda w: "/import/", "200 200 200 302 200 302"),
@@ -479,6 +511,13 @@ ROWS = [
     Row("tags/", "GET", lambda w: "/tags/", "200 200 200 302 200 302"),
     Row("usage/", "GET", lambda w: "/usage/", "200 200 200 302 200 302"),
     Row("inbox/", "GET", lambda w: "/inbox/", "200 200 200 302 200 302"),
+    Row("reviews/", "GET", lambda w: "/reviews/", "200 200 200 302 200 302"),
+    Row(
+        "teams/<int:team_id>/reviews/",
+        "GET",
+        lambda w: f"/teams/{w.team.pk}/reviews/",
+        "200 200 200 302 404 302",
+    ),
     Row("activity/", "GET", lambda w: "/activity/", "200 200 200 302 200 302"),
     Row("activity/", "GET", lambda w: f"/activity/?session={w.session.pk}", "200 200 200 302 404 302"),
     Row("s/<str:token>/", "GET", lambda w: f"/s/{w.link.raw_token}/", "200 200 200 200 200 200"),

@@ -106,6 +106,8 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/inbox/read/", "post"): {"all": True},
     ("api/inbox/settings/", "put"): {"email": "mentions"},
     ("api/teams/<int:team_id>/discussion/", "put"): {"viewersMayComment": False},
+    ("api/sessions/<int:pk>/reviews/", "post"): {"reviewers": ["other"], "entryId": "a2", "note": "look"},
+    ("api/reviews/<int:review_id>/decision/", "post"): {"decision": "approved", "note": "fine"},
 }
 
 
@@ -193,7 +195,16 @@ def fill(route: str, ids: dict[str, str], hostile: tuple[str, str] | None = None
 def snapshot() -> dict[str, Any]:
     """Row counts of every project table, and the fields a write would change on the sessions."""
     counts: dict[str, Any] = {}
-    for label in ("providers", "actionlog", "teams", "sessions_app", "compaction_app", "agent", "audit"):
+    for label in (
+        "providers",
+        "actionlog",
+        "teams",
+        "sessions_app",
+        "compaction_app",
+        "agent",
+        "audit",
+        "reviews",
+    ):
         for model in apps.get_app_config(label).get_models():
             counts[model._meta.label] = model.objects.count()
     counts["sessions"] = sorted(ChatSession.objects.values_list("pk", "name", "leaf_entry_id", "next_seq"))

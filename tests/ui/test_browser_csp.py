@@ -100,6 +100,7 @@ def test_the_main_pages_carry_a_strict_policy_and_work_under_it(
         ("import", "/import/", "body[data-ready=true]"),
         ("usage", "/usage/", "main"),
         ("inbox", "/inbox/", "main"),
+        ("reviews", "/reviews/", "main"),
         ("activity", "/activity/", "main"),
         # Swagger UI's start script is a file of its own; its <style> elements are allowed there alone.
         ("api docs", "/api/docs/", ".swagger-ui .info .title"),

@@ -482,6 +482,7 @@ def test_every_page_passes_axe(
             ("teams", "/teams/"),
             ("usage", "/usage/"),
             ("inbox", "/inbox/"),
+            ("reviews", f"/teams/{team.pk}/reviews/"),
             ("activity", "/activity/"),
             ("compare", f"/sessions/{session.pk}/compare/?a=u1&b=a4"),
             ("not-found", "/sessions/999999/"),

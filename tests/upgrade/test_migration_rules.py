@@ -49,6 +49,7 @@ OUR_APPS = {
     "discussion",
     "governance",
     "providers",
+    "reviews",
     "sessions_app",
     "sync",
     "teams",

@@ -143,6 +143,8 @@ export function initLive() {
           if (message.status === "failed" && message.errorMessage) showError(message.errorMessage);
           break;
         default:
+          // Events of apps above sessions (a review changed): their page parts listen for them.
+          document.dispatchEvent(new CustomEvent("piweb:event", { detail: message }));
           break;
       }
       // A sequence past ours means entries we have not seen: fetch them (this also fills any gap left by
