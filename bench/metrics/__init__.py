@@ -33,7 +33,6 @@ METRIC_MODULES = (
     "bench.metrics.runners",
     "bench.metrics.teamday",
     "bench.metrics.capacity",
-    "bench.metrics.filters",
     "bench.metrics.costs",
     "bench.metrics.comments",
     "bench.metrics.activity",
