@@ -8,19 +8,6 @@ class AuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.db.models import Exists, OuterRef
-
-        from audit.models import OmittedAttempt
-        from sessions_app.facade import SessionState, register_state
-
-        # Failed attempts a run left out of the context (Pi's overflow and retry omissions).
-        register_state(
-            SessionState(
-                "failed-attempts",
-                "failed attempts",
-                lambda q: q.filter(Exists(OmittedAttempt.objects.filter(session=OuterRef("pk"), omits=True))),
-            )
-        )
         # The audit listens to sessions_app and the agent; neither imports the audit.
         from agent.facade import signals as agent_signals
         from audit import omissions, usage_rollup

@@ -9,10 +9,9 @@ class CostsConfig(AppConfig):
 
     def ready(self) -> None:
         # Costs listen to sessions_app's entry store; sessions_app never imports them.
-        from costs import filters, queries, recording
+        from costs import queries, recording
         from sessions_app.facade import connect_entries_stored, signals
 
-        filters.register()  # the session list's model, provider and cost filters
         connect_entries_stored(recording.record, dispatch_uid="piweb-costs", acts_on=recording.ACTS_ON)
         # The Markdown and HTML exports show each answer's cost as the session page does.
         signals.costs_wanted.connect(queries.export_costs, dispatch_uid="piweb-costs-export")

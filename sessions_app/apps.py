@@ -8,10 +8,7 @@ class SessionsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from sessions_app import changed_files, filters, signals  # (importing signals connects its receivers)
-
-        # The session list's own structured filters (team, owner, tool, label, days, states).
-        filters.register()
+        from sessions_app import changed_files, signals  # (importing signals connects its receivers)
 
         # The session list's count of changed files is kept with the tool results that change them.
         signals.connect_entries_stored(

@@ -20,11 +20,9 @@ from sessions_app.attribution import Author, author_of, run_author
 from sessions_app.list_filters import (
     FilterError,
     SessionFilter,
-    SessionState,
     register_leading_order,
     register_search_reader,
     register_session_filter,
-    register_state,
 )
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.page_parts import (
@@ -82,7 +80,6 @@ __all__ = [
     "SessionAPIView",
     "SessionFilter",
     "SessionShare",
-    "SessionState",
     "ShareLink",
     "SharingRefused",
     "access",
@@ -112,7 +109,6 @@ __all__ = [
     "register_page_part",
     "register_search_reader",
     "register_session_filter",
-    "register_state",
     "run_author",
     "services",
     "set_leaf",

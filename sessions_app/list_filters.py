@@ -24,18 +24,14 @@ if TYPE_CHECKING:
 __all__ = [
     "FilterError",
     "SessionFilter",
-    "SessionState",
     "active_filters",
     "apply_filters",
-    "apply_states",
     "leading_order",
     "read_search_text",
     "register_leading_order",
     "register_search_reader",
     "register_session_filter",
-    "register_state",
     "registered_filters",
-    "state_choices",
 ]
 
 
@@ -171,36 +167,3 @@ def read_search_text(text: str, params: Mapping[str, Any]) -> tuple[str, dict[st
     for key, values in named.items():
         merged[key] = [*merged.get(key, []), *(v for v in values if v not in merged.get(key, []))]
     return text.strip(), merged
-
-
-# -- states: one parameter whose values different apps answer -----------------------------------------------
-
-
-@dataclass(frozen=True)
-class SessionState:
-    value: str  # e.g. "running", as ``?state=running``
-    label: str
-    apply: Callable[[QuerySet[ChatSession]], QuerySet[ChatSession]]
-
-
-_STATES: dict[str, SessionState] = {}
-
-
-def register_state(state: SessionState) -> None:
-    """Add a value of the ``state`` filter (its app calls this when ready)."""
-    _STATES[state.value] = state
-
-
-def state_choices(_viewer: Any = None) -> list[tuple[str, str]]:
-    return [(s.value, s.label) for s in sorted(_STATES.values(), key=lambda s: s.value)]
-
-
-def apply_states(query: QuerySet[ChatSession], values: list[str], _viewer: Any) -> QuerySet[ChatSession]:
-    """Every state asked for must hold (``?state=running&state=open-threads``: running with open threads)."""
-    unknown = [v for v in values if v not in _STATES]
-    if unknown:
-        known = ", ".join(sorted(_STATES))
-        raise FilterError(f"state: {', '.join(unknown)} is not a state (one of: {known})")
-    for value in values:
-        query = _STATES[value].apply(query)
-    return query

@@ -105,45 +105,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "scopes": SCOPES,
             "kept": kept.urlencode(),
             "list_parts": page_parts.list_parts(request, shown),
-            **_filter_bar(request),
         },
     )
-
-
-def _filter_bar(request: HttpRequest) -> dict[str, Any]:
-    """Every registered filter as the list's form shows it, and the active ones as removable chips
-    (each chip's link is this list without that one value)."""
-    try:
-        active = list_filters.active_filters(request.GET)
-    except list_filters.FilterError:
-        active = {}
-    fields: list[dict[str, Any]] = []
-    labels: dict[str, tuple[str, dict[str, str]]] = {}
-    for spec in list_filters.registered_filters():
-        values = active.get(spec.name, [])
-        choices = spec.choices(request.user) if spec.choices is not None else []
-        labels[spec.name] = (spec.label, dict(choices))
-        fields.append(
-            {
-                "name": spec.name,
-                "label": spec.label,
-                "kind": spec.kind,
-                "help": spec.help,
-                "choices": choices,
-                "first": values[0] if values else "",
-                "more": values[1:] if spec.kind == "choice" else [],
-                "joined": ",".join(values),
-            }
-        )
-    chips = []
-    for name, values in active.items():
-        label, named = labels[name]
-        for value in values:
-            rest = request.GET.copy()
-            rest.setlist(name, [v for v in values if v != value])
-            rest.pop("page", None)
-            chips.append({"label": label, "value": named.get(value, value), "url": f"?{rest.urlencode()}"})
-    return {"filter_fields": fields, "filter_chips": chips}
 
 
 def _attach_work_hits(sessions: list[ChatSession], work: WorkQuery, text: str) -> None:

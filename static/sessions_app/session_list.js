@@ -48,15 +48,3 @@ fillCosts();
 
 // Handlers are attached: tests (and anything waiting on the page) can act.
 document.body.dataset.ready = "true";
-
-// Filters left empty stay out of the address, so a shared link names only what narrows the list.
-const filterBar = document.getElementById("filter-bar");
-const searchForm = filterBar ? filterBar.closest("form") : null;
-if (searchForm) {
-  searchForm.addEventListener("submit", () => {
-    searchForm.querySelectorAll("#filter-bar select, #filter-bar input").forEach((field) => {
-      const input = /** @type {HTMLInputElement} */ (field);
-      if (!input.value) input.disabled = true;
-    });
-  });
-}
