@@ -17,7 +17,7 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
-from sessions_app.list_filters import FilterError, SessionFilter, register_session_filter
+from sessions_app.list_filters import FilterError, SessionFilter, register_session_filter, register_state
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.page_parts import Badge, PagePart, register_badges, register_page_part
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
@@ -92,6 +92,7 @@ __all__ = [
     "register_extra_hits",
     "register_page_part",
     "register_session_filter",
+    "register_state",
     "run_author",
     "services",
     "set_leaf",

@@ -24,10 +24,13 @@ if TYPE_CHECKING:
 __all__ = [
     "FilterError",
     "SessionFilter",
+    "SessionState",
     "active_filters",
     "apply_filters",
     "register_session_filter",
+    "register_state",
     "registered_filters",
+    "registered_states",
 ]
 
 
@@ -124,3 +127,48 @@ def apply_filters[QS](query: QS, params: Mapping[str, Any], viewer: Any) -> QS:
         elif spec.default is not None:
             narrowed = spec.default(narrowed, viewer)
     return cast("QS", narrowed)
+
+
+# ``state``: one parameter whose values different apps own (running in agent, secrets in governance...).
+# Several states combine as "all of them": a session listed under ``state=failed&state=open-threads`` has
+# both, so adding a state only ever narrows the list, like every other filter.
+StateApply = Callable[["QuerySet[ChatSession]", Any], "QuerySet[ChatSession]"]
+
+
+@dataclass(frozen=True)
+class SessionState:
+    value: str
+    label: str
+    apply: StateApply
+    order: int = 100
+
+
+_STATES: dict[str, SessionState] = {}
+
+
+def register_state(value: str, label: str, apply: StateApply, *, order: int = 100) -> SessionState:
+    """Add a value of the ``state`` filter; the same value twice from another place fails."""
+    spec = SessionState(value, label, apply, order)
+    known = _STATES.get(value)
+    if known is not None and known != spec:
+        raise ValueError(f"a session state named {value!r} is registered already")
+    _STATES[value] = spec
+    return spec
+
+
+def registered_states() -> list[SessionState]:
+    return sorted(_STATES.values(), key=lambda s: (s.order, s.value))
+
+
+def apply_states(query: QuerySet[ChatSession], values: list[str], viewer: Any) -> QuerySet[ChatSession]:
+    unknown = [v for v in values if v not in _STATES]
+    if unknown:
+        known = ", ".join(s.value for s in registered_states())
+        raise FilterError(f"state: unknown value {unknown[0]!r} (one of: {known})")
+    for value in values:
+        query = _STATES[value].apply(query, viewer)
+    return query
+
+
+def state_choices(viewer: Any) -> list[tuple[str, str]]:
+    return [(s.value, s.label) for s in registered_states()]
