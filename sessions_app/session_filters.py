@@ -24,7 +24,7 @@ from sessions_app.list_filters import (
     register_state,
     state_choices,
 )
-from sessions_app.models import ChatSession, Entry, SessionShare, ToolUse
+from sessions_app.models import ChatSession, Entry, EntryAuthor, SessionShare, ToolUse
 
 Sessions = QuerySet[ChatSession]
 
@@ -61,6 +61,21 @@ def _owner(query: Sessions, values: list[str], viewer: Any) -> Sessions:
             raise FilterError(f"owner: no user named {value!r}")
         ids.append(user.pk)
     return query.filter(owner_id__in=ids)
+
+
+def _author(query: Sessions, values: list[str], viewer: Any) -> Sessions:
+    # All of the authors: each wrote entries of the session (typed, or asked a run for them), through
+    # entry_author_idx. "me" is the viewer.
+    users = get_user_model().objects
+    for value in values:
+        user_id = (
+            viewer.pk if value == "me" else users.filter(username=value).values_list("pk", flat=True).first()
+        )
+        if user_id is None:
+            raise FilterError(f"author: no user named {value!r}")
+        authors = EntryAuthor.objects.filter(user_id=user_id).values("pk")
+        query = query.filter(Exists(Entry.objects.filter(session=OuterRef("pk"), author__in=authors)))
+    return query
 
 
 def _tool(query: Sessions, values: list[str], viewer: Any) -> Sessions:
@@ -120,6 +135,12 @@ def register() -> None:
             name="owner", label="Owner", apply=_owner, kind="text", order=20, help="A username, or me"
         )
     )
+    register_session_filter(
+        SessionFilter(
+            name="author", label="Author", apply=_author, kind="text", order=21,
+            help="Wrote entries: a username, or me",
+        )
+    )  # fmt: skip
     register_session_filter(
         SessionFilter(
             name="tool", label="Tool used", apply=_tool, kind="text", order=50, help="e.g. bash, edit"

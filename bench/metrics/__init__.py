@@ -34,6 +34,7 @@ METRIC_MODULES = (
     "bench.metrics.teamday",
     "bench.metrics.costs",
     "bench.metrics.comments",
+    "bench.metrics.session_filters",
 )
 
 

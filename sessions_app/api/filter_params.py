@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiParameter
 _FILTERS: list[tuple[str, object, str]] = [
     ("team", OpenApiTypes.STR, "Shared with this team (by name; one of yours). Repeated: all of them"),
     ("owner", OpenApiTypes.STR, "Owned by this username, or `me`. Repeated: any of them"),
+    ("author", OpenApiTypes.STR, "Has entries written by this username, or `me`. Repeated: all of them"),
     ("model", OpenApiTypes.STR, "Used this model (`provider/model` or the model's name), any branch"),
     ("provider", OpenApiTypes.STR, "Used a model of this provider, any branch"),
     ("cost_min", OpenApiTypes.DECIMAL, "Cost at least this many dollars, all branches"),

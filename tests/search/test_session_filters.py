@@ -230,3 +230,11 @@ def test_the_search_api_takes_the_same_filters(world: dict[str, Any]) -> None:
     assert [row["id"] for row in found["sessions"]] == [s["a-edit"].pk]
     refused = api.get("/api/search/?q=sure&team=carls-team")
     assert refused.status_code == 400 and "is not one of your teams" in refused.content.decode()
+
+
+def test_author_finds_sessions_by_who_wrote_entries(world: dict[str, Any]) -> None:
+    c, s = world["client"], world["sessions"]
+    assert _names(c, "author=me") == {"a-edit", "a-bash"}
+    assert _names(c, "author=bob") == {"b-shared"}
+    assert _names(c, "author=carl") == set()  # his session is not readable
+    assert "no user named 'nobody'" in _error(c, "author=nobody")
