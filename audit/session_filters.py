@@ -7,10 +7,11 @@ stored and repaired by ``manage.py reconcile``), never from the messages themsel
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from functools import reduce
+from operator import or_
 from typing import Any
 
-from django.db.models import DecimalField, Exists, OuterRef, QuerySet, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 
 from audit.models import SessionUsage
 from sessions_app.facade import ChatSession, FilterError, SessionFilter, register_session_filter
@@ -33,26 +34,30 @@ def _provider_choices(viewer: Any) -> list[tuple[str, str]]:
     return [(p, p) for p in providers]
 
 
+def _narrow(query: Sessions, name: str, values: list[str], wanted: Q, viewer: Any) -> Sessions:
+    # A value no readable session used is an error, never a hint about anyone else's sessions.
+    readable = ChatSession.objects.visible_to(viewer).values("pk")
+    for value, one in zip(values, _each(name, values), strict=True):
+        if not SessionUsage.objects.filter(one, session__in=readable, messages__gt=0).exists():
+            raise FilterError(f"{name}: {value!r} is not used in any session you can read")
+    return query.filter(Exists(SessionUsage.objects.filter(wanted, session=OuterRef("pk"), messages__gt=0)))
+
+
+def _each(name: str, values: list[str]) -> list[Q]:
+    if name == "provider":
+        return [Q(model__startswith=f"{value}/") for value in values]
+    # "provider/model", or the model's name under any provider.
+    return [Q(model=value) | Q(model__endswith=f"/{value}") for value in values]
+
+
 def _model(query: Sessions, values: list[str], viewer: Any) -> Sessions:
-    # Any of the models ("provider/model", or the model's name alone under any provider).
-    known = set(_readable_models(viewer))
-    names = {m.split("/", 1)[-1] for m in known}
-    for value in values:
-        if value not in known and value not in names:
-            raise FilterError(f"model: {value!r} is not used in any session you can read")
-    wanted = SessionUsage.objects.filter(session=OuterRef("pk"), messages__gt=0)
-    matches = [m for m in known if m in values or m.split("/", 1)[-1] in values]
-    return query.filter(Exists(wanted.filter(model__in=matches)))
+    # Any of the models.
+    return _narrow(query, "model", values, reduce(or_, _each("model", values)), viewer)
 
 
 def _provider(query: Sessions, values: list[str], viewer: Any) -> Sessions:
-    known = {p for p, _ in _provider_choices(viewer)}
-    for value in values:
-        if value not in known:
-            raise FilterError(f"provider: {value!r} is not used in any session you can read")
-    matches = [m for m in _readable_models(viewer) if m.split("/", 1)[0] in values]
-    wanted = SessionUsage.objects.filter(session=OuterRef("pk"), messages__gt=0, model__in=matches)
-    return query.filter(Exists(wanted))
+    # Any of the providers.
+    return _narrow(query, "provider", values, reduce(or_, _each("provider", values)), viewer)
 
 
 def _dollars(name: str, values: list[str]) -> Decimal:
@@ -67,27 +72,24 @@ def _dollars(name: str, values: list[str]) -> Decimal:
     return amount
 
 
-def _with_cost(query: Sessions) -> Sessions:
-    total = (
-        SessionUsage.objects.filter(session=OuterRef("pk"))
-        .values("session")
-        .annotate(total=Sum("cost"))
-        .values("total")
-    )
-    money = DecimalField(max_digits=60, decimal_places=20)
-    if "filter_cost" in query.query.annotations:
-        return query
-    return query.annotate(
-        filter_cost=Coalesce(Subquery(total, output_field=money), Value(Decimal(0)), output_field=money)
+def _costing(**bound: Decimal) -> Any:
+    # One grouped pass over the usage rows (a few per session), joined as a set: cheaper than a sum
+    # per listed session. Sessions without usage cost $0: only a lower bound of 0 includes them.
+    return (
+        SessionUsage.objects.values("session").annotate(total=Sum("cost")).filter(**bound).values("session")
     )
 
 
 def _cost_min(query: Sessions, values: list[str], viewer: Any) -> Sessions:
-    return _with_cost(query).filter(**{"filter_cost__gte": _dollars("cost_min", values)})
+    least = _dollars("cost_min", values)
+    if least == 0:
+        return query
+    return query.filter(pk__in=_costing(total__gte=least))
 
 
 def _cost_max(query: Sessions, values: list[str], viewer: Any) -> Sessions:
-    return _with_cost(query).filter(**{"filter_cost__lte": _dollars("cost_max", values)})
+    # Sessions with no usage rows cost nothing, so they are under any maximum.
+    return query.exclude(pk__in=_costing(total__gt=_dollars("cost_max", values)))
 
 
 def register() -> None:
