@@ -233,7 +233,7 @@ def test_the_search_api_takes_the_same_filters(world: dict[str, Any]) -> None:
 
 
 def test_author_finds_sessions_by_who_wrote_entries(world: dict[str, Any]) -> None:
-    c, s = world["client"], world["sessions"]
+    c = world["client"]
     assert _names(c, "author=me") == {"a-edit", "a-bash"}
     assert _names(c, "author=bob") == {"b-shared"}
     assert _names(c, "author=carl") == set()  # his session is not readable
