@@ -10,7 +10,7 @@ class AuditConfig(AppConfig):
     def ready(self) -> None:
         # The audit listens to sessions_app and the agent; neither imports the audit.
         from agent.facade import signals as agent_signals
-        from audit import omissions, usage_rollup
+        from audit import omissions, session_filters, usage_rollup
         from sessions_app.facade import connect_entries_stored
         from sessions_app.facade import signals as session_signals
 
@@ -26,3 +26,5 @@ class AuditConfig(AppConfig):
         )
         agent_signals.attempts_omitted.connect(omissions.attempts_omitted, dispatch_uid="piweb-audit-omitted")
         agent_signals.run_closed.connect(omissions.run_closed, dispatch_uid="piweb-audit-run-closed")
+        # The session list filters by model, provider and cost from the usage rows kept here.
+        session_filters.register()

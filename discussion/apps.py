@@ -13,3 +13,25 @@ class DiscussionConfig(AppConfig):
         from sessions_app.facade import register_extra_hits
 
         register_extra_hits("comments", comment_hits)
+
+        from django.db.models import Exists, OuterRef
+
+        from discussion.models import Comment
+        from sessions_app.facade import register_state
+
+        # The session list's ``state=open-threads``: an unresolved thread (found by comment_entry_idx).
+        register_state(
+            "open-threads",
+            "Open threads",
+            lambda q, viewer: q.filter(
+                Exists(
+                    Comment.objects.filter(
+                        session=OuterRef("pk"),
+                        parent__isnull=True,
+                        resolved_at__isnull=True,
+                        deleted_at__isnull=True,
+                    )
+                )
+            ),
+            order=40,
+        )

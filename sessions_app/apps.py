@@ -14,4 +14,8 @@ class SessionsAppConfig(AppConfig):
         signals.connect_entries_stored(
             changed_files.record, dispatch_uid="piweb-changed-files", acts_on=changed_files.ACTS_ON
         )
+        from sessions_app import session_filters
         from sessions_app.api import errors  # noqa: F401  (registers the API's answers to refusals)
+
+        # The list's own filters, and the ``state`` parameter other apps add values to.
+        session_filters.register()

@@ -23,6 +23,7 @@ from sessions_app.list_filters import (
     register_leading_order,
     register_search_reader,
     register_session_filter,
+    register_state,
 )
 from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
 from sessions_app.page_parts import (
@@ -109,6 +110,7 @@ __all__ = [
     "register_page_part",
     "register_search_reader",
     "register_session_filter",
+    "register_state",
     "run_author",
     "services",
     "set_leaf",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FilterError",
     "SessionFilter",
+    "SessionState",
     "active_filters",
     "apply_filters",
     "leading_order",
@@ -31,7 +32,9 @@ __all__ = [
     "register_leading_order",
     "register_search_reader",
     "register_session_filter",
+    "register_state",
     "registered_filters",
+    "registered_states",
 ]
 
 
@@ -167,3 +170,48 @@ def read_search_text(text: str, params: Mapping[str, Any]) -> tuple[str, dict[st
     for key, values in named.items():
         merged[key] = [*merged.get(key, []), *(v for v in values if v not in merged.get(key, []))]
     return text.strip(), merged
+
+
+# ``state``: one parameter whose values different apps own (running in agent, secrets in governance...).
+# Several states combine as "all of them": a session listed under ``state=failed&state=open-threads`` has
+# both, so adding a state only ever narrows the list, like every other filter.
+StateApply = Callable[["QuerySet[ChatSession]", Any], "QuerySet[ChatSession]"]
+
+
+@dataclass(frozen=True)
+class SessionState:
+    value: str
+    label: str
+    apply: StateApply
+    order: int = 100
+
+
+_STATES: dict[str, SessionState] = {}
+
+
+def register_state(value: str, label: str, apply: StateApply, *, order: int = 100) -> SessionState:
+    """Add a value of the ``state`` filter; the same value twice from another place fails."""
+    spec = SessionState(value, label, apply, order)
+    known = _STATES.get(value)
+    if known is not None and known != spec:
+        raise ValueError(f"a session state named {value!r} is registered already")
+    _STATES[value] = spec
+    return spec
+
+
+def registered_states() -> list[SessionState]:
+    return sorted(_STATES.values(), key=lambda s: (s.order, s.value))
+
+
+def apply_states(query: QuerySet[ChatSession], values: list[str], viewer: Any) -> QuerySet[ChatSession]:
+    unknown = [v for v in values if v not in _STATES]
+    if unknown:
+        known = ", ".join(s.value for s in registered_states())
+        raise FilterError(f"state: unknown value {unknown[0]!r} (one of: {known})")
+    for value in values:
+        query = _STATES[value].apply(query, viewer)
+    return query
+
+
+def state_choices(viewer: Any) -> list[tuple[str, str]]:
+    return [(s.value, s.label) for s in registered_states()]

@@ -247,6 +247,8 @@ class Entry(models.Model):
             models.Index(fields=["session", "parent_seq"], name="entry_parent_idx"),
             # Labels, edits, compactions and summaries are few; the overview and audits find them by type.
             models.Index(fields=["session", "type"], name="entry_type_idx"),
+            # The session list's author filter: does this session hold entries by these authors.
+            models.Index(fields=["session", "author"], name="entry_author_idx"),
             # System messages are few; the context's system prompt replays those on a path.
             models.Index(
                 fields=["session", "segment", "depth"],

@@ -84,8 +84,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     shown = list(page.object_list)
     page_parts.attach_badges(shown, request.user)
     # The pager keeps every parameter (filters included) but the page itself.
-    kept = request.GET.copy()
-    kept.pop("page", None)
+    bar, chips, kept = _filter_bar(request)
     if text and not error:
         work = parse_work_query(text)
         if work.has_work:
@@ -103,10 +102,39 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "sort": sort,
             "sorts": list(SORTS),
             "scopes": SCOPES,
-            "kept": kept.urlencode(),
+            "kept": kept,
             "list_parts": page_parts.list_parts(request, shown),
+            "filter_bar": bar,
+            "filter_chips": chips,
         },
     )
+
+
+def _filter_bar(request: HttpRequest) -> tuple[list[dict[str, Any]], list[dict[str, str]], str]:
+    """The filter bar's fields (every registered filter, its choices only what the viewer may know of),
+    the active values as chips each linking to the list without it, and the query string pages keep."""
+    params = [(k, one) for k, many in request.GET.lists() for one in many if k != "page" and one.strip()]
+    try:
+        active = list_filters.active_filters(request.GET)
+    except list_filters.FilterError:
+        active = {}
+    bar: list[dict[str, Any]] = []
+    chips: list[dict[str, str]] = []
+    for spec in list_filters.registered_filters():
+        values = active.get(spec.name, [])
+        choices = spec.choices(request.user) if spec.choices is not None else None
+        names = dict(choices or [])
+        bar.append(
+            {"name": spec.name, "label": spec.label, "kind": spec.kind, "help": spec.help,
+             "choices": choices, "value": values[0] if values else ""}
+        )  # fmt: skip
+        for value in values:
+            rest = [(k, one) for k, one in params if not (k == spec.name and one.strip() == value)]
+            chips.append(
+                {"name": spec.name, "label": spec.label, "value": names.get(value, value),
+                 "remove": "?" + urlencode(rest)}
+            )  # fmt: skip
+    return bar, chips, urlencode(params)
 
 
 def _attach_work_hits(sessions: list[ChatSession], work: WorkQuery, text: str) -> None:

@@ -36,6 +36,7 @@ METRIC_MODULES = (
     "bench.metrics.costs",
     "bench.metrics.comments",
     "bench.metrics.activity",
+    "bench.metrics.session_filters",
 )
 
 

@@ -11,11 +11,13 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from pitree.work_query import WorkQuery, WorkQueryError, parse_work_query
-from sessions_app import link_scope, text_search, work_search
+from sessions_app import link_scope, list_filters, text_search, work_search
+from sessions_app.api.filter_params import FILTER_PARAMETERS
 from sessions_app.api.views import ERRORS, LinkReadableView, SessionAPIView
 from sessions_app.models import ChatSession, first_prompt
 
@@ -74,7 +76,8 @@ class SearchResultSerializer(serializers.Serializer[Any]):
 
 class SearchView(SessionAPIView):
     @extend_schema(
-        parameters=[SearchQuerySerializer], responses={200: SearchResultSerializer, 400: ERRORS[400]}
+        parameters=[SearchQuerySerializer, *FILTER_PARAMETERS],
+        responses={200: SearchResultSerializer, 400: ERRORS[400]},
     )
     def get(self, request: Request) -> Response:
         """Find entries whose message text matches ``q`` in the sessions I can read."""
@@ -83,6 +86,10 @@ class SearchView(SessionAPIView):
         query = self.get_queryset().order_by("-updated_at", "-pk")
         if "session" in params:
             query = query.filter(pk=params["session"])
+        try:
+            query = list_filters.apply_filters(query, request.query_params, request.user)
+        except list_filters.FilterError as exc:
+            raise ValidationError({"filters": [str(exc)]}) from exc
         # Ids only: thousands of readable sessions would cost more as model instances than the search.
         readable = list(query.values_list("pk", flat=True))
         work = parse_work_query(text)

@@ -40,6 +40,7 @@ from sessions_app import (
     services,
     summary_facts,
 )
+from sessions_app.api.filter_params import FILTER_PARAMETERS
 from sessions_app.api.serializers import (
     AppendSerializer,
     CloneSerializer,
@@ -107,7 +108,8 @@ class SessionListView(SessionAPIView):
     pagination_class = SessionPagination
 
     @extend_schema(
-        parameters=[SessionFilterSerializer], responses={200: SessionListItemSerializer(many=True)}
+        parameters=[SessionFilterSerializer, *FILTER_PARAMETERS],
+        responses={200: SessionListItemSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
         """List my sessions, most recently updated first."""

@@ -48,3 +48,12 @@ fillCosts();
 
 // Handlers are attached: tests (and anything waiting on the page) can act.
 document.body.dataset.ready = "true";
+
+// The filter bar is a plain GET form; empty fields stay out of the URL so a shared link names only the
+// filters set.
+const searchForm = /** @type {HTMLFormElement | null} */ (document.querySelector("form.filters"));
+searchForm?.addEventListener("submit", () => {
+  for (const field of /** @type {NodeListOf<HTMLInputElement | HTMLSelectElement>} */ (searchForm.querySelectorAll("#filter-bar [name]"))) {
+    if (!field.value) field.disabled = true;
+  }
+});
