@@ -30,7 +30,7 @@ from agent.facade import AgentRun
 from costs.facade import UsageDay
 from pitree.jsjson import parse_json
 from pitree.tool_uses import shown_path, tool_facts
-from sessions_app.facade import ChatSession, Entry
+from sessions_app.facade import ChatSession, Entry, ToolUse
 
 __all__ = [
     "ACTS_ON",
@@ -104,17 +104,32 @@ def entries_stored(
             if row.type == "message" and row.role in _TOOL_ROLES:
                 tally.add(row.seq, row.timestamp, row.role, row.raw, copies=copies, cwd=cwd, today=today)
     else:
-        for seq, stamp, role, raw in _read(session.pk, first_seq, last_seq):
-            tally.add(seq, stamp, role, raw, copies=copies, cwd=cwd, today=today)
+        # A bulk import: its lines are not read again (a large one holds 100k answers); the tool calls
+        # come from the index the store wrote for the same range in the same transaction.
+        stamps: dict[int, str] = {}
+        for seq, stamp, role in _read(session.pk, first_seq, last_seq):
+            stamps[seq] = stamp
+            tally.add(seq, stamp, role, None, copies=copies, cwd=cwd, today=today)
+        uses = ToolUse.objects.filter(
+            session_id=session.pk, call_seq__range=(max(first_seq, copies), last_seq)
+        )
+        for seq, tool, path in uses.values_list("call_seq", "tool", "path").iterator(chunk_size=2000):
+            called = stamps.get(seq)
+            if called is None:
+                continue
+            week = week_of_stamp(called, today)
+            tally.tools[week, tool] += 1
+            if tool in CHANGING_TOOLS and path:
+                tally.files[week, path] += 1
     _store(session, tally)
 
 
-def _read(session_id: int, first: int, last: int) -> Iterable[tuple[int, str, str, str | None]]:
-    """A bulk-stored range's answers and commands (the only lines the rollup counts)."""
+def _read(session_id: int, first: int, last: int) -> Iterable[tuple[int, str, str]]:
+    """A bulk-stored range's answers and commands (the only lines the rollup counts), without their text."""
     found = Entry.objects.filter(
         session_id=session_id, seq__range=(first, last), type="message", role__in=_TOOL_ROLES
     )
-    yield from found.values_list("seq", "timestamp", "role", "raw").iterator(chunk_size=2000)
+    yield from found.values_list("seq", "timestamp", "role").iterator(chunk_size=2000)
 
 
 def _store(session: ChatSession, tally: _Tally) -> None:

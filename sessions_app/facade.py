@@ -25,7 +25,16 @@ from sessions_app.list_filters import (
     register_session_filter,
     register_state,
 )
-from sessions_app.models import ApiToken, ChatSession, Entry, EntrySearch, Segment, SessionShare, ShareLink
+from sessions_app.models import (
+    ApiToken,
+    ChatSession,
+    Entry,
+    EntrySearch,
+    Segment,
+    SessionShare,
+    ShareLink,
+    ToolUse,
+)
 from sessions_app.page_parts import (
     Badge,
     ListPart,
@@ -83,6 +92,7 @@ __all__ = [
     "SessionShare",
     "ShareLink",
     "SharingRefused",
+    "ToolUse",
     "access",
     "append_entries",
     "author_of",

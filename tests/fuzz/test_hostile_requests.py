@@ -108,6 +108,12 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/teams/<int:team_id>/discussion/", "put"): {"viewersMayComment": False},
     ("api/sessions/<int:pk>/reviews/", "post"): {"reviewers": ["other"], "entryId": "a2", "note": "look"},
     ("api/reviews/<int:review_id>/decision/", "post"): {"decision": "approved", "note": "fine"},
+    ("api/sessions/<int:pk>/tags/", "post"): {"tagId": 1},
+    ("api/teams/<int:team_id>/tags/", "post"): {"name": "billing", "colour": "blue"},
+    ("api/tags/<int:tag_id>/", "patch"): {"name": "invoices"},
+    ("api/saved-filters/", "post"): {"name": "mine", "query": "owner=me"},
+    ("api/sessions/bulk/", "post"): {"action": "archive", "sessions": [1], "preview": True},
+    ("api/teams/<int:team_id>/activity/digest/", "put"): {"digest": False},
 }
 
 

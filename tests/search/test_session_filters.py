@@ -217,7 +217,7 @@ def test_the_rest_list_and_pages_keep_the_filters(world: dict[str, Any]) -> None
     assert {(ch["name"], ch["value"]) for ch in chips} == {("tool", "edit"), ("owner", "me")}
     removed = next(ch for ch in chips if ch["name"] == "tool")["remove"]
     assert _names(world["client"], removed.lstrip("?")) == {"a-edit", "a-bash"}
-    assert "tool=edit" in page.context["kept_query"] and "owner=me" in page.context["kept_query"]
+    assert "tool=edit" in page.context["kept"] and "owner=me" in page.context["kept"]
 
 
 def test_the_search_api_takes_the_same_filters(world: dict[str, Any]) -> None:

@@ -33,6 +33,15 @@ NO_BODY = {
     ("api/teams/<int:team_id>/invitations/<int:invitation_id>/", "DELETE"),
     ("accounts/oidc/<str:provider_id>/login/", "POST"),  # only `next`, then a redirect to the provider
     ("api/invitations/<int:invitation_id>/decline/", "POST"),
+    ("api/reviews/<int:review_id>/request/", "POST"),
+    ("api/reviews/<int:review_id>/withdraw/", "POST"),
+    ("api/saved-filters/<int:filter_id>/", "DELETE"),
+    ("api/sessions/<int:pk>/archive/", "DELETE"),
+    ("api/sessions/<int:pk>/archive/", "POST"),
+    ("api/sessions/<int:pk>/pin/", "DELETE"),
+    ("api/sessions/<int:pk>/pin/", "POST"),
+    ("api/sessions/<int:pk>/tags/<int:tag_id>/", "DELETE"),
+    ("api/tags/<int:tag_id>/", "DELETE"),
     ("api/operations/<uuid:operation_id>/cancel/", "POST"),
     ("api/runs/<uuid:run_id>/abort/", "POST"),
     ("api/sessions/import/", "POST"),  # a file, not fields: test_an_oversized_key_in_a_session_line_is_a_400

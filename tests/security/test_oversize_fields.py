@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from reviews.services import request_review
+from tests.authz.test_matrix import _tag
 from tests.factories import HEADER, line, session_file, small_tree
 
 from .conftest import Current, Stack
@@ -84,7 +86,15 @@ def send(stack: Stack, state: Current, method: str, url: str, *, kind: str = "",
 @pytest.mark.parametrize(("route", "method", "field"), CASES)
 def test_an_oversized_field_is_a_400(stack: Stack, route: str, method: str, field: str) -> None:
     state = stack.current()
-    url = fill(route, {**ids_of(state.world), "username": "viewer"})
+    ids = {**ids_of(state.world), "username": "viewer"}
+    if "<int:tag_id>" in route or "<int:review_id>" in route:
+        # These answer 404 before they read a body: give them a tag, and a review asked of the sender.
+        with stack.db():
+            ids["tag_id"] = str(_tag(state.world))
+            editor = state.world.user_of("editor")
+            asked = request_review(actor=editor, session=state.world.session, reviewers=["owner"])
+            ids["review_id"] = str(asked.pk)
+    url = fill(route, ids)
     response = send(stack, state, method, url, json=body_with(route, method, field, state))
     assert response.status_code == 400, (
         f"{method} {url} {field}: {response.status_code} {response.text[:200]}"

@@ -61,7 +61,14 @@ def _id_at(session: ChatSession, seq: int | None) -> str | None:
 
 
 def _statements(captured: CaptureQueriesContext) -> list[str]:
-    return [q["sql"].split()[0].upper() for q in captured.captured_queries]
+    """The append's statements through its COMMIT. What runs after the commit (receivers of
+    ``entries_committed``: reviews look for an open review the entry makes outdated) may only read."""
+    words = [q["sql"].split()[0].upper() for q in captured.captured_queries]
+    if "COMMIT" not in words:
+        return words
+    end = words.index("COMMIT") + 1
+    assert all(word == "SELECT" for word in words[end:]), words[end:]
+    return words[:end]
 
 
 @real_transactions

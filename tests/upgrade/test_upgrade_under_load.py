@@ -293,9 +293,11 @@ def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: st
     )
     assert reconciled.returncode == 0, reconciled.stderr[-3000:]
     # The migrations' backfills covered the sessions nobody wrote to; the written ones lacked everything.
-    # Changed files are counted by reconcile alone, on every session stored before the count existed.
+    # Changed files and the team activity rollup are counted by reconcile alone, on every session
+    # stored before they existed.
     repaired = ", ".join(
         [
+            f"activity {len(ids)}",
             f"changed files {len(ids)}",
             *(f"{what} {len(writers)}" for what in ("context sums", "costs", "stored bytes", "usage")),
         ]
