@@ -92,7 +92,11 @@ class PersonalAPIView(APIView):
 
 
 class QueueView(PersonalAPIView):
-    @extend_schema(parameters=[QueueQuerySerializer], responses={200: QueueSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="reviews_queue",
+        parameters=[QueueQuerySerializer],
+        responses={200: QueueSerializer, **ERRORS},
+    )
     def get(self, request: Request) -> Response:
         """My review queue, of all my teams or one: waiting for me, waiting for others, done."""
         params = parse(QueueQuerySerializer, request.query_params)
@@ -113,7 +117,7 @@ def _one(request: Request, review_id: int) -> Response:
 
 
 class ReviewDetailView(PersonalAPIView):
-    @extend_schema(responses={200: ReviewSerializer, **ERRORS})
+    @extend_schema(operation_id="reviews_detail", responses={200: ReviewSerializer, **ERRORS})
     def get(self, request: Request, review_id: int) -> Response:
         """One review: its status, reviewers and their notes."""
         return _one(request, review_id)

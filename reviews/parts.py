@@ -99,7 +99,8 @@ def _status(request: Any, grant: Access, session: ChatSession) -> dict[str, Any]
     )
     status = next((s for s in _PRECEDENCE if s in statuses), None)
     if status is None:
-        return None
+        # No review yet: the button still opens the panel, where one is asked for.
+        return {"status": "none", "label": "Review…"}
     return {"status": status, "label": queries.LABELS[status]}
 
 
@@ -117,4 +118,6 @@ def register() -> None:
     )
     register_badges("review", _badges)
     register_page_part(PagePart("review-status", "reviews/status.html", where="bar", context=_status))
-    register_page_part(PagePart("review", "reviews/panel.html", where="end", context=_panel))
+    register_page_part(
+        PagePart("review", "reviews/panel.html", where="end", context=_panel, script="reviews/review.js")
+    )

@@ -84,6 +84,8 @@ declare namespace Piweb {
       /** Every ISO week of the range, by its Monday, in order. */
       weeks: (ActivityNumbers & { week: string; label: string })[];
     };
+  }
+
   /** A team's tag as organize's pages receive it. */
   interface OrganizeTag {
     readonly id: number;

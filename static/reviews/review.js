@@ -6,6 +6,20 @@
 import { api } from "../sessions_app/api.js";
 
 const panel = document.getElementById("reviews");
+// The panel is a dialog the bar's review button opens; after an action the page reloads with it open.
+const dialog = /** @type {HTMLDialogElement | null} */ (document.getElementById("reviews-dialog"));
+const REOPEN = "piweb:reviews-open";
+
+function reopen() {
+  sessionStorage.setItem(REOPEN, "1");
+  location.reload();
+}
+
+document.getElementById("review-status")?.addEventListener("click", () => dialog?.showModal());
+if (dialog && sessionStorage.getItem(REOPEN) === "1") {
+  sessionStorage.removeItem(REOPEN);
+  dialog.showModal();
+}
 const errorLine = document.getElementById("review-error");
 
 /** @param {unknown} error */
@@ -19,7 +33,7 @@ function show(error) {
 async function run(action) {
   try {
     await action();
-    location.reload();
+    reopen();
   } catch (error) {
     show(error);
   }
@@ -41,7 +55,7 @@ if (panel) {
     button.type = "button";
     button.id = "reviews-changed";
     button.textContent = "Reviews changed: show them";
-    button.addEventListener("click", () => location.reload());
+    button.addEventListener("click", () => reopen());
     errorLine.replaceChildren(button);
   });
   const form = /** @type {Piweb.NamedForm | null} */ (document.getElementById("review-request"));
