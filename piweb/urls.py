@@ -56,5 +56,7 @@ urlpatterns += [
     path("", include("runners.page_urls")),
     path("api/", include("audit.urls")),
     path("", include("audit.page_urls")),
+    path("api/", include("hooks.urls")),
+    path("", include("hooks.page_urls")),
     path("", include("sessions_app.page_urls")),
 ]

@@ -35,6 +35,7 @@ APPS = (
     "discussion",
     "governance",
     "runners",
+    "hooks",
 )
 # Plain Python packages at the bottom, and the configuration package at the top: no facade.
 LIBRARIES = ("core", "pitree", "documents", "piweb")
