@@ -1,7 +1,8 @@
 """What other apps may use of ``hooks``: they import from here and nowhere else in it.
 
-Re-exports only; the names live in the modules named below. An app above hooks that has an event of its
-own (a review requested or decided) calls ``emit_event`` inside its write's transaction.
+Re-exports only; the names live in the modules named below. Every event goes through ``emit_event``: an
+app below with events of its own (a review requested or decided) sends a signal, and a receiver in
+``hooks.receivers`` calls ``emit_event`` inside that write's transaction.
 """
 
 from __future__ import annotations
