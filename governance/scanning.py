@@ -25,6 +25,7 @@ from core.actors import Actor, user_of
 from core.tasks import enqueue
 from discussion.facade import Comment
 from documents.secrets import scan_value, secret_spans
+from governance import signals
 from governance.models import PendingScan, SecretFinding
 from pitree.jsjson import parse_json
 from pitree.redacted import MARKER_PREFIX
@@ -132,16 +133,20 @@ def sweep_pending_scans(*, older_than: timedelta = timedelta(minutes=10)) -> int
 def _store(session_id: int, lines: Iterable[Line]) -> int:
     findings = list(_findings(session_id, lines))
     if findings:
+        seqs = [f.seq for f in findings if f.seq is not None]
+        where = f"{session_id}:entries:{min(seqs, default=0)}-{max(seqs, default=0)}"
         with transaction.atomic():
             SecretFinding.objects.bulk_create(findings, ignore_conflicts=True)
-            transaction.on_commit(partial(_announce_found, session_id))
+            transaction.on_commit(partial(_announce_found, session_id, len(findings), where))
     return len(findings)
 
 
-def _announce_found(session_id: int) -> None:
+def _announce_found(session_id: int, count: int = 0, where: str = "") -> None:
     """Tell the session's pages that findings were recorded; the owner's page lists them again. The
-    event says nothing of where or what."""
+    event says nothing of where or what. Apps above hear how many (``signals.secrets_found``)."""
     realtime.broadcast(session_id, SECRETS_FOUND)
+    if count and signals.secrets_found.receivers:
+        signals.secrets_found.send(SecretFinding, session_id=session_id, count=count, where=where)
 
 
 def _findings(session_id: int, lines: Iterable[Line]) -> Iterator[SecretFinding]:
@@ -173,8 +178,10 @@ def scan_comment(sender: Any, *, comment_id: int, **kwargs: Any) -> None:
         if comment is None:
             return
         with transaction.atomic():
-            if store_comment_findings(comment, comment.body):
-                transaction.on_commit(partial(_announce_found, comment.session_id))
+            count = store_comment_findings(comment, comment.body)
+            if count:
+                where = f"{comment.session_id}:comment:{comment.pk}:{len(comment.body)}"
+                transaction.on_commit(partial(_announce_found, comment.session_id, count, where))
     except Exception:
         log.exception("the secret scan of comment %s failed", comment_id)
 

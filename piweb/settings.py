@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "activity.apps.ActivityConfig",
     "organize.apps.OrganizeConfig",
     "reviews.apps.ReviewsConfig",
+    "hooks.apps.HooksConfig",
 ]
 # daphne's app only makes ``manage.py runserver`` serve ASGI (websockets included); loaded for that command
 # alone, since it brings Twisted (about 16 MB) into every worker, import and command that has no use for it.
@@ -320,6 +321,8 @@ CELERY_TASK_ROUTES = {
     "compaction_app.tasks.*": {"queue": workers.operations_queue(ENV)},
     "sessions.*": {"queue": workers.DEFAULT_QUEUE},
     "governance.*": {"queue": workers.DEFAULT_QUEUE},
+    # Webhook deliveries wait on other servers: never behind runs.
+    "hooks.*": {"queue": workers.DEFAULT_QUEUE},
 }
 # Workers beat in Redis while they consume (piweb.worker_heartbeat); /readyz fails when a queue has had no
 # live worker for PIWEB_WORKER_STALE_SECONDS. On wherever workers are needed: a Redis broker, tasks not eager.
@@ -333,6 +336,16 @@ PIWEB_READY_WORKERS = config.env_flag(
 PIWEB_RETENTION_DAYS = config.env_days(ENV, "PIWEB_RETENTION_DAYS")
 PIWEB_RETENTION_AT = ENV.get("PIWEB_RETENTION_AT", "03:17")  # the daily run, UTC (HH:MM)
 PIWEB_RETENTION_EVERY_SECONDS = float(ENV.get("PIWEB_RETENTION_EVERY_SECONDS", "0") or 0)
+# Outgoing webhooks (docs/features.md, "Webhooks"): each attempt's timeout, the retry backoff (first
+# wait, doubling to the longest, given up that long after the event), the sweep of lost tasks, and
+# whether hooks may send to loopback and private addresses (off: a hook cannot probe the server's network).
+PIWEB_HOOKS_TIMEOUT_SECONDS = float(ENV.get("PIWEB_HOOKS_TIMEOUT_SECONDS", "5"))
+PIWEB_HOOKS_BACKOFF_FIRST_SECONDS = float(ENV.get("PIWEB_HOOKS_BACKOFF_FIRST_SECONDS", "30"))
+PIWEB_HOOKS_BACKOFF_MAX_SECONDS = float(ENV.get("PIWEB_HOOKS_BACKOFF_MAX_SECONDS", "3600"))
+PIWEB_HOOKS_GIVE_UP_SECONDS = float(ENV.get("PIWEB_HOOKS_GIVE_UP_SECONDS", str(24 * 3600)))
+PIWEB_HOOKS_SWEEP_SECONDS = float(ENV.get("PIWEB_HOOKS_SWEEP_SECONDS", "60"))
+PIWEB_HOOKS_SWEEP_GRACE_SECONDS = float(ENV.get("PIWEB_HOOKS_SWEEP_GRACE_SECONDS", "60"))
+PIWEB_HOOKS_ALLOW_PRIVATE = config.env_flag(ENV, "PIWEB_HOOKS_ALLOW_PRIVATE", default=False)
 # Any number of beats may run (every worker group starts one): they elect the one that sends through a
 # Redis lease of this many seconds, taken over that long after its holder dies (piweb.beat).
 CELERY_BEAT_SCHEDULER = "piweb.beat:ElectedScheduler"
@@ -354,6 +367,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compaction_app.tasks.expire_stale_operations",
         "schedule": timedelta(minutes=5),
     },
+    # Webhook deliveries overdue past their grace: their task was lost (broker away, worker killed).
+    "hooks-sweep": {"task": "hooks.sweep_due", "schedule": timedelta(seconds=PIWEB_HOOKS_SWEEP_SECONDS)},
     # Bulk secret scans whose task was lost (the broker away when an import committed).
     "governance-scan-sweep": {"task": "governance.sweep_pending_scans", "schedule": timedelta(hours=1)},
     # Each team's digest of the week that just ended, on Monday morning (UTC); a rerun sends nothing twice.

@@ -64,6 +64,8 @@ urlpatterns += [
     path("", include("audit.page_urls")),
     path("api/", include("activity.urls")),
     path("", include("activity.page_urls")),
+    path("api/", include("hooks.urls")),
+    path("", include("hooks.page_urls")),
     path("", include("sessions_app.page_urls")),
 ]
 

@@ -41,6 +41,7 @@ __all__ = [
     "entries_stored",
     "entries_stored_wanted",
     "link_opened",
+    "session_shared",
     "sharing_requested",
 ]
 
@@ -54,6 +55,10 @@ entries_committed = Signal()
 # Before a session is shared with a team or by a new link: ``session``, ``team`` (None for a link),
 # ``actor``. A receiver refuses by raising ``services.errors.SharingRefused`` (a team policy does).
 sharing_requested = Signal()
+
+# A session was newly shared with a team, after the share committed: ``session``, ``team``, ``actor``,
+# ``access`` (the hooks app tells the team's hooks).
+session_shared = Signal()
 
 # A readable export asks what its assistant messages cost: ``session`` and ``seqs``. A receiver answers
 # {seq: dollars} (the costs app, which sessions_app never imports); without one, Pi's recorded costs stand.

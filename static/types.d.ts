@@ -121,6 +121,45 @@ declare namespace Piweb {
     readonly offered: readonly OrganizeTag[];
   }
 
+  /** The webhooks page ("hooks-config", hooks/views.py): where its list is, the team's name (or null
+   * for a person's own hooks) and the events a hook may choose. */
+  interface HooksPageConfig {
+    readonly listUrl: string;
+    readonly team: string | null;
+    readonly events: readonly { name: string; label: string }[];
+  }
+
+  /** A hook as the hooks API lists it (hooks/queries.py). */
+  interface Hook {
+    id: number;
+    name: string;
+    url: string;
+    events: string[];
+    format: string;
+    active: boolean;
+    failingSince: string | null;
+    lastDeliveredAt: string | null;
+    failedDeliveries: number;
+    pendingDeliveries: number;
+  }
+
+  /** One line of a hook's delivery log. */
+  interface HookDelivery {
+    id: number;
+    deliveryId: string;
+    event: string;
+    status: string;
+    attempts: number;
+    createdAt: string;
+    nextAttemptAt: string | null;
+    lastStatusCode: number | null;
+    lastError: string;
+    lastResponse: string;
+    responseMs: number | null;
+    replayOf: number | null;
+    payload: unknown;
+  }
+
   /** The socket's answer to a sync: where the session is now. */
   interface StateMessage {
     type: "state";

@@ -39,6 +39,7 @@ APPS = (
     "activity",
     "organize",
     "reviews",
+    "hooks",
 )
 # Plain Python packages at the bottom, and the configuration package at the top: no facade.
 LIBRARIES = ("core", "pitree", "documents", "piweb")

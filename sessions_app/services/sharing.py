@@ -56,7 +56,7 @@ def share_with_team(
         raise InvalidSharing("access", f"access must be one of {', '.join(SessionShare.Access.values)}")
     signals.sharing_requested.send(ChatSession, session=session, team=found, actor=actor)
     with transaction.atomic():
-        share, _ = SessionShare.objects.update_or_create(
+        share, created = SessionShare.objects.update_or_create(
             session=session, team=found, defaults={"access": access, "created_by": user_of(actor)}
         )
         record_action(
@@ -64,6 +64,17 @@ def share_with_team(
         )
         # A share turned from editor to viewer takes write access away from open pages at once.
         transaction.on_commit(partial(realtime.broadcast, session.pk, "access_changed"))
+        if created:
+            transaction.on_commit(
+                partial(
+                    signals.session_shared.send,
+                    ChatSession,
+                    session=session,
+                    team=found,
+                    actor=actor,
+                    access=access,
+                )
+            )
     return share
 
 

@@ -33,6 +33,7 @@ from core.actors import IDENTITY_PROVIDER
 from governance import tasks as governance_tasks
 from governance.models import LegalHold, SecretFinding
 from governance.scanning import scan_range
+from hooks import services as hook_services
 from organize.models import Tag
 from providers.models import LLMProvider
 from sessions_app import services
@@ -740,6 +741,50 @@ def rest_review_withdraw(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.post(f"/api/reviews/{pk}/withdraw/"))
 
 
+def _hook(w: World) -> int:
+    hook, _secret = hook_services.create_hook(
+        actor=w.owner, name="ci", url="https://hooks.example.com/piweb", events=["run.failed"]
+    )
+    return hook.pk
+
+
+HOOK_BODY = {"name": "ci", "url": "https://hooks.example.com/piweb", "events": ["run.failed"]}
+
+
+def rest_hook_create(w: World) -> None:
+    _ok(w.client.post("/api/hooks/", HOOK_BODY, format="json"))
+
+
+def rest_team_hook_create(w: World) -> None:
+    _ok(w.client.post(f"/api/teams/{w.team.pk}/hooks/", HOOK_BODY, format="json"))
+
+
+def rest_hook_pause(w: World) -> Callable[[], None]:
+    pk = _hook(w)
+    return lambda: _ok(w.client.patch(f"/api/hooks/{pk}/", {"active": False}, format="json"))
+
+
+def rest_hook_rotate(w: World) -> Callable[[], None]:
+    pk = _hook(w)
+    return lambda: _ok(w.client.post(f"/api/hooks/{pk}/rotate/"))
+
+
+def rest_hook_delete(w: World) -> Callable[[], None]:
+    pk = _hook(w)
+    return lambda: _ok(w.client.delete(f"/api/hooks/{pk}/"))
+
+
+def rest_hook_ping(w: World) -> Callable[[], None]:
+    pk = _hook(w)
+    return lambda: _ok(w.client.post(f"/api/hooks/{pk}/ping/"))
+
+
+def rest_hook_replay(w: World) -> Callable[[], None]:
+    pk = _hook(w)
+    delivery = hook_services.send_ping(actor=w.owner, hook_id=pk)
+    return lambda: _ok(w.client.post(f"/api/hooks/{pk}/deliveries/{delivery.pk}/replay/"))
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -852,6 +897,13 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_digest_choice, A.DIGEST_CHOICE, USER),
     ("command", command_digest, A.DIGEST_SEND, "manage.py send_team_digest"),
     ("task", task_digest, A.DIGEST_SEND, "digest-worker"),
+    ("rest", rest_hook_create, A.HOOK_CREATE, USER),
+    ("rest", rest_team_hook_create, A.HOOK_CREATE, USER),
+    ("rest", rest_hook_pause, A.HOOK_CHANGE, USER),
+    ("rest", rest_hook_rotate, A.HOOK_ROTATE, USER),
+    ("rest", rest_hook_delete, A.HOOK_DELETE, USER),
+    ("rest", rest_hook_ping, A.HOOK_PING, USER),
+    ("rest", rest_hook_replay, A.HOOK_REPLAY, USER),
 ]
 
 

@@ -78,6 +78,7 @@ NEW_FILE = (
     b'{"type":"session","version":3,"id":"imported","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
 )
 REMOTE = {"runnerId": 999999, "workspace": "work", "prompt": "go"}
+HOOK = {"name": "ci", "url": "https://hooks.example.com/piweb", "events": ["run.failed"]}
 APPEND = {"entries": [{"type": "message", "message": {"role": "user", "content": "more", "timestamp": 3}}]}
 
 ROWS = [
@@ -480,6 +481,55 @@ ROWS = [
         "201 201 403 403 404 403",
         {"reviewers": ["viewer"], "entryId": "a2"},
     ),
+    # Webhooks: one's own, and a team's for its owners; a hook nobody may see is not found.
+    Row("api/hooks/", "GET", lambda w: "/api/hooks/", "200 200 200 403 200 403"),
+    Row("api/hooks/", "POST", lambda w: "/api/hooks/", "201 201 201 403 201 403", HOOK),
+    Row(
+        "api/teams/<int:team_id>/hooks/",
+        "GET",
+        lambda w: f"/api/teams/{w.team.pk}/hooks/",
+        "200 403 403 403 404 403",
+    ),
+    Row(
+        "api/teams/<int:team_id>/hooks/",
+        "POST",
+        lambda w: f"/api/teams/{w.team.pk}/hooks/",
+        "201 403 403 403 404 403",
+        HOOK,
+    ),
+    Row("api/hooks/<int:hook_id>/", "GET", lambda w: "/api/hooks/999999/", "404 404 404 403 404 403"),
+    Row(
+        "api/hooks/<int:hook_id>/",
+        "PATCH",
+        lambda w: "/api/hooks/999999/",
+        "404 404 404 403 404 403",
+        {"active": False},
+    ),
+    Row("api/hooks/<int:hook_id>/", "DELETE", lambda w: "/api/hooks/999999/", "404 404 404 403 404 403"),
+    Row(
+        "api/hooks/<int:hook_id>/rotate/",
+        "POST",
+        lambda w: "/api/hooks/999999/rotate/",
+        "404 404 404 403 404 403",
+    ),
+    Row(
+        "api/hooks/<int:hook_id>/ping/",
+        "POST",
+        lambda w: "/api/hooks/999999/ping/",
+        "404 404 404 403 404 403",
+    ),
+    Row(
+        "api/hooks/<int:hook_id>/deliveries/",
+        "GET",
+        lambda w: "/api/hooks/999999/deliveries/",
+        "404 404 404 403 404 403",
+    ),
+    Row(
+        "api/hooks/<int:hook_id>/deliveries/<int:delivery_id>/replay/",
+        "POST",
+        lambda w: "/api/hooks/999999/deliveries/1/replay/",
+        "404 404 404 403 404 403",
+    ),
     # Pages: sign-in first (302), then the same rules as the API.
     Row("", "GET", lambda w: "/", "200 200 200 302 200 302"),
     Row("import/", "GET", lambda w: "/import/", "200 200 200 302 200 302"),
@@ -517,6 +567,10 @@ ROWS = [
         "GET",
         lambda w: f"/teams/{w.team.pk}/reviews/",
         "200 200 200 302 404 302",
+    ),
+    Row("hooks/", "GET", lambda w: "/hooks/", "200 200 200 302 200 302"),
+    Row(
+        "teams/<int:team_id>/hooks/", "GET", lambda w: f"/teams/{w.team.pk}/hooks/", "200 403 403 302 404 302"
     ),
     Row("activity/", "GET", lambda w: "/activity/", "200 200 200 302 200 302"),
     Row("activity/", "GET", lambda w: f"/activity/?session={w.session.pk}", "200 200 200 302 404 302"),

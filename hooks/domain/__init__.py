@@ -1,0 +1,1 @@
+"""The pure rules of outgoing webhooks: events, signatures, retry times and the Slack message."""
