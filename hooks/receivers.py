@@ -20,6 +20,8 @@ from documents.secrets import masked
 from governance.facade import signals as governance_signals
 from hooks.domain import events as kinds
 from hooks.services import emit_event
+from reviews.facade import Review, Reviewer
+from reviews.facade import signals as review_signals
 from sessions_app.facade import ChatSession
 from sessions_app.facade import signals as session_signals
 
@@ -107,7 +109,55 @@ def session_shared(
         log.exception("the hooks of sharing session %s were not written", session.pk)
 
 
+def review_requested(sender: Any, *, review: Review, actor: Any, **kwargs: Any) -> None:
+    """A review asked for (or asked again): its team's hooks and the reviewers' own hooks hear of it."""
+    try:
+        reviewers = list(review.reviewers.select_related("user"))
+        emit_event(
+            kinds.REVIEW_REQUESTED,
+            session=review.session,
+            actor=actor,
+            data={
+                "reviewId": review.pk,
+                "entryId": review.entry_id,
+                "reviewers": [r.user.get_username() for r in reviewers],
+                "note": masked(review.note),
+            },
+            team=review.team,
+            users=[r.user_id for r in reviewers],
+            key=f"review:{review.pk}:requested:{review.requested_at.isoformat()}",
+        )
+    except Exception:
+        log.exception("the hooks of review %s were not written", review.pk)
+
+
+def review_decided(sender: Any, *, review: Review, reviewer: Reviewer, actor: Any, **kwargs: Any) -> None:
+    """A reviewer approved or asked for changes: the team's hooks and the requester's own hear of it."""
+    when = reviewer.decided_at.isoformat() if reviewer.decided_at else ""
+    try:
+        emit_event(
+            kinds.REVIEW_DECIDED,
+            session=review.session,
+            actor=actor,
+            data={
+                "reviewId": review.pk,
+                "entryId": review.entry_id,
+                "reviewer": reviewer.user.get_username(),
+                "decision": reviewer.decision,
+                "status": review.status,
+                "note": masked(reviewer.note),
+            },
+            team=review.team,
+            users=[review.requester_id] if review.requester_id else [],
+            key=f"review:{review.pk}:decided:{reviewer.pk}:{when}",
+        )
+    except Exception:
+        log.exception("the hooks of review %s were not written", review.pk)
+
+
 discussion_signals.comment_written.connect(comment_written, dispatch_uid="hooks-mention")
+review_signals.review_requested.connect(review_requested, dispatch_uid="hooks-review-requested")
+review_signals.review_decided.connect(review_decided, dispatch_uid="hooks-review-decided")
 agent_signals.run_closed.connect(run_closed, dispatch_uid="hooks-run-closed")
 governance_signals.secrets_found.connect(secrets_found, dispatch_uid="hooks-secrets-found")
 session_signals.session_shared.connect(session_shared, dispatch_uid="hooks-session-shared")

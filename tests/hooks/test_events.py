@@ -57,3 +57,28 @@ def test_an_app_above_sends_its_own_events_through_emit_event(crew: Crew, receiv
     assert all(len(g.json["data"]["text"]) == 280 for g in got)  # short text only
     with pytest.raises(ValueError):
         emit_event("review.exploded", session=crew.session, actor=crew.owner, data={})
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_a_real_review_request_and_decision_reach_the_hooks_that_chose_them(
+    crew: Crew, receiver: Receiver
+) -> None:
+    make_hook(crew.client(crew.editor), receiver, ["review.requested"])
+    make_hook(crew.client(crew.owner), receiver, ["review.decided"])
+    asked = crew.client(crew.owner).post(
+        f"/api/sessions/{crew.session.pk}/reviews/", {"reviewers": ["eddie"], "note": "ok?"}, format="json"
+    )
+    assert asked.status_code == 201, asked.content
+    [requested] = receiver.wait_for(1)
+    assert requested.json["event"] == "review.requested"
+    assert requested.json["data"]["reviewers"] == ["eddie"] and requested.json["data"]["note"] == "ok?"
+    review = asked.json()["id"]
+    decided = crew.client(crew.editor).post(
+        f"/api/reviews/{review}/decision/", {"decision": "approved", "note": "fine"}, format="json"
+    )
+    assert decided.status_code == 200, decided.content
+    got = receiver.wait_for(2)
+    decision = next(g for g in got if g.json["event"] == "review.decided")
+    assert decision.json["data"]["reviewer"] == "eddie" and decision.json["data"]["decision"] == "approved"
+    # The outsider's session never reached a hook: every delivery names the shared session.
+    assert {g.json["session"]["id"] for g in got} == {crew.session.pk}
