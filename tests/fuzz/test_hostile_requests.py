@@ -59,6 +59,7 @@ HOSTILE_BODIES = [
 ]
 HOSTILE_SEGMENTS = ["%00", "a%00b", "%ED%A0%80", "x" * 3000, "99999999999999999999999", "..%2F..", "%25"]
 # Fields of a working body for each write route (path parameters filled from the world below).
+HOOK_BODY = {"name": "ci", "url": "https://hooks.example.com/piweb", "events": ["run.failed"]}
 TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/sessions/", "post"): {"cwd": "/w", "name": "n"},
     ("api/sessions/<int:pk>/", "patch"): {"name": "renamed"},
@@ -114,6 +115,9 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
     ("api/saved-filters/", "post"): {"name": "mine", "query": "owner=me"},
     ("api/sessions/bulk/", "post"): {"action": "archive", "sessions": [1], "preview": True},
     ("api/teams/<int:team_id>/activity/digest/", "put"): {"digest": False},
+    ("api/hooks/", "post"): HOOK_BODY,
+    ("api/teams/<int:team_id>/hooks/", "post"): HOOK_BODY,
+    ("api/hooks/<int:hook_id>/", "patch"): {"name": "renamed", "active": False},
 }
 
 

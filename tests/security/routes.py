@@ -82,12 +82,14 @@ def ids_of(world: World) -> dict[str, str]:
         "review_id": "999999",
         "tag_id": "999999",
         "filter_id": "999999",
+        "hook_id": "999999",
+        "delivery_id": "999999",
     }
 
 
 KNOWN_PARAMS = {"pk", "entry_id", "team_id", "username", "link_id", "token", "token_id", "invitation_id"}
 KNOWN_PARAMS |= {"operation_id", "run_id", "uidb64", "provider_id", "comment_id", "runner_id"}
-KNOWN_PARAMS |= {"review_id", "tag_id", "filter_id"}
+KNOWN_PARAMS |= {"review_id", "tag_id", "filter_id", "hook_id", "delivery_id"}
 
 
 def fill(route: str, ids: dict[str, str], replace: tuple[str, str] | None = None) -> str:

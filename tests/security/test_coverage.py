@@ -42,6 +42,10 @@ NO_BODY = {
     ("api/sessions/<int:pk>/pin/", "POST"),
     ("api/sessions/<int:pk>/tags/<int:tag_id>/", "DELETE"),
     ("api/tags/<int:tag_id>/", "DELETE"),
+    ("api/hooks/<int:hook_id>/", "DELETE"),
+    ("api/hooks/<int:hook_id>/rotate/", "POST"),
+    ("api/hooks/<int:hook_id>/ping/", "POST"),
+    ("api/hooks/<int:hook_id>/deliveries/<int:delivery_id>/replay/", "POST"),
     ("api/operations/<uuid:operation_id>/cancel/", "POST"),
     ("api/runs/<uuid:run_id>/abort/", "POST"),
     ("api/sessions/import/", "POST"),  # a file, not fields: test_an_oversized_key_in_a_session_line_is_a_400
