@@ -6,13 +6,14 @@ backoff with jitter (``domain.backoff``), by a task queued with that delay; one 
 ``PIWEB_HOOKS_GIVE_UP_SECONDS`` after its event is marked failed. The minute's sweep queues every pending
 delivery overdue by more than ``PIWEB_HOOKS_SWEEP_GRACE_SECONDS`` (its task lost with the broker, or with
 a worker killed mid-attempt), so no delivery is lost. A hook that keeps failing stays active and shows
-since when it fails.
+since when it fails; its first delivery that succeeds again sends at once what waited out a backoff.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,6 +22,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.secret_box import SealedSecret
@@ -38,6 +40,7 @@ __all__ = ["backoff", "body_of", "deliver", "sweep_due"]
 log = logging.getLogger(__name__)
 
 EARLY = timedelta(seconds=0.5)  # a task run a little early (clocks, countdown rounding) still attempts
+LEASE_EXTRA = 30.0  # seconds an attempt's claim outlasts its timeout
 RESPONSE_CHARS = 500  # the start of an answer kept in the log
 SWEEP_BATCH = 1000
 
@@ -57,6 +60,10 @@ def backoff() -> Backoff:
         most=settings.PIWEB_HOOKS_BACKOFF_MAX_SECONDS,
         give_up=settings.PIWEB_HOOKS_GIVE_UP_SECONDS,
     )
+
+
+def _lease() -> float:
+    return float(settings.PIWEB_HOOKS_TIMEOUT_SECONDS) + LEASE_EXTRA
 
 
 def body_of(hook: Hook, payload: dict[str, object]) -> bytes:
@@ -90,11 +97,24 @@ def deliver(delivery_id: int) -> str:
             delivery.save(update_fields=["status", "last_error", "next_attempt_at"])
             return "cancelled"
         delivery.attempts += 1
-        lease = settings.PIWEB_HOOKS_TIMEOUT_SECONDS + 30
-        delivery.next_attempt_at = now + timedelta(seconds=lease)
-        delivery.save(update_fields=["attempts", "next_attempt_at"])
+        delivery.next_attempt_at = now + timedelta(seconds=_lease())
+        delivery.attempt_started_at = now
+        delivery.save(update_fields=["attempts", "next_attempt_at", "attempt_started_at"])
     outcome = _attempt(hook, delivery)
     return _record(delivery, outcome)
+
+
+_clients: dict[tuple[int, float], httpx.Client] = {}
+
+
+def _client() -> httpx.Client:
+    """Return this process's client: making one costs some 50 ms (its TLS context), which a worker
+    catching up after an outage would pay per attempt; it also keeps connections to a receiver open."""
+    key = (os.getpid(), float(settings.PIWEB_HOOKS_TIMEOUT_SECONDS))  # a forked child makes its own
+    found = _clients.get(key)
+    if found is None:
+        found = _clients[key] = httpx.Client(timeout=key[1], follow_redirects=False)
+    return found
 
 
 def _attempt(hook: Hook, delivery: Delivery) -> Outcome:
@@ -115,10 +135,7 @@ def _attempt(hook: Hook, delivery: Delivery) -> Outcome:
     started = time.monotonic()
     try:
         check_address(hook.url)
-        with (
-            httpx.Client(timeout=settings.PIWEB_HOOKS_TIMEOUT_SECONDS, follow_redirects=False) as client,
-            client.stream("POST", hook.url, content=body, headers=headers) as answer,
-        ):
+        with _client().stream("POST", hook.url, content=body, headers=headers) as answer:
             start = b""
             for chunk in answer.iter_bytes():
                 start += chunk
@@ -143,12 +160,19 @@ def _record(delivery: Delivery, outcome: Outcome) -> str:
         "last_error": outcome.error,
         "last_response": outcome.response,
         "response_ms": outcome.ms,
+        "attempt_started_at": None,
     }
     rules = backoff()
     with transaction.atomic():
         if outcome.ok:
             fields |= {"status": Delivery.Status.DELIVERED, "delivered_at": now, "next_attempt_at": None}
-            Hook.objects.filter(pk=delivery.hook_id).update(failing_since=None, last_delivered_at=now)
+            recovered = Hook.objects.filter(pk=delivery.hook_id, failing_since__isnull=False).update(
+                failing_since=None, last_delivered_at=now
+            )
+            if recovered:
+                _wake_waiting(delivery, now)
+            else:
+                Hook.objects.filter(pk=delivery.hook_id).update(last_delivered_at=now)
             result = "delivered"
         elif rules.exhausted((now - delivery.created_at).total_seconds()):
             fields |= {"status": Delivery.Status.FAILED, "next_attempt_at": None}
@@ -162,6 +186,24 @@ def _record(delivery: Delivery, outcome: Outcome) -> str:
             Hook.objects.filter(pk=delivery.hook_id, failing_since__isnull=True).update(failing_since=now)
         Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(**fields)
     return result
+
+
+def _wake_waiting(sent: Delivery, now: Any) -> None:
+    """The hook's endpoint answers again: what waits out a backoff goes now, oldest first, instead of up
+    to ``PIWEB_HOOKS_BACKOFF_MAX_SECONDS`` later (a batch at a time; the sweep sends any beyond it)."""
+    # One being attempted right now is left alone, so no receiver gets it twice at once.
+    under_way = Q(attempt_started_at__gt=now - timedelta(seconds=_lease()))
+    waiting = (
+        Delivery.objects.filter(hook_id=sent.hook_id, status=Delivery.Status.PENDING, next_attempt_at__gt=now)
+        .exclude(pk=sent.pk)
+        .exclude(under_way)
+    )
+    ids = list(waiting.order_by("created_at", "pk").values_list("pk", flat=True)[:SWEEP_BATCH])
+    if ids:
+        Delivery.objects.filter(pk__in=ids, next_attempt_at__gt=now).exclude(under_way).update(
+            next_attempt_at=now
+        )
+        transaction.on_commit(lambda: queue_deliveries(ids))
 
 
 def _queue_retry(delivery_id: int, delay: float) -> None:

@@ -82,6 +82,8 @@ class Delivery(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # Set while an attempt is under way (its claim), so waking the waiting ones never sends it twice.
+    attempt_started_at = models.DateTimeField(null=True, blank=True)
     last_status_code = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     last_response = models.TextField(blank=True, default="", help_text="The start of the receiver's answer")

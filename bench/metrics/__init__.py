@@ -37,6 +37,7 @@ METRIC_MODULES = (
     "bench.metrics.comments",
     "bench.metrics.activity",
     "bench.metrics.session_filters",
+    "bench.metrics.hooks",
 )
 
 

@@ -111,6 +111,34 @@ def test_a_failing_receiver_is_tried_again_after_its_backoff_and_gets_the_delive
 
 
 @pytest.mark.usefixtures("eager_tasks")
+def test_the_first_success_after_an_outage_sends_what_waited_at_once(
+    crew: Crew, receiver: Receiver, settings: Any
+) -> None:
+    settings.PIWEB_HOOKS_BACKOFF_FIRST_SECONDS = 600.0  # left alone, the two would wait ten minutes
+    settings.PIWEB_HOOKS_BACKOFF_MAX_SECONDS = 600.0
+    hook_id = make_hook(crew.client(crew.owner), receiver, ["run.ended"])
+    receiver.answers = [503, 503]
+    first, second = close_run(crew, failed=False), close_run(crew, failed=False)
+    receiver.wait_for(2)
+    assert sorted(Delivery.objects.values_list("status", "attempts")) == [("pending", 1), ("pending", 1)]
+    assert Hook.objects.get(pk=hook_id).failing_since is not None
+
+    third = close_run(crew, failed=False)  # the endpoint is back: this one goes through, and so do they
+    got = receiver.wait_for(5, seconds=5)
+    assert len(got) == 5 and all(g.signed for g in got)
+    assert sorted(Delivery.objects.values_list("status", "attempts")) == [
+        ("delivered", 1),
+        ("delivered", 2),
+        ("delivered", 2),
+    ]
+    # The one that succeeded arrived first; the two that waited followed, oldest first, each once more.
+    runs = [g.json["data"]["runId"] for g in got[2:]]
+    assert runs == [str(third.public_id), str(first.public_id), str(second.public_id)]
+    assert Hook.objects.get(pk=hook_id).failing_since is None
+    assert Delivery.objects.filter(attempt_started_at__isnull=False).count() == 0
+
+
+@pytest.mark.usefixtures("eager_tasks")
 def test_a_delivery_still_failing_when_the_window_closes_is_marked_failed(
     crew: Crew, receiver: Receiver, settings: Any
 ) -> None:
