@@ -209,14 +209,20 @@ def team_report(
         numbers.sessions = distinct.get(person, 0)
     # Other tools' calls count for the session's owner, as its answers do.
     others = ToolWeek.objects.filter(session_id__in=shared, week__gte=first, week__lte=last)
-    other_cells = list(
-        others.values("week", "session__owner_id", "tool")
-        .annotate(n=Sum("calls"))
-        .values_list("week", "session__owner_id", "tool", "n")
-    )
-    for week, owner, tool, calls in other_cells:
-        by_week[week].tools[tool] += calls or 0
-        by_person.setdefault(owner, Numbers()).tools[tool] += calls or 0
+    other_cells: list[tuple[Any, ...]] = []
+    other_sums = None if cells or cell_tools else _tools_by_week_and_person(others)
+    if other_sums is None:
+        other_cells = list(
+            others.values("week", "session__owner_id", "tool")
+            .annotate(n=Sum("calls"))
+            .values_list("week", "session__owner_id", "tool", "n")
+        )
+        other_sums = other_cells
+    for week, owner, tool, calls in other_sums:
+        if week is not None:
+            by_week[week].tools[tool] += calls or 0
+        if owner is not None:
+            by_person.setdefault(owner, Numbers()).tools[tool] += calls or 0
     totals = Numbers()
     for numbers in by_person.values():
         totals.add(numbers)  # each session has one owner, so the people's sessions add up
@@ -259,6 +265,22 @@ def _by_week_and_person(
             params,
         )
         return [(week, person, list(values)) for week, person, *values in cursor.fetchall()]
+
+
+def _tools_by_week_and_person(others: QuerySet[Any]) -> list[tuple[Any, ...]] | None:
+    """Other tools' calls per week and per owner in one pass (``GROUPING SETS``): each result has a week
+    or an owner, the other None; a few hundred rows where the week-by-owner cells of a year are tens of
+    thousands. None off PostgreSQL."""
+    if connection.vendor != "postgresql":
+        return None
+    sql, params = others.values("week", "session__owner_id", "tool", "calls").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT r.week, r.session__owner_id, r.tool, sum(r.calls) FROM ({sql}) AS r "
+            "GROUP BY GROUPING SETS ((r.week, r.tool), (r.session__owner_id, r.tool))",
+            params,
+        )
+        return cursor.fetchall()
 
 
 def _plain_rows(query: QuerySet[Any]) -> Iterator[tuple[Any, ...]]:

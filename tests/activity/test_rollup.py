@@ -128,6 +128,8 @@ def test_an_extensions_tool_is_in_the_mix_beside_pis_own(crew: Crew) -> None:
     olga = next(p for p in body["people"] if p["name"] == "olga")
     assert olga["tools"]["deploy"] == 1 and olga["toolCalls"] == 5
     assert _numbers(body["totals"]) == _numbers(raw_counts(crew.team))
+    # Grouped per week and per person by the database, or summed from each person's weeks: the same.
+    assert {k: v for k, v in _report(crew, rows="true").items() if k != "rows"} == body
 
 
 def test_rebuild_activity_recounts_what_was_written_before_the_rollup(crew: Crew) -> None:
