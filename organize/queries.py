@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q
 
 from organize.models import Archived, Pin, SavedFilter, SessionTag, Tag
@@ -50,11 +51,15 @@ def visible_team(user: Any, team_id: int) -> Team | None:
     return found.team if found is not None else None
 
 
-def tags_on(session_ids: Iterable[int], user: Any) -> dict[int, list[Tag]]:
-    """The tags of the user's teams on each session (callers pass only sessions the user may read)."""
+def tags_on(
+    session_ids: Iterable[int], user: Any, *, team_ids: list[int] | None = None
+) -> dict[int, list[Tag]]:
+    """The tags of the user's teams (``team_ids`` when the caller read them) on each session (callers
+    pass only sessions the user may read)."""
     found: dict[int, list[Tag]] = defaultdict(list)
+    teams = member_team_ids(user) if team_ids is None else team_ids
     rows = (
-        SessionTag.objects.filter(session_id__in=list(session_ids), tag__team_id__in=member_team_ids(user))
+        SessionTag.objects.filter(session_id__in=list(session_ids), tag__team_id__in=teams)
         .select_related("tag", "tag__team")
         .order_by("tag__name")
     )
@@ -72,6 +77,22 @@ def tags_for_session(session: ChatSession, user: Any) -> list[Tag]:
         .select_related("team")
         .order_by("team__name", "name")
     )
+
+
+def page_state(session_id: int, user_id: int, team_ids: list[int]) -> tuple[bool, bool, bool]:
+    """Whether the user pinned the session, whether it is archived, and whether any of the user's teams
+    has a tag at all: one plain statement, since every session page asks."""
+    pin, archived, tag = Pin._meta.db_table, Archived._meta.db_table, Tag._meta.db_table
+    teams = ", ".join(["%s"] * len(team_ids))
+    tagged = f"EXISTS (SELECT 1 FROM {tag} WHERE team_id IN ({teams}))" if team_ids else "false"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {pin} WHERE session_id = %s AND user_id = %s), "
+            f"EXISTS (SELECT 1 FROM {archived} WHERE session_id = %s), {tagged}",
+            [session_id, user_id, session_id, *team_ids],
+        )
+        row = cursor.fetchone()
+    return bool(row[0]), bool(row[1]), bool(row[2])
 
 
 def pinned_ids(user: Any, session_ids: Iterable[int]) -> set[int]:

@@ -10,7 +10,7 @@ from django.utils.http import urlencode
 
 from organize import queries
 from organize.models import Archived, Pin, SessionTag, Tag
-from organize.services import may_apply_tag
+from organize.services import tag_refusal
 from sessions_app.facade import (
     Badge,
     ChatSession,
@@ -23,6 +23,8 @@ from sessions_app.facade import (
     register_list_part,
     register_page_part,
     register_session_filter,
+    session_team_ids,
+    viewer_roles,
 )
 from teams.facade import Team
 
@@ -155,16 +157,31 @@ def filters_context(request: Any, sessions: list[ChatSession]) -> dict[str, Any]
 
 
 def page_context(request: Any, grant: Any, session: ChatSession) -> dict[str, Any] | None:
+    """The bar's pin, archive and tags: from the viewer's teams and the session's shares the page read
+    once, and one query for the pin and the archive."""
     user = request.user
     if grant.via_link or not getattr(user, "is_authenticated", False):
         return None
-    on = queries.tags_on([session.pk], user).get(session.pk, [])
-    offered = [t for t in queries.tags_for_session(session, user) if not may_apply_tag(user, grant, t)]
+    roles = viewer_roles(request)
+    pinned, archived, tagged = queries.page_state(session.pk, user.pk, list(roles))
+    on: list[Tag] = []
+    offered: list[Tag] = []
+    if tagged:
+        on = queries.tags_on([session.pk], user, team_ids=list(roles)).get(session.pk, [])
+        shared = [t for t in roles if t in session_team_ids(request, session)]
+        if shared:
+            tags = Tag.objects.filter(team_id__in=shared).select_related("team")
+            tags = tags.order_by("team__name", "name")
+            offered = [
+                t
+                for t in tags
+                if not tag_refusal(roles.get(t.team_id), shared=True, can_write=grant.can_write, tag=t)
+            ]
     return {
         "config": {
             "session": session.pk,
-            "pinned": bool(queries.pinned_ids(user, [session.pk])),
-            "archived": bool(queries.archived_ids([session.pk])),
+            "pinned": pinned,
+            "archived": archived,
             "canArchive": grant.can_write,
             "tags": [{"id": t.pk, "name": t.name, "colour": t.colour, "teamName": t.team.name} for t in on],
             "offered": [

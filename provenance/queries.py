@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 
@@ -22,6 +23,7 @@ __all__ = [
     "BadQuery",
     "commit_match",
     "commits_of",
+    "has_any",
     "pr_match",
     "pull_requests_of",
     "session_ids_for_commits",
@@ -127,6 +129,17 @@ def _scoped[Row: (Commit, PullRequest)](
         )
         rows = [r for r in rows if r.seq in seen]
     return rows
+
+
+def has_any(session_id: int) -> bool:
+    """Whether the session has a commit, a pull request or a workspace at all: one plain probe, so the
+    session page of the many sessions without any asks nothing more."""
+    tables = (Commit._meta.db_table, PullRequest._meta.db_table, WorkspaceState._meta.db_table)
+    probes = " OR ".join(f"EXISTS (SELECT 1 FROM {t} WHERE session_id = %s)" for t in tables)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {probes}", [session_id] * len(tables))
+        row = cursor.fetchone()
+    return bool(row[0])
 
 
 def workspace_of(grant: Access) -> WorkspaceState | None:

@@ -71,6 +71,8 @@ def read_terms(text: str) -> tuple[str, dict[str, list[str]]]:
 
 
 def _commits_part(request: Any, grant: Access, session: ChatSession) -> dict[str, Any] | None:
+    if not queries.has_any(session.pk):
+        return None
     commits = queries.commits_of(grant)
     prs = queries.pull_requests_of(grant)
     workspace = queries.workspace_of(grant)

@@ -21,10 +21,12 @@ def context_window_for(model: Mapping[str, Any] | None) -> int | None:
     provider, model_id = model.get("provider"), model.get("modelId")
     if not isinstance(model_id, str) or not model_id:
         return None
-    rows = LLMProvider.objects.filter(model_id=model_id).order_by("pk")
-    # The same model id under the session's provider label first, then under any label.
-    exact = rows.filter(provider=provider).values_list("context_window", flat=True).first()
-    return exact or rows.values_list("context_window", flat=True).first()
+    # The same model id under the session's provider label first, then under any label: one read.
+    rows = list(
+        LLMProvider.objects.filter(model_id=model_id).order_by("pk").values_list("provider", "context_window")
+    )
+    exact = next((window for label, window in rows if label == provider), None)
+    return exact or (rows[0][1] if rows else None)
 
 
 def available_models() -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 
 from reviews import queries
 from reviews.domain.status import APPROVED, CHANGES, OUTDATED, PENDING
+from reviews.models import Review
 from sessions_app.facade import (
     Badge,
     ChatSession,
@@ -18,6 +19,7 @@ from sessions_app.facade import (
     register_badges,
     register_page_part,
     register_session_filter,
+    viewer_roles,
 )
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ FILTER_VALUES = {
     OUTDATED: "outdated",
     "mine": "waiting for me",
 }
+PANEL_REVIEWS = 20  # the newest shown in the session page's panel
 # Which of a session's reviews its badge names: the one that most needs someone.
 _PRECEDENCE = (CHANGES, PENDING, OUTDATED, APPROVED)
 
@@ -73,12 +76,28 @@ def _badges(sessions: list[ChatSession], viewer: Any) -> dict[int, list[Badge]]:
     return badges
 
 
-def _panel(request: Any, grant: Access, session: ChatSession) -> dict[str, Any] | None:
+def _on_page(request: Any, session: ChatSession) -> list[Review]:
+    """The session's reviews the viewer sees, read once for the bar's status and the panel."""
+    memo: tuple[int, list[Review]] | None = getattr(request, "_piweb_reviews", None)
+    if memo is None or memo[0] != session.pk:
+        memo = (session.pk, queries.reviews_on_page(request.user, session, list(viewer_roles(request))))
+        request._piweb_reviews = memo
+    return memo[1]
+
+
+def _signed_in(request: Any, grant: Access) -> bool:
     user = getattr(request, "user", None)
-    if grant.via_link or user is None or not user.is_authenticated:
-        return None  # a link's visitors see the session, not the team's reviews of it
-    reviews = [queries.serialize(r, user) for r in queries.reviews_of_session(user, session)]
-    teams = queries.shared_teams(session, user)
+    # A link's visitors see the session, not the team's reviews of it.
+    return not grant.via_link and user is not None and user.is_authenticated
+
+
+def _panel(request: Any, grant: Access, session: ChatSession) -> dict[str, Any] | None:
+    if not _signed_in(request, grant):
+        return None
+    user = request.user
+    reviews = [queries.serialize(r, user) for r in _on_page(request, session)[:PANEL_REVIEWS]]
+    # Where a review can live: the teams the session is shared with that the viewer belongs to.
+    teams = queries.shared_teams(session, user) if grant.can_write else []
     return {
         "reviews": reviews,
         "session_id": session.pk,
@@ -89,14 +108,9 @@ def _panel(request: Any, grant: Access, session: ChatSession) -> dict[str, Any] 
 
 
 def _status(request: Any, grant: Access, session: ChatSession) -> dict[str, Any] | None:
-    user = getattr(request, "user", None)
-    if grant.via_link or user is None or not user.is_authenticated:
+    if not _signed_in(request, grant):
         return None
-    statuses = set(
-        queries.visible_reviews(user)
-        .filter(session=session, status__in=_PRECEDENCE)
-        .values_list("status", flat=True)
-    )
+    statuses = {r.status for r in _on_page(request, session)}
     status = next((s for s in _PRECEDENCE if s in statuses), None)
     if status is None:
         # No review yet: the button still opens the panel, where one is asked for.

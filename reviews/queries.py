@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet
 
 from reviews.domain.status import CHANGES, OUTDATED, PENDING, WITHDRAWN
@@ -18,6 +19,7 @@ __all__ = [
     "LABELS",
     "boxes",
     "reviews_of_session",
+    "reviews_on_page",
     "serialize",
     "session_ids_with",
     "visible_reviews",
@@ -71,6 +73,23 @@ def reviews_of_session(user: Any, session: ChatSession) -> list[Review]:
     """The session's reviews the viewer may see (withdrawn ones left out), newest first."""
     query = visible_reviews(user).filter(session=session).exclude(status=WITHDRAWN)
     return list(_with_people(query).order_by("-requested_at", "-pk")[:20])
+
+
+def reviews_on_page(user: Any, session: ChatSession, team_ids: list[int]) -> list[Review]:
+    """The reviews of a session the page's grant already lets the viewer read: those of the viewer's
+    teams (``team_ids``) or asked for by them, withdrawn ones left out, newest first. Without the
+    readable-sessions test of ``visible_reviews``, which the grant has answered."""
+    with connection.cursor() as cursor:
+        # Most sessions have no review: one plain probe spares them the query below.
+        cursor.execute(f"SELECT 1 FROM {Review._meta.db_table} WHERE session_id = %s LIMIT 1", [session.pk])
+        if cursor.fetchone() is None:
+            return []
+    query = (
+        Review.objects.filter(session=session)
+        .filter(Q(team_id__in=team_ids) | Q(requester=user))
+        .exclude(status=WITHDRAWN)
+    )
+    return list(_with_people(query).order_by("-requested_at", "-pk"))
 
 
 def session_ids_with(user: Any, values: list[str]) -> QuerySet[Review]:

@@ -42,6 +42,8 @@ from sessions_app.page_parts import (
     register_badges,
     register_list_part,
     register_page_part,
+    session_team_ids,
+    viewer_roles,
 )
 from sessions_app.queries import ContextView, EntryNotFound, context_for_leaf, find_entry, path_rows
 from sessions_app.services import (
@@ -123,6 +125,7 @@ __all__ = [
     "register_state",
     "run_author",
     "services",
+    "session_team_ids",
     "set_leaf",
     "share_by_team_defaults",
     "signals",
@@ -130,4 +133,5 @@ __all__ = [
     "state_key",
     "still_writable",
     "verbs",
+    "viewer_roles",
 ]

@@ -35,6 +35,8 @@ __all__ = [
     "register_badges",
     "register_list_part",
     "register_page_part",
+    "session_team_ids",
+    "viewer_roles",
 ]
 
 
@@ -104,6 +106,35 @@ def attach_badges(sessions: list[ChatSession], viewer: Any) -> None:
         found = _BADGES[name](sessions, viewer)
         for session in sessions:
             session.badges.extend(found.get(session.pk, ()))  # type: ignore[attr-defined]
+
+
+def viewer_roles(request: Any) -> dict[int, str]:
+    """The viewer's teams and their role in each (none for a visitor), read once per request for every
+    part and badge source that asks."""
+    found: dict[int, str] | None = getattr(request, "_piweb_viewer_roles", None)
+    if found is None:
+        from teams.facade import TeamMembership
+
+        user = getattr(request, "user", None)
+        found = (
+            dict(TeamMembership.objects.filter(user=user).values_list("team_id", "role"))
+            if getattr(user, "is_authenticated", False)
+            else {}
+        )
+        request._piweb_viewer_roles = found
+    return found
+
+
+def session_team_ids(request: Any, session: ChatSession) -> frozenset[int]:
+    """The teams the session is shared with, read once per request."""
+    memo: tuple[int, frozenset[int]] | None = getattr(request, "_piweb_session_teams", None)
+    if memo is None or memo[0] != session.pk:
+        from sessions_app.models import SessionShare
+
+        teams = frozenset(SessionShare.objects.filter(session=session).values_list("team_id", flat=True))
+        memo = (session.pk, teams)
+        request._piweb_session_teams = memo
+    return memo[1]
 
 
 def page_parts(request: Any, grant: Access, session: ChatSession) -> dict[str, list[dict[str, Any]]]:
