@@ -145,6 +145,21 @@ def test_archived_sessions_leave_the_default_list_stay_readable_and_come_back(cr
     assert _names(owner) == ["billing refactor", "my notes"]
 
 
+def test_search_leaves_archived_sessions_out_unless_asked(crew: Crew) -> None:
+    owner = crew.api(crew.owner)
+
+    def found(query: str) -> list[str]:
+        answer = owner.get(f"/api/search/?q=question{query}")
+        assert answer.status_code == 200, answer.content
+        return sorted(s["title"] for s in answer.json()["sessions"])
+
+    assert found("") == ["billing refactor", "my notes"]
+    assert owner.post(f"/api/sessions/{crew.private.pk}/archive/").status_code == 200
+    assert found("") == ["billing refactor"]
+    assert found("&archived=include") == ["billing refactor", "my notes"]
+    assert found("&archived=only") == ["my notes"]
+
+
 def test_only_writers_archive(crew: Crew) -> None:
     assert crew.api(crew.viewer).post(f"/api/sessions/{crew.shared.pk}/archive/").status_code == 403
     assert crew.api(crew.outsider).post(f"/api/sessions/{crew.shared.pk}/archive/").status_code == 404
