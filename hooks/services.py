@@ -3,8 +3,10 @@ delivery; and ``emit_event``, which the apps' writes call to write an event's de
 
 Each management use case authorizes its actor (a personal hook: its owner; a team hook: the team's
 owners, ``teams.access``), writes, records one action-log row and queues its delivery after commit, in
-one transaction. ``emit_event`` runs inside the transaction of the write that caused the event, whose
-own row logs it: its deliveries commit or roll back with that write and leave only after it commits.
+one transaction; staff pause, resume and delete any hook from the admin through the same use cases
+(``as_staff``, logged ``by_staff``). ``emit_event`` runs inside the transaction of the write that caused
+the event, whose own row logs it: its deliveries commit or roll back with that write and leave only after
+it commits.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from django.utils import timezone
 from actionlog.facade import record_action
 from core.actors import Actor, SystemActor, actor_name, user_of
 from core.errors import Forbidden, NotSignedIn, NotVisible
+from core.staff import authorize_staff
 from core.tasks import enqueue
 from hooks.domain import events as kinds
 from hooks.models import Delivery, Hook
@@ -91,6 +94,20 @@ def managed_hook(actor: Actor, hook_id: int) -> Hook:
     elif hook.owner_id != user.pk:
         raise NotVisible(f"Hook not found: {hook_id}")
     return hook
+
+
+def _staff_hook(actor: Actor, hook_id: int, permission: str) -> Hook:
+    """Return any hook, for staff with ``permission`` acting from the admin."""
+    authorize_staff(actor, permission)
+    hook = Hook.objects.select_related("team", "owner").filter(pk=hook_id).first()
+    if hook is None:
+        raise NotVisible(f"Hook not found: {hook_id}")
+    return hook
+
+
+def _staff(as_staff: bool) -> dict[str, Any]:
+    """The log row's mark of a change made from the admin."""
+    return {"by_staff": True} if as_staff else {}
 
 
 def hooks_of(actor: Actor, *, team_id: int | None = None) -> QuerySet[Hook]:
@@ -181,10 +198,13 @@ def create_hook(
     return hook, secret
 
 
-def update_hook(*, actor: Actor, hook_id: int, changes: Mapping[str, object]) -> Hook:
+def update_hook(*, actor: Actor, hook_id: int, changes: Mapping[str, object], as_staff: bool = False) -> Hook:
     """Change a hook's name, URL, events or format, or pause (``active`` false) and resume it. A resumed
-    hook sends what waited while it was paused."""
-    hook = managed_hook(actor, hook_id)
+    hook sends what waited while it was paused.
+
+    ``as_staff``: a staff member changes any hook from the admin; the row says ``by_staff``.
+    """
+    hook = _staff_hook(actor, hook_id, "hooks.change_hook") if as_staff else managed_hook(actor, hook_id)
     checks = {"name": _name, "url": _url, "events": _events, "format": _format}
     fields: dict[str, Any] = {}
     for key, value in changes.items():
@@ -204,7 +224,13 @@ def update_hook(*, actor: Actor, hook_id: int, changes: Mapping[str, object]) ->
         hook.save(update_fields=list(changed))
         detail = {k: (_host(v) if k == "url" else v) for k, v in changed.items()}
         record_action(
-            actor=actor, action=Action.HOOK_CHANGE, session=None, team=hook.team, hook=hook.pk, **detail
+            actor=actor,
+            action=Action.HOOK_CHANGE,
+            session=None,
+            team=hook.team,
+            hook=hook.pk,
+            **detail,
+            **_staff(as_staff),
         )
         if resumed:
             waiting = Delivery.objects.filter(hook=hook, status=Delivery.Status.PENDING)
@@ -225,9 +251,12 @@ def rotate_secret(*, actor: Actor, hook_id: int) -> tuple[Hook, str]:
     return hook, secret
 
 
-def delete_hook(*, actor: Actor, hook_id: int) -> None:
-    """Delete a hook with its delivery log; what was waiting is not sent."""
-    hook = managed_hook(actor, hook_id)
+def delete_hook(*, actor: Actor, hook_id: int, as_staff: bool = False) -> None:
+    """Delete a hook with its delivery log; what was waiting is not sent.
+
+    ``as_staff``: a staff member deletes any hook from the admin; the row says ``by_staff``.
+    """
+    hook = _staff_hook(actor, hook_id, "hooks.delete_hook") if as_staff else managed_hook(actor, hook_id)
     with transaction.atomic():
         record_action(
             actor=actor,
@@ -237,6 +266,7 @@ def delete_hook(*, actor: Actor, hook_id: int) -> None:
             hook=hook.pk,
             name=hook.name,
             host=_host(hook.url),
+            **_staff(as_staff),
         )
         hook.delete()
 

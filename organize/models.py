@@ -41,6 +41,9 @@ class Tag(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(Lower("name"), "team", name="organize_tag_name_per_team")]
 
+    def __str__(self) -> str:
+        return self.name
+
 
 class SessionTag(models.Model):
     """A tag on a session."""
@@ -93,3 +96,6 @@ class SavedFilter(models.Model):
             models.Index(fields=["user"], name="organize_filter_user"),
             models.Index(fields=["team"], name="organize_filter_team"),
         ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -10,7 +10,8 @@ Who may do what:
 - apply or remove a tag: the session must be shared with the tag's team, and the actor either may change
   the session (and is a member of the team) or is one of the team's editors or owners;
 - archive or restore: whoever may change the session (its owner, or an editor through a team share);
-- save a personal filter: anyone signed in; save or delete a team's filter: its editors and owners.
+- save a personal filter: anyone signed in; save or delete a team's filter: its editors and owners;
+- staff, from the admin (``as_staff``): delete any tag or saved filter, logged ``by_staff``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, user_of
 from core.errors import Forbidden, NotSignedIn, NotVisible
+from core.staff import authorize_staff
 from organize.models import COLOURS, Archived, Pin, SavedFilter, SessionTag, Tag
 from organize.verbs import Action
 from pitree.storable import check_text
@@ -61,6 +63,11 @@ def _user(actor: Actor) -> Any:
     if user is None:
         raise NotSignedIn()
     return user
+
+
+def _staff(as_staff: bool) -> dict[str, Any]:
+    """The log row's mark of a change made from the admin."""
+    return {"by_staff": True} if as_staff else {}
 
 
 def _announce(session_id: int) -> None:
@@ -156,13 +163,24 @@ def update_tag(*, actor: Actor, tag: Tag, name: str | None = None, colour: str |
     return tag
 
 
-def delete_tag(*, actor: Actor, tag: Tag) -> None:
-    """Delete a tag and take it off every session (the sessions themselves are untouched)."""
-    user = _user(actor)
-    _team_editor(user, tag.team)
+def delete_tag(*, actor: Actor, tag: Tag, as_staff: bool = False) -> None:
+    """Delete a tag and take it off every session (the sessions themselves are untouched).
+
+    ``as_staff``: a staff member deletes any team's tag from the admin; the row says ``by_staff``.
+    """
+    if as_staff:
+        authorize_staff(actor, "organize.delete_tag")
+    else:
+        _team_editor(_user(actor), tag.team)
     with transaction.atomic():
         record_action(
-            actor=actor, action=Action.TAG_DELETE, session=None, team=tag.team, tag=tag.pk, name=tag.name
+            actor=actor,
+            action=Action.TAG_DELETE,
+            session=None,
+            team=tag.team,
+            tag=tag.pk,
+            name=tag.name,
+            **_staff(as_staff),
         )
         tag.delete()
 
@@ -279,15 +297,26 @@ def save_filter(*, actor: Actor, name: str, query: str, team: Team | None = None
     return saved
 
 
-def delete_saved_filter(*, actor: Actor, saved: SavedFilter) -> None:
-    """Delete one's own filter, or (its editors only) a team's."""
-    user = _user(actor)
-    if saved.team is not None:
-        _team_editor(user, saved.team)
-    elif saved.user_id != user.pk:
-        raise NotVisible(f"Filter not found: {saved.pk}")
+def delete_saved_filter(*, actor: Actor, saved: SavedFilter, as_staff: bool = False) -> None:
+    """Delete one's own filter, or (its editors only) a team's.
+
+    ``as_staff``: a staff member deletes anyone's filter from the admin; the row says ``by_staff``.
+    """
+    if as_staff:
+        authorize_staff(actor, "organize.delete_savedfilter")
+    else:
+        user = _user(actor)
+        if saved.team is not None:
+            _team_editor(user, saved.team)
+        elif saved.user_id != user.pk:
+            raise NotVisible(f"Filter not found: {saved.pk}")
     with transaction.atomic():
         record_action(
-            actor=actor, action=Action.FILTER_DELETE, session=None, team=saved.team, filter=saved.pk
+            actor=actor,
+            action=Action.FILTER_DELETE,
+            session=None,
+            team=saved.team,
+            filter=saved.pk,
+            **_staff(as_staff),
         )
         saved.delete()

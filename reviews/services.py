@@ -20,6 +20,7 @@ from django.utils import timezone
 from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, LinkActor, SystemActor, actor_name, user_of
+from core.staff import authorize_staff
 from discussion.facade import notify
 from reviews import signals
 from reviews.domain.status import (
@@ -202,12 +203,23 @@ def decide_review(*, actor: Actor, review_id: int, decision: object, note: objec
     return review
 
 
-def withdraw_review(*, actor: Actor, review_id: int) -> Review:
-    """Take a review request back; only its requester may. Withdrawing twice changes nothing."""
-    review = _find(actor, review_id)
-    user = _signed_in(actor)
-    if review.requester_id != user.pk:
-        raise access.Forbidden(NOT_THE_REQUESTER)
+def withdraw_review(*, actor: Actor, review_id: int, as_staff: bool = False) -> Review:
+    """Take a review request back; only its requester may. Withdrawing twice changes nothing.
+
+    ``as_staff``: a staff member withdraws any review from the admin (one left open by someone who
+    left); the row says ``by_staff``.
+    """
+    if as_staff:
+        authorize_staff(actor, "reviews.change_review")
+        found = Review.objects.select_related("session", "team").filter(pk=review_id).first()
+        if found is None:
+            raise access.NotVisible(f"Review not found: {review_id}")
+        review = found
+    else:
+        review = _find(actor, review_id)
+        user = _signed_in(actor)
+        if review.requester_id != user.pk:
+            raise access.Forbidden(NOT_THE_REQUESTER)
     with transaction.atomic():
         review = Review.objects.select_for_update().get(pk=review.pk)
         if review.status == WITHDRAWN:
@@ -221,6 +233,7 @@ def withdraw_review(*, actor: Actor, review_id: int) -> Review:
             session=review.session,
             team=review.team,
             review=review.pk,
+            **({"by_staff": True} if as_staff else {}),
         )
         transaction.on_commit(partial(_announce, review.session_id, review.pk))
     return review

@@ -785,6 +785,39 @@ def rest_hook_replay(w: World) -> Callable[[], None]:
     return lambda: _ok(w.client.post(f"/api/hooks/{pk}/deliveries/{delivery.pk}/replay/"))
 
 
+def admin_hook_pause(w: World) -> Callable[[], None]:
+    body = {"action": "pause_hooks", "_selected_action": [str(_hook(w))]}
+    return lambda: _redirected(_staff(w).post("/admin/hooks/hook/", body))
+
+
+def admin_hook_resume(w: World) -> Callable[[], None]:
+    pk = _hook(w)
+    hook_services.update_hook(actor=w.owner, hook_id=pk, changes={"active": False})
+    body = {"action": "resume_hooks", "_selected_action": [str(pk)]}
+    return lambda: _redirected(_staff(w).post("/admin/hooks/hook/", body))
+
+
+def admin_hook_delete(w: World) -> Callable[[], None]:
+    url = f"/admin/hooks/hook/{_hook(w)}/delete/"
+    return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
+
+
+def admin_tag_delete(w: World) -> Callable[[], None]:
+    url = f"/admin/organize/tag/{_organize_tag(w)}/delete/"
+    return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
+
+
+def admin_filter_delete(w: World) -> Callable[[], None]:
+    saved = w.client.post("/api/saved-filters/", {"name": "pins", "query": "pinned=1"}, format="json")
+    url = f"/admin/organize/savedfilter/{saved.json()['id']}/delete/"
+    return lambda: _redirected(_staff(w).post(url, {"post": "yes"}))
+
+
+def admin_review_withdraw(w: World) -> Callable[[], None]:
+    body = {"action": "withdraw_reviews", "_selected_action": [str(_review(w))]}
+    return lambda: _redirected(_staff(w).post("/admin/reviews/review/", body))
+
+
 # -- the table -------------------------------------------------------------------------------------------
 
 USER = "owner"
@@ -904,6 +937,12 @@ CASES: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("rest", rest_hook_delete, A.HOOK_DELETE, USER),
     ("rest", rest_hook_ping, A.HOOK_PING, USER),
     ("rest", rest_hook_replay, A.HOOK_REPLAY, USER),
+    ("admin", admin_hook_pause, A.HOOK_CHANGE, STAFF),
+    ("admin", admin_hook_resume, A.HOOK_CHANGE, STAFF),
+    ("admin", admin_hook_delete, A.HOOK_DELETE, STAFF),
+    ("admin", admin_tag_delete, A.TAG_DELETE, STAFF),
+    ("admin", admin_filter_delete, A.FILTER_DELETE, STAFF),
+    ("admin", admin_review_withdraw, A.REVIEW_WITHDRAW, STAFF),
 ]
 
 
