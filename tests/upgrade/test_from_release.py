@@ -34,6 +34,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+import redis
 from django.db import connection
 
 from tests.factories import HEADER, assistant_message, line, user_message
@@ -128,15 +129,41 @@ def check_same_dependencies(release: Release) -> None:
         )
 
 
+def release_redis() -> str:
+    """A Redis database of the old release's own: the tasks its server queues (with no worker to run
+    them) must not reach a worker of another test sharing the suite's Redis, which would run them on
+    its own database."""
+    url = os.environ.get("REDIS_URL", "") or "redis://127.0.0.1:6379/15"
+    base, _, number = url.rpartition("/")
+    own = (int(number) + 13) % 16 if number.isdigit() else 13
+    return f"{base}/{own}"
+
+
+@contextlib.contextmanager
+def release_redis_emptied() -> Iterator[None]:
+    """Empty the old release's Redis database afterwards: nothing it queued outlives the test."""
+    try:
+        yield
+    finally:
+        with contextlib.suppress(redis.RedisError):
+            redis.Redis.from_url(release_redis()).flushdb()
+
+
 def release_env(url: str, **extra: str) -> dict[str, str]:
-    """The old release's environment: this one's, on the database at ``url``, without this tree on its
-    path."""
+    """The old release's environment: this one's, on the database at ``url`` and a Redis database of its
+    own, without this tree on its path."""
     inherited = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("DATABASE_", "PIWEB_", "PG")) and k != "PYTHONPATH"
     }
-    return {**inherited, "DJANGO_SETTINGS_MODULE": "piweb.settings", "DATABASE_URL": url, **extra}
+    return {
+        **inherited,
+        "DJANGO_SETTINGS_MODULE": "piweb.settings",
+        "DATABASE_URL": url,
+        "REDIS_URL": release_redis(),
+        **extra,
+    }
 
 
 def run_release(tree: Path, url: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -293,6 +320,7 @@ def test_the_previous_release_is_upgraded_while_it_serves_the_team(caplog: pytes
     with (
         tempfile.TemporaryDirectory(prefix=f"piweb-{release.version}-") as folder,
         own_database("piweb_from_release") as url,
+        release_redis_emptied(),
     ):
         tree = Path(folder)
         extract(release, tree)
