@@ -13,15 +13,10 @@ fresh import of its lines.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -29,71 +24,32 @@ import pytest
 from django.db import connection
 
 from tests.factories import assistant_message, line, user_message
-from tests.procs import database_url
+from tests.upgrade.load import (
+    LONGEST_LOCK,
+    Load,
+    Locks,
+    own_database,
+    run_current,
+    step,
+    watch_locks,
+)
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's locks"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
 # The release before stored bytes, context sums and costs: the issue's operator upgraded from it.
 BEFORE_BOOKKEEPING = ("sessions_app", "0019_action_log_actor_names")
-HOT_TABLES = ("sessions_app_chatsession", "sessions_app_entry", "sessions_app_segment")
-# The table locks that stop an append (row-exclusive) while they are held (row locks are not counted).
-BLOCKING = ("ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock")
-LONGEST_LOCK = 2.0  # seconds a writer may be stopped by one lock
 SLOWEST_WRITE = 5.0  # seconds: the issue's pushes stalled 11-13 s; a busy shared machine adds some
 SESSIONS, TURNS = 12, 150  # 3,612 entries
-
-
-@dataclass
-class Load:
-    """What the threads did: each operation's kind, start, seconds, and the errors they met."""
-
-    ops: list[tuple[str, float, float]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    stop: threading.Event = field(default_factory=threading.Event)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def timed(self, kind: str, work: Callable[[], None]) -> None:
-        started = time.monotonic()
-        try:
-            work()
-        except Exception as error:  # every failure counts; the test names them
-            with self.lock:
-                self.errors.append(f"{kind}: {type(error).__name__}: {error}")
-        with self.lock:
-            self.ops.append((kind, started, time.monotonic() - started))
-
-
-def _child(url: str, *args: str, timeout: float = 300, **extra: str) -> subprocess.CompletedProcess[str]:
-    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "PIWEB_", "PG"))}
-    env = {**inherited, "DJANGO_SETTINGS_MODULE": "piweb.settings", "DATABASE_URL": url, **extra}
-    return subprocess.run(
-        [sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def _step(url: str, *args: str) -> Any:
-    done = _child(url, "-m", "tests.upgrade.in_database", *args)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture
 def upgrade_database() -> Iterator[str]:
     """A database of its own (the test database stays at this release), dropped afterwards."""
-    base = database_url().rsplit("/", 1)[0]
-    name = f"piweb_upgrade_{os.getpid()}"
-    with psycopg.connect(base + "/postgres", autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(base + "/postgres", autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with own_database("piweb_upgrade") as url:
+        yield url
 
 
 # -- the previous release's writes and reads, as its entry store made them -------------------------------
@@ -208,45 +164,12 @@ def _reader(url: str, load: Load, session_ids: list[int]) -> None:
             time.sleep(0.01)
 
 
-@dataclass
-class Locks:
-    """Blocking locks seen on the hot tables: (pid, table, mode, transaction start) → first, last seen."""
-
-    seen: dict[tuple[Any, ...], list[Any]] = field(default_factory=dict)
-
-    def longest(self) -> tuple[float, tuple[Any, ...] | None, str]:
-        if not self.seen:
-            return 0.0, None, ""
-        key, (first, last, query) = max(self.seen.items(), key=lambda kv: kv[1][1] - kv[1][0])
-        return last - first, key, query
-
-
-def _monitor(url: str, load: Load, locks: Locks, me: set[int]) -> None:
-    with psycopg.connect(url, autocommit=True) as db:
-        while not load.stop.is_set():
-            rows = db.execute(
-                "SELECT l.pid, c.relname, l.mode, a.xact_start, left(a.query, 300) FROM pg_locks l "
-                "JOIN pg_class c ON c.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.granted AND l.locktype = 'relation' "
-                "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                "AND c.relname = ANY(%s) AND l.mode = ANY(%s)",
-                [list(HOT_TABLES), list(BLOCKING)],
-            ).fetchall()
-            now = time.monotonic()
-            for pid, table, mode, started, query in rows:
-                if pid in me:
-                    continue
-                entry = locks.seen.setdefault((pid, table, mode, started), [now, now, query])
-                entry[1] = now
-            time.sleep(0.1)
-
-
 def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: str) -> None:
     url = upgrade_database
-    assert _child(url, "manage.py", "migrate", "-v0").returncode == 0
-    ids = _step(url, "seed", str(SESSIONS), str(TURNS))
+    assert run_current(url, "manage.py", "migrate", "-v0").returncode == 0
+    ids = step(url, "seed", str(SESSIONS), str(TURNS))
     # Back to the release before the bookkeeping: its tables and columns go, the entries stay.
-    assert _step(url, "migrate-to", *BEFORE_BOOKKEEPING) == "ok"
+    assert step(url, "migrate-to", *BEFORE_BOOKKEEPING) == "ok"
 
     load, locks = Load(), Locks()
     writers = ids[:4]
@@ -254,7 +177,7 @@ def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: st
         threading.Thread(target=_writer, args=(url, load, pk, f"w{i}")) for i, pk in enumerate(writers)
     ]
     threads += [threading.Thread(target=_reader, args=(url, load, ids)) for _ in range(2)]
-    threads.append(threading.Thread(target=_monitor, args=(url, load, locks, set())))
+    threads.append(threading.Thread(target=watch_locks, args=(url, load, locks, set())))
     for thread in threads:
         thread.start()
     try:
@@ -262,7 +185,7 @@ def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: st
         started = time.monotonic()
         # As docs/operations.md says to run it: a lock not granted within 2 s stops the migration rather
         # than queue every request behind it.
-        migrate = _child(url, "manage.py", "migrate", "-v1", timeout=180, PGOPTIONS="-c lock_timeout=2s")
+        migrate = run_current(url, "manage.py", "migrate", "-v1", timeout=180, PGOPTIONS="-c lock_timeout=2s")
         ended = time.monotonic()
         time.sleep(1)
     finally:
@@ -287,7 +210,7 @@ def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: st
     assert slowest is None or slowest[2] < SLOWEST_WRITE, f"a {slowest[0]} took {slowest[2]:.1f} s"
 
     started = time.monotonic()
-    reconciled = _child(url, "manage.py", "reconcile")
+    reconciled = run_current(url, "manage.py", "reconcile")
     print(
         f"reconcile {time.monotonic() - started:.1f} s (with the process start): {reconciled.stdout.strip()}"
     )
@@ -306,6 +229,6 @@ def test_migrate_upgrades_a_database_the_team_is_writing_to(upgrade_database: st
         reconciled.stdout.strip()
         == f"{len(ids)} session(s) checked up to id {max(ids)}; repaired: {repaired}"
     )
-    compared = _step(url, "compare", *map(str, writers))
+    compared = step(url, "compare", *map(str, writers))
     for pk, (upgraded, fresh) in compared.items():
         assert upgraded == fresh, f"session {pk} after reconcile differs from a fresh import"
