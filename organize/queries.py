@@ -51,6 +51,15 @@ def visible_team(user: Any, team_id: int) -> Team | None:
     return found.team if found is not None else None
 
 
+def tags_named(team_ids: list[int]) -> list[Tag]:
+    """The tags of these teams with their team, without counts: what a menu of tags needs."""
+    if not team_ids:
+        return []
+    return list(
+        Tag.objects.filter(team_id__in=team_ids).select_related("team").order_by("team__name", "name")
+    )
+
+
 def tags_on(
     session_ids: Iterable[int], user: Any, *, team_ids: list[int] | None = None
 ) -> dict[int, list[Tag]]:
@@ -107,12 +116,14 @@ def archived_ids(session_ids: Iterable[int]) -> set[int]:
     return set(Archived.objects.filter(session_id__in=list(session_ids)).values_list("session_id", flat=True))
 
 
-def saved_filters(user: Any) -> list[SavedFilter]:
-    """The user's own filters, then their teams' (by team, then name)."""
+def saved_filters(user: Any, *, team_ids: list[int] | None = None) -> list[SavedFilter]:
+    """The user's own filters, then their teams' (``team_ids`` when the caller read them; by team, then
+    name)."""
     if not getattr(user, "is_authenticated", False):
         return []
+    teams = member_team_ids(user) if team_ids is None else team_ids
     return list(
-        SavedFilter.objects.filter(Q(user=user) | Q(team_id__in=member_team_ids(user)))
+        SavedFilter.objects.filter(Q(user=user) | Q(team_id__in=teams))
         .select_related("team")
         .order_by("team__name", "name", "pk")
     )

@@ -10,6 +10,7 @@ from django.utils.http import urlencode
 
 from organize import queries
 from organize.models import Archived, Pin, SessionTag, Tag
+from organize.queries import TEAM_EDITORS
 from organize.services import tag_refusal
 from sessions_app.facade import (
     Badge,
@@ -51,7 +52,9 @@ def _tag_filter(sessions: QuerySet[ChatSession], values: list[str], viewer: Any)
 
 
 def _tag_choices(viewer: Any) -> list[tuple[str, str]]:
-    return [(str(t.pk), f"{t.team.name}: {t.name}") for t in queries.tags_of_teams(viewer)]
+    return [
+        (str(t.pk), f"{t.team.name}: {t.name}") for t in queries.tags_named(queries.member_team_ids(viewer))
+    ]
 
 
 def _archived_filter(
@@ -121,23 +124,19 @@ def list_context(request: Any, sessions: list[ChatSession]) -> dict[str, Any] | 
     user = request.user
     if not getattr(user, "is_authenticated", False):
         return None
-    editor_teams = set(queries.editor_team_ids(user))
-    member_teams = Team.objects.filter(pk__in=queries.member_team_ids(user)).order_by("name")
+    roles = viewer_roles(request)
+    member_teams = Team.objects.filter(pk__in=list(roles)).order_by("name") if roles else []
     return {
         "config": {
             "pinned": sorted(queries.pinned_ids(user, [s.pk for s in sessions])),
+            # The bulk bar's menu needs the names; the tags page counts their sessions.
             "tags": [
-                {
-                    "id": t.pk,
-                    "name": t.name,
-                    "colour": t.colour,
-                    "team": t.team_id,
-                    "teamName": t.team.name,
-                    "count": t.count,  # type: ignore[attr-defined]
-                }
-                for t in queries.tags_of_teams(user)
+                {"id": t.pk, "name": t.name, "colour": t.colour, "team": t.team_id, "teamName": t.team.name}
+                for t in queries.tags_named(list(roles))
             ],
-            "teams": [{"id": t.pk, "name": t.name, "editor": t.pk in editor_teams} for t in member_teams],
+            "teams": [
+                {"id": t.pk, "name": t.name, "editor": roles.get(t.pk) in TEAM_EDITORS} for t in member_teams
+            ],
             "query": request.GET.urlencode(),
         },
     }
@@ -148,10 +147,11 @@ def filters_context(request: Any, sessions: list[ChatSession]) -> dict[str, Any]
     user = request.user
     if not getattr(user, "is_authenticated", False):
         return None
-    editor_teams = queries.editor_team_ids(user)
+    roles = viewer_roles(request)
+    editor_teams = [team for team, role in roles.items() if role in TEAM_EDITORS]
     return {
-        "filters": queries.saved_filters(user),
-        "teams": Team.objects.filter(pk__in=editor_teams).order_by("name"),
+        "filters": queries.saved_filters(user, team_ids=list(roles)),
+        "teams": Team.objects.filter(pk__in=editor_teams).order_by("name") if editor_teams else [],
         "query": request.GET.urlencode(),
     }
 

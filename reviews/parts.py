@@ -54,8 +54,8 @@ def _choices(viewer: Any) -> list[tuple[str, str]]:
 def _badges(sessions: list[ChatSession], viewer: Any) -> dict[int, list[Badge]]:
     """One badge per session with reviews: the status that most needs someone, in one query."""
     rows = (
-        queries.visible_reviews(viewer)
-        .filter(session_id__in=[s.pk for s in sessions], status__in=_PRECEDENCE)
+        queries.of_readable_sessions(viewer, [s.pk for s in sessions])
+        .filter(status__in=_PRECEDENCE)
         .values_list("session_id", "status")
         .distinct()
     )

@@ -18,6 +18,7 @@ __all__ = [
     "BOXES",
     "LABELS",
     "boxes",
+    "of_readable_sessions",
     "reviews_of_session",
     "reviews_on_page",
     "serialize",
@@ -45,6 +46,15 @@ def visible_reviews(user: Any) -> QuerySet[Review]:
     teams = Team.objects.filter(memberships__user=user).values("pk")
     # Its requester sees it too: one who may change the session need not be in the reviewers' team.
     return Review.objects.filter(Q(team__in=teams) | Q(requester=user), session__in=readable)
+
+
+def of_readable_sessions(user: Any, session_ids: list[int]) -> QuerySet[Review]:
+    """The reviews ``user`` sees on sessions the caller already found readable (a page of the list):
+    ``visible_reviews`` without its readable-sessions test."""
+    if not getattr(user, "is_authenticated", False) or not session_ids:
+        return Review.objects.none()
+    teams = Team.objects.filter(memberships__user=user).values("pk")
+    return Review.objects.filter(Q(team__in=teams) | Q(requester=user), session_id__in=session_ids)
 
 
 def _with_people(query: QuerySet[Review]) -> QuerySet[Review]:
