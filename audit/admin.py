@@ -17,19 +17,9 @@ from django.utils.safestring import SafeString
 from audit.models import OmittedAttempt, UsageRollup
 from audit.usage import compute_rollup
 from compaction_app.facade import CompactionRun
+from core.staff import ReadOnlyAdmin
 
 ERROR_CHARS = 160
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def tree_url(session_id: int, entry_id: str) -> str:

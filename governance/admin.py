@@ -12,20 +12,10 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
 
+from core.staff import ReadOnlyAdmin as ReadOnly
 from governance import redaction, retention
 from governance.models import LegalHold, LinkView, SecretFinding, TeamPolicy, UserRetention
 from sessions_app.facade import ChatSession
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(SecretFinding)

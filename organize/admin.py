@@ -13,6 +13,7 @@ from django.contrib import admin
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 
+from core.staff import ReadOnlyAdmin as ReadOnly
 from organize import services
 from organize.models import Archived, Pin, SavedFilter, SessionTag, Tag
 
@@ -33,17 +34,6 @@ FILTER_FIELDS: tuple[str, ...] = (
     "created_by",
     "created_at",
 )
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class Whose(admin.SimpleListFilter):
