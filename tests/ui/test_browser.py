@@ -131,7 +131,9 @@ def test_continue_from_another_branch_with_a_summary(
     open_session(page, f"{server_url}/sessions/{session.pk}/")
 
     row(page, "a2").click()
+    expect(page.locator("#selected-info")).to_have_attribute("title", "a2")
     page.click("#node-actions button[data-action=navigate]")
+    expect(page.locator("#navigate-dialog")).to_be_visible()
     page.check("#navigate-dialog input[name=summarize]")
     page.fill("#navigate-dialog textarea[name=instructions]", "Focus on the second question")
     page.click("#navigate-dialog button[value=ok]")

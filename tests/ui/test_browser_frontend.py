@@ -173,7 +173,9 @@ def test_a_new_branch_summary_is_drawn_whole_at_the_bottom_of_the_branch_panel(
     page = sign_in(open_browser(), "bea")
     open_session(page, f"{server_url}/sessions/{session.pk}/")
     row(page, "a2").click()
+    expect(page.locator("#selected-info")).to_have_attribute("title", "a2")
     page.locator('#node-actions button[data-action="navigate"]').click()
+    expect(page.locator("#navigate-dialog")).to_be_visible()
     page.locator("#navigate-dialog input[name=summarize]").check()
     page.locator("#navigate-dialog button[type=submit]").click()
     card = page.locator("#branch .msg-summary").last
