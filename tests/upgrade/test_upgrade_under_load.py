@@ -35,6 +35,7 @@ from tests.upgrade.load import (
 )
 
 pytestmark = [
+    pytest.mark.background,
     pytest.mark.slow,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's locks"),
 ]
