@@ -100,11 +100,9 @@ $(PI_STAMP): bench/package.json bench/package-lock.json
 	npm ci --prefix bench --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Long real-time tests run beside the suite instead of after it, each lane a pytest process with a
-# database, a Redis db and a port range of its own (tests/worker_env.py): the ten-minute soak (marked
-# `soak`) alone, and in a second lane the other `background` tests, the ones that mostly wait on real
-# processes (faults injected into private PostgreSQL, Redis and workers, runners cut off, upgrades under
-# load, a socket idle for a minute). PYTEST_BACKGROUND=0 skips them.
+# Long real-time tests (marked `background`: sockets idle for a minute, the ten-minute soak) run in a
+# second pytest process beside the suite, on a database and a Redis db of their own, so they overlap the
+# suite instead of adding to it. PYTEST_BACKGROUND=0 skips them.
 PYTEST_BACKGROUND ?= 1
 # The suite runs on this many workers (pytest-xdist; 0: one process), a file's tests on one worker. Each
 # worker has a test database (pytest-django), a Redis database (tests/worker_env.py) and ports of its own.
@@ -113,28 +111,23 @@ PYTEST_WORKERS ?= 2
 # Python not to: each worker, lane and the hundreds of servers and workers the tests start would
 # otherwise compile the whole project again (about 6 s of a core per pytest process, 0.4 s per server).
 BACKGROUND_LOG := .data/pytest-background.log
-SOAK_LOG := .data/pytest-soak.log
 
 pytest: venv browser pi services
 	@set +e; mkdir -p .data; \
 	unset PYTHONDONTWRITEBYTECODE; \
-	db="$${DATABASE_URL:-$(TEST_DATABASE_URL)}"; redis="$${REDIS_URL:-$(TEST_REDIS_URL)}"; bg=""; soak=""; \
-	lane_redis() { case "$$redis" in *://*/[0-9]|*://*/[0-9][0-9]) echo "$${redis%/*}/$$(( ($${redis##*/} + 16 - $$1) % 16 ))";; *) echo "$$redis";; esac; }; \
+	db="$${DATABASE_URL:-$(TEST_DATABASE_URL)}"; redis="$${REDIS_URL:-$(TEST_REDIS_URL)}"; bg=""; \
+	case "$$redis" in *://*/[0-9]|*://*/[0-9][0-9]) bgredis="$${redis%/*}/$$(( ($${redis##*/} + 15) % 16 ))";; *) bgredis="$$redis";; esac; \
 	if [ "$(PYTEST_BACKGROUND)" = 1 ]; then \
-		DATABASE_URL="$${db%/*}/$${db##*/}_bg" REDIS_URL="$$(lane_redis 1)" PIWEB_TEST_PORT_SLOT=4 \
-			$(PY) -m pytest -m "background and not soak" -q -p no:cacheprovider > $(BACKGROUND_LOG) 2>&1 & bg=$$!; \
-		DATABASE_URL="$${db%/*}/$${db##*/}_soak" REDIS_URL="$$(lane_redis 2)" PIWEB_TEST_PORT_SLOT=5 \
-			$(PY) -m pytest -m soak -q -p no:cacheprovider > $(SOAK_LOG) 2>&1 & soak=$$!; \
+		DATABASE_URL="$${db%/*}/$${db##*/}_bg" REDIS_URL="$$bgredis" \
+			$(PY) -m pytest -m background -q -p no:cacheprovider > $(BACKGROUND_LOG) 2>&1 & bg=$$!; \
 	fi; \
-	DATABASE_URL="$$db" REDIS_URL="$$redis" $(PY) -m pytest -m "not background and not soak" $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS); rc=$$?; \
+	DATABASE_URL="$$db" REDIS_URL="$$redis" $(PY) -m pytest -m "not background" $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests; that counts as a failure" >&2; fi; \
-	for lane in bg soak; do \
-		if [ $$lane = bg ]; then pid=$$bg; log=$(BACKGROUND_LOG); else pid=$$soak; log=$(SOAK_LOG); fi; \
-		[ -n "$$pid" ] || continue; \
-		echo "Waiting for the $$lane lane (log: $$log)"; wait $$pid; lanerc=$$?; \
-		if [ $$lanerc -ne 0 ]; then cat $$log; echo "the $$lane lane failed (exit $$lanerc)" >&2; [ $$rc -ne 0 ] || rc=$$lanerc; \
-		else tail -n 5 $$log; fi; \
-	done; \
+	if [ -n "$$bg" ]; then \
+		echo "Waiting for the background tests (log: $(BACKGROUND_LOG))"; wait $$bg; bgrc=$$?; \
+		tail -n 30 $(BACKGROUND_LOG); \
+		if [ $$bgrc -ne 0 ]; then echo "background tests failed (exit $$bgrc)" >&2; [ $$rc -ne 0 ] || rc=$$bgrc; fi; \
+	fi; \
 	exit $$rc
 
 # Style, the app map (layers, facades, pure domain: docs/architecture.md) and types.

@@ -27,13 +27,12 @@ def free_port() -> int:
     """Return a free loopback port, never one handed out before in this process: a server given a port
     may not listen on it yet when the next one asks (two servers then met on one port).
 
-    Parallel test workers, and the lanes beside the suite (``PIWEB_TEST_PORT_SLOT``, see the Makefile),
-    draw from ranges of their own below the system's ephemeral ports, so two never hand out one port (a
-    server of one would answer for the other's, still starting).
+    Parallel test workers draw from ranges of their own below the system's ephemeral ports, so two
+    workers never hand out one port (a server of one would answer for the other's, still starting).
     """
-    slot = _port_slot()
-    if slot is not None:
-        low = _WORKER_PORTS_FROM + slot * _WORKER_PORTS_EACH
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw"):
+        low = _WORKER_PORTS_FROM + int(worker[2:]) * _WORKER_PORTS_EACH
         start = random.randrange(_WORKER_PORTS_EACH)
         for offset in range(_WORKER_PORTS_EACH):
             port = low + (start + offset) % _WORKER_PORTS_EACH
@@ -50,16 +49,7 @@ def free_port() -> int:
                 return port
 
 
-def _port_slot() -> int | None:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if worker.startswith("gw"):
-        return int(worker[2:])
-    slot = os.environ.get("PIWEB_TEST_PORT_SLOT", "")
-    return int(slot) if slot.isdigit() else None
-
-
-# Linux hands out ephemeral ports from 32768 up: six ranges of 2,000 ports each fit below (workers take
-# the first ones, the lanes beside the suite the last two).
+# Linux hands out ephemeral ports from 32768 up: six workers of 2,000 ports each fit below.
 _WORKER_PORTS_FROM = 20000
 _WORKER_PORTS_EACH = 2000
 

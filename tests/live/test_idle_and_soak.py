@@ -78,7 +78,6 @@ def test_a_socket_idle_for_a_minute_still_receives_the_next_append(
         assert "TimeoutError" not in server.log(), server.log()
 
 
-@pytest.mark.soak
 @pytest.mark.timeout(SOAK_SECONDS + 120)
 def test_soak_ten_minutes_every_event_reaches_every_socket(owner: Any, stored: Any, logs: Path) -> None:
     redis = PrivateRedis(logs)

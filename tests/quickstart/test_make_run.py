@@ -23,7 +23,7 @@ from tests.procs import wait_until
 
 from .makerun import MakeRun, group_members, make_run
 
-pytestmark = [pytest.mark.background, pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 APPEND_THREADS = 4
 APPENDS_PER_THREAD = 30

@@ -32,7 +32,6 @@ from .test_runner_end_to_end import running as run_running
 __all__ = ["provider", "stack"]
 
 pytestmark = [
-    pytest.mark.background,
     pytest.mark.django_db(transaction=True),
     pytest.mark.slow,
     pytest.mark.timeout(300),

@@ -51,7 +51,6 @@ from tests.upgrade.load import (
 )
 
 pytestmark = [
-    pytest.mark.background,
     pytest.mark.slow,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's locks"),
 ]
