@@ -108,8 +108,8 @@ PYTEST_BACKGROUND ?= 1
 # worker has a test database (pytest-django), a Redis database (tests/worker_env.py) and ports of its own.
 PYTEST_WORKERS ?= 2
 # The suite writes bytecode (and pytest its rewritten test modules) even where the environment asks
-# Python not to: each worker, lane and the hundreds of servers and workers the tests start would
-# otherwise compile the whole project again (about 6 s of a core per pytest process, 0.4 s per server).
+# Python not to: each pytest process and every server and worker the tests start would otherwise
+# compile the whole project again (about 6 s of a core per pytest process, 0.4 s per server).
 BACKGROUND_LOG := .data/pytest-background.log
 
 pytest: venv browser pi services
