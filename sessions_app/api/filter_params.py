@@ -31,8 +31,22 @@ _FILTERS: list[tuple[str, object, str]] = [
     ),
 ]
 
+# A filter bar's form sends its empty fields as ``name=``: an empty value is no filter, so a field with
+# a format (a date, an amount) also admits the empty string.
+_FORMATTED: dict[object, dict[str, str]] = {
+    OpenApiTypes.DATE: {"type": "string", "format": "date"},
+    OpenApiTypes.DECIMAL: {"type": "number"},
+}
+
+
+def _schema(kind: object) -> object:
+    if kind in _FORMATTED:
+        return {"oneOf": [_FORMATTED[kind], {"type": "string", "maxLength": 0}]}
+    return kind
+
+
 FILTER_PARAMETERS = [
-    OpenApiParameter(name, type, OpenApiParameter.QUERY, required=False, description=text)  # type: ignore[arg-type]
-    for name, type, text in _FILTERS
+    OpenApiParameter(name, _schema(kind), OpenApiParameter.QUERY, required=False, description=text)  # type: ignore[arg-type]
+    for name, kind, text in _FILTERS
 ]
 """An unknown or malformed value answers 400 with the reason under ``filters``."""
