@@ -28,7 +28,15 @@ from governance.verbs import Action
 from pitree.redacted import MARKER_PREFIX, marker
 from pitree.searchable import search_text
 from provenance.facade import refresh_entry as refresh_provenance
-from sessions_app.facade import ChatSession, Entry, EntrySearch, access, line_bytes, refresh_calls
+from sessions_app.facade import (
+    ChatSession,
+    Entry,
+    EntrySearch,
+    access,
+    file_lines_rewritten,
+    line_bytes,
+    refresh_calls,
+)
 
 __all__ = ["redact_findings"]
 
@@ -68,6 +76,8 @@ def redact_findings(
             grown += _redact_entry(locked, seq, findings, replaced)
         for comment_id, findings in sorted(by_comment.items()):
             _redact_comment(comment_id, findings)
+        if by_seq:  # the files view's steps were worked out from those lines
+            file_lines_rewritten(locked, sorted(by_seq))
         # The name is copied out of a session_info line when stored: it loses the secret too.
         name = locked.name
         for secret, mark in replaced:

@@ -53,13 +53,16 @@ __all__ = [
     "FileTouch",
     "FilesWalk",
     "Hunk",
+    "Step",
     "branch_files",
+    "call_target",
     "changed_path",
     "edits_of",
     "file_calls",
     "line_diff",
     "normalize_path",
     "split_lines",
+    "user_command",
 ]
 
 Kind = Literal["read", "edited", "written", "created"]
@@ -138,6 +141,28 @@ class Command:
     command: str
     is_error: bool
     by_user: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one entry on a branch did to one file, or the shell command it ran, as the walk down its
+    path saw it. It depends only on the path root → that entry, which never changes (entries are
+    appended, never moved), so it can be kept once written; the files at a node are these steps summed.
+
+    ``kind``: ``read``, ``created``, ``written``, ``edited``, ``touched`` (a call the file view counts
+    as a touch but not a change: an edit without edits, a write without text) or ``command``.
+    """
+
+    kind: str
+    absolute: str = ""  # "" for a command
+    path: str = ""
+    added: int = 0
+    removed: int = 0
+    known: bool = False  # the file's content is known after this step
+    resets: bool = False  # the content became known, or unknown, here: commands since count from here
+    failed: bool = False  # a command's
+    by_user: bool = False  # a command the user ran (``!command``)
+    command: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,12 +388,14 @@ class FilesWalk:
     result, each file so far) is plain data, so a reader can keep it for a node and go on from there to
     a node below it, reading only the entries between them."""
 
-    def __init__(self, cwd: str = "") -> None:
+    def __init__(self, cwd: str = "", *, steps: bool = False) -> None:
         self.cwd = cwd
         self.calls: dict[str, _Call] = {}
         self.files: dict[str, FileTouch] = {}
         self.commands: list[Command] = []
         self.position = 0
+        # With ``steps``: (entry id, call's entry id, step) of each entry that did something, in order.
+        self.steps: list[tuple[str, str | None, Step]] | None = [] if steps else None
 
     def feed(self, entries: Iterable[Mapping[str, Any]]) -> None:
         """Walk on through ``entries``, the next lines of the path in order."""
@@ -394,11 +421,34 @@ class FilesWalk:
             elif role == "toolResult":
                 call = calls.pop(str(message.get("toolCallId")), None)
                 if call is not None:
-                    _record(call, message, entry_id, position, self.cwd, files, commands)
-            elif role == "bashExecution" and isinstance(message.get("command"), str):
-                exit_code = message.get("exitCode")
-                failed = bool(message.get("cancelled")) or (isinstance(exit_code, int) and exit_code != 0)
-                commands.append(Command(entry_id, message["command"], failed, True))
+                    step = _record(call, message, entry_id, position, self.cwd, files, commands)
+                    if step is not None and self.steps is not None:
+                        self.steps.append((entry_id, call.entry_id, step))
+            elif role == "bashExecution" and (step := user_command(message)) is not None:
+                commands.append(Command(entry_id, step.command, step.failed, True))
+                if self.steps is not None:
+                    self.steps.append((entry_id, None, step))
+
+    def seed(self, absolute: str, content: str | None) -> None:
+        """Go on as if the branch above had touched ``absolute`` and left ``content`` (None: not known)."""
+        self.files[absolute] = FileTouch(path=_shown(absolute, self.cwd), absolute=absolute, content=content)
+
+    def apply_result(
+        self,
+        call_entry_id: str | None,
+        name: str,
+        arguments: Mapping[str, Any],
+        message: Mapping[str, Any],
+        entry_id: str,
+    ) -> Step | None:
+        """Walk on through one tool result whose call (in ``call_entry_id``) is already known."""
+        position = self.position
+        self.position += 1
+        call = _Call(call_entry_id, name, arguments)
+        step = _record(call, message, entry_id, position, self.cwd, self.files, self.commands)
+        if step is not None and self.steps is not None:
+            self.steps.append((entry_id, call_entry_id, step))
+        return step
 
     def content_chars(self) -> int:
         """Return how much file text the walk holds (what keeping its state costs)."""
@@ -413,6 +463,16 @@ class FilesWalk:
         return BranchFiles(ordered, list(self.commands))
 
 
+def user_command(message: Mapping[str, Any]) -> Step | None:
+    """Return the step of a ``bashExecution`` message (a ``!command`` the user ran), None if malformed."""
+    command = message.get("command")
+    if message.get("role") != "bashExecution" or not isinstance(command, str):
+        return None
+    exit_code = message.get("exitCode")
+    failed = bool(message.get("cancelled")) or (isinstance(exit_code, int) and exit_code != 0)
+    return Step("command", failed=failed, by_user=True, command=command)
+
+
 def _record(
     call: _Call,
     message: Mapping[str, Any],
@@ -421,27 +481,36 @@ def _record(
     cwd: str,
     files: dict[str, FileTouch],
     commands: list[Command],
-) -> None:
+) -> Step | None:
+    """Apply one tool result to the walk; return what it did (None: nothing the file view counts)."""
     failed = message.get("isError") is True
     args = call.arguments
     if call.name == "bash":
         if isinstance(args.get("command"), str):
             commands.append(Command(entry_id, args["command"], failed, False))
-        return
+            return Step("command", failed=failed, command=args["command"])
+        return None
     path = args.get("path")
     if failed or not isinstance(path, str) or not path.strip():
-        return
+        return None
     absolute = normalize_path(path, cwd)
     touch = files.get(absolute)
     first = touch is None
     if touch is None:
         touch = files[absolute] = FileTouch(path=_shown(absolute, cwd), absolute=absolute)
     touch.last_position, touch.last_entry_id = position, entry_id
+    resets = False
 
     def known(text: str | None) -> None:
+        nonlocal resets
+        resets = True
         touch.content = text
         touch.content_entry_id = entry_id if text is not None else None
         touch.commands_before = len(commands)
+
+    def step(kind: str, added: int = 0, removed: int = 0) -> Step:
+        known_after = touch.content is not None
+        return Step(kind, absolute, touch.path, added, removed, known_after, resets)
 
     if call.name == "read":
         touch.kinds.add("read")
@@ -449,22 +518,22 @@ def _record(
         text = _whole_read(args, message)
         if text is not None:
             known(text)
-        return
+        return step("read")
     if call.name == "write":
         new = args.get("content")
         if not isinstance(new, str):
-            return
+            return step("touched")
         kind: Kind = "created" if first else "written"
         old = touch.content if touch.content is not None else ""
         added, removed, hunks = line_diff(old, new)
         touch.kinds.add(kind)
         touch.changes.append(Change(entry_id, call.entry_id, kind, added, removed, hunks, True, position))
         known(new)
-        return
+        return step(kind, added, removed)
     # edit
     edits = edits_of(args)
     if not edits:
-        return
+        return step("touched")
     after = _apply_exactly(touch.content, edits) if touch.content is not None else None
     details = message.get("details")
     patch = details.get("patch") if isinstance(details, Mapping) else None
@@ -489,6 +558,7 @@ def _record(
         touch.content_entry_id = entry_id
     else:
         known(None)
+    return step("edited", added, removed)
 
 
 # -- one change at a time (the session's changed files, kept at write time) ----------------------------------
@@ -505,6 +575,14 @@ def file_calls(message: Mapping[str, Any]) -> dict[str, tuple[str, Mapping[str, 
         if isinstance(call_id, str) and name in ("edit", "write") and isinstance(arguments, Mapping):
             found[call_id] = (str(name), arguments)
     return found
+
+
+def call_target(name: str, arguments: Mapping[str, Any], cwd: str) -> str | None:
+    """Return the absolute path a read, edit or write call names (None: none, or another tool)."""
+    path = arguments.get("path")
+    if name not in ("read", "edit", "write") or not isinstance(path, str) or not path.strip():
+        return None
+    return normalize_path(path, cwd)
 
 
 def changed_path(name: str, arguments: Mapping[str, Any], result: Mapping[str, Any], cwd: str) -> str | None:

@@ -7,6 +7,6 @@ names it (tests/test_release.py holds the three equal).
 
 from piweb.celery import app as celery_app
 
-__version__ = "0.5.1"
+__version__ = "0.5.2"
 
 __all__ = ("__version__", "celery_app")

@@ -13,16 +13,18 @@ from typing import Any
 
 import orjson
 from django.core.cache import caches
+from django.db import connection
 
 from pitree.files import BranchFiles, Change, FilesWalk, FileTouch, Hunk
 from pitree.files_compare import ComparedFile, Side, compare_files
 from pitree.jsjson import parse_json
-from sessions_app.models import ChatSession, Entry
+from sessions_app import file_steps
+from sessions_app.models import ChatSession, Entry, FileStep
 from sessions_app.queries import SegmentTable, path_ranges, path_rows, segment_table
 
 __all__ = ["COMMANDS_SHOWN", "FILES_LIMIT", "FILES_VERSION", "file_detail", "files_at", "files_compared"]
 
-FILES_VERSION = 1
+FILES_VERSION = 2
 FILES_TTL = 600  # seconds
 COMMANDS_SHOWN = 20  # the newest shell commands listed; all are counted
 FILES_LIMIT = 200  # files listed by default, the most recently touched; all are counted
@@ -97,26 +99,41 @@ def _commands(found: BranchFiles) -> dict[str, Any]:
     return {"commandCount": len(found.commands), "commands": commands[::-1]}
 
 
-def _summary(touch: FileTouch) -> dict[str, Any]:
+# A file in the list as kept (a tuple: thousands of them are built, cached and read per leaf, and only
+# the newest ``limit`` become objects): absolute, path, its kinds of touch (a bit per ``KIND_ORDER``
+# kind), lines added, removed, changes, reads, commands since its text was known (None: not known), and
+# its last entry.
+Listed = tuple[Any, ...]
+
+
+def _row(touch: FileTouch) -> Listed:
+    since = touch.commands_since if touch.content_known else None
+    kinds = sum(1 << i for i, kind in enumerate(KIND_ORDER) if kind in touch.kinds)
+    counts = (touch.added, touch.removed, len(touch.changes), len(touch.reads))
+    return (touch.absolute, touch.path, kinds, *counts, since, touch.last_entry_id)
+
+
+def _summary(row: Listed) -> dict[str, Any]:
     """A file as the list shows it: what was done to it, without its diffs or its text."""
+    absolute, shown, kinds, added, removed, changes, reads, since, entry_id = row
     return {
-        "path": touch.path,
-        "absolute": touch.absolute,
-        "kinds": [k for k in KIND_ORDER if k in touch.kinds],
-        "added": touch.added,
-        "removed": touch.removed,
-        "changeCount": len(touch.changes),
-        "readCount": len(touch.reads),
-        "lastEntryId": touch.last_entry_id,
-        "contentKnown": touch.content_known,
-        "commandsSince": touch.commands_since if touch.content_known else None,
+        "path": shown,
+        "absolute": absolute,
+        "kinds": [kind for i, kind in enumerate(KIND_ORDER) if kinds & (1 << i)],
+        "added": int(added),
+        "removed": int(removed),
+        "changeCount": int(changes),
+        "readCount": int(reads),
+        "lastEntryId": entry_id,
+        "contentKnown": since is not None,
+        "commandsSince": since,
     }
 
 
 def _file(touch: FileTouch) -> dict[str, Any]:
     """A file with its changes, newest first, as hunks, and its text when known."""
     return {
-        **_summary(touch),
+        **_summary(_row(touch)),
         "changes": [_change(c) for c in reversed(touch.changes)],
         "content": touch.content,
         "contentEntryId": touch.content_entry_id,
@@ -162,16 +179,98 @@ def _file_key(session: ChatSession, leaf: Entry, path: str) -> str:
     return _key(session, leaf, f"file:{digest}")
 
 
+# SQLite is given a path as one OR term per segment: past this many, the walk reads it instead.
+SQLITE_RANGES = 200
+
+
+_Path = tuple[str, list[Any], list[tuple[int, int, int]]]
+
+
+def _path(session: ChatSession, leaf: Entry) -> _Path | None:
+    """Return the steps on the path to ``leaf`` as a ``FROM`` source (``file_steps.on_path``) with its
+    parameters and the path's ranges, when the session's steps reach it, else None (the branch is
+    walked)."""
+    if leaf.depth is None or not file_steps.complete_through(session, leaf.seq):
+        return None
+    ranges = path_ranges(session, leaf)
+    if not ranges or (connection.vendor != "postgresql" and len(ranges) > SQLITE_RANGES):
+        return None
+    return (*file_steps.on_path(session.pk, ranges), ranges)
+
+
+def _summed(session: ChatSession, path: _Path) -> dict[str, Any]:
+    """Return the files and commands at a node from the steps on its path: what ``_walked`` gives, from
+    a few narrow rows instead of every line of the branch."""
+    source, params, _ = path
+    table = FileStep._meta.db_table
+    where = f"FROM {source} WHERE true"
+    # Each step holds its file's totals down the path: a file is its last step's row. What ran since
+    # its text was known is the path's count of commands less the count it held then.
+    files_sql = (
+        "SELECT l.absolute, l.path, l.kinds, l.added_sum, l.removed_sum, l.change_count, l.read_count, "
+        "CASE WHEN l.known THEN %s - l.known_commands END, l.entry_id "
+        f"FROM (SELECT max(s.seq) AS last {where} AND s.kind <> 'command' "
+        # By the path's hash: grouping by its text cost half the query. Two paths of one session with
+        # the same 64-bit hash would show as one file.
+        f"GROUP BY s.file_hash) g JOIN {table} l ON l.session_id = %s AND l.seq = g.last ORDER BY g.last DESC"
+    )
+    with connection.cursor() as cursor:
+        # The newest command's running count is the path's: steps hold every command.
+        cursor.execute(
+            f"SELECT s.entry_id, s.command, s.failed, s.by_user, s.commands {where} AND s.kind = 'command' "
+            f"ORDER BY s.seq DESC LIMIT {COMMANDS_SHOWN}",
+            params,
+        )
+        newest = cursor.fetchall()
+        total = int(newest[0][4]) if newest else 0
+        cursor.execute(files_sql, [total, *params, session.pk])
+        files = cursor.fetchall()
+    commands = [
+        {"entryId": entry_id, "command": command, "isError": bool(failed), "byUser": bool(by_user)}
+        for entry_id, command, failed, by_user, _ in newest
+    ]
+    return {"files": files, "commandCount": total, "commands": commands}
+
+
+def _stepped_file(session: ChatSession, path: _Path, summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Return one file's changes and text at a node from the lines of its own steps on the path."""
+    absolute, ranges = summary["absolute"], path[2]
+    steps = FileStep.objects.filter(
+        session=session, file_hash=file_steps.file_hash(absolute), absolute=absolute
+    ).values_list("seq", "call_seq", "segment", "depth")
+    seqs = {
+        seq
+        for step, call, segment, depth in steps
+        if any(s == segment and low <= depth <= high for s, low, high in ranges)
+        for seq in (step, call)
+        if seq is not None
+    }
+    lines = Entry.objects.filter(session=session, seq__in=sorted(seqs)).values_list("seq", "raw")
+    walk = FilesWalk(session.cwd)
+    walk.feed(_parsed(raw) for _, raw in sorted(lines))
+    touch = walk.files.get(absolute)
+    if touch is None:
+        return None
+    touch.commands_since = summary["commandsSince"] or 0
+    return _file(touch)
+
+
 def _listed(session: ChatSession, leaf: Entry) -> dict[str, Any]:
     """Return every file at ``leaf`` without its diffs and text, and the commands. Built once per leaf,
-    for every reader; the files the list shows first get their diffs and text under keys of their own,
-    so a reader of the list never loads texts and a reader of one file loads only that file's."""
+    for every reader: from the steps on its path when they are kept, else by walking the branch (then
+    the files the list shows first get their diffs and text under keys of their own, as the walk has
+    them at hand)."""
     cache = caches["shared"]
     listed: dict[str, Any] | None = cache.get(_key(session, leaf, "list"))
     if listed is not None:
         return listed
+    path = _path(session, leaf)
+    if path is not None:
+        listed = _summed(session, path)
+        cache.set(_key(session, leaf, "list"), listed, FILES_TTL)
+        return listed
     found = _walked(session, leaf)
-    listed = {"files": [_summary(touch) for touch in found.files], **_commands(found)}
+    listed = {"files": [_row(touch) for touch in found.files], **_commands(found)}
     values: dict[str, Any] = {
         _file_key(session, leaf, touch.path): _file(touch) for touch in found.files[:FILES_LIMIT]
     }
@@ -196,7 +295,7 @@ def files_at(session: ChatSession, leaf: Entry | None, *, limit: int = FILES_LIM
     return {
         **body,
         "leafId": leaf.entry_id,
-        "files": files[:limit],
+        "files": [_summary(row) for row in files[:limit]],
         "fileCount": len(files),
         "hasMore": len(files) > limit,
     }
@@ -206,16 +305,21 @@ def file_detail(session: ChatSession, leaf: Entry, path: str) -> dict[str, Any] 
     """Return one file's changes (newest first, as hunks) and its content at ``leaf`` when known; ``path``
     as listed or absolute."""
     listed = _listed(session, leaf)["files"]
-    shown = next((f["path"] for f in listed if path in (f["path"], f["absolute"])), None)
-    if shown is None:
+    row = next((row for row in listed if path in (row[1], row[0])), None)
+    if row is None:
         return None
-    key = _file_key(session, leaf, shown)
+    summary = _summary(row)
+    key = _file_key(session, leaf, summary["path"])
     item = caches["shared"].get(key)
-    if item is None:  # further down the list than is built ahead, or evicted: from the leaf's walk
-        touch = _walked(session, leaf).file(shown)
-        if touch is None:
+    if item is None:  # not built ahead (steps kept, further down the list, or evicted)
+        steps = _path(session, leaf)
+        if steps is not None:
+            item = _stepped_file(session, steps, summary)
+        else:
+            touch = _walked(session, leaf).file(summary["path"])
+            item = _file(touch) if touch is not None else None
+        if item is None:
             return None
-        item = _file(touch)
         caches["shared"].set(key, item, FILES_TTL)
     return {"leafId": leaf.entry_id, "file": item}
 

@@ -17,6 +17,7 @@ from sessions_app.api.serializers import (
 )
 from sessions_app.api.views import LinkReadableView, SessionAPIView
 from sessions_app.attribution import Author, author_of, run_author
+from sessions_app.file_steps import rewritten as file_lines_rewritten
 from sessions_app.list_filters import (
     FilterError,
     SessionFilter,
@@ -107,6 +108,7 @@ __all__ = [
     "create_session_row",
     "delete_session",
     "entry_store",
+    "file_lines_rewritten",
     "find_entry",
     "find_link",
     "import_jsonl",

@@ -138,6 +138,12 @@ class ChatSession(models.Model):
         blank=True,
         help_text="Files Pi's edit and write tools changed in this session, on all its branches",
     )
+    # Every entry up to this seq has its ``FileStep`` rows (sessions_app/file_steps.py). A new session
+    # starts at -1; None (a session the previous release created) or a gap (its appends) leaves the
+    # files view walking the branch until ``manage.py reconcile`` writes the steps.
+    file_steps_through = models.IntegerField(
+        null=True, blank=True, default=-1, help_text="Entries up to this seq have their file steps kept"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(
@@ -386,6 +392,59 @@ class ChangedFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}:{self.path}"
+
+
+class FileStep(models.Model):
+    """What one entry did to one file, or the shell command it ran, on the path root → that entry
+    (``pitree.files.Step``): kept as the entry is stored, so the files of any node are a sum over the
+    steps on its path, without reading a line. ``prev_seq`` is the same file's step above it on its
+    path, so the file's text at a step is rebuilt from the lines of a few steps, not the branch's."""
+
+    pk = models.CompositePrimaryKey("session", "seq")
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
+    seq = models.IntegerField(help_text="The tool result's entry, or the user's command")
+    segment = models.IntegerField()
+    depth = models.IntegerField()
+    entry_id = models.TextField()
+    call_seq = models.IntegerField(null=True, blank=True, help_text="The assistant entry that asked for it")
+    call_entry_id = models.TextField(null=True, blank=True)
+    kind = models.CharField(max_length=10)
+    absolute = models.TextField(blank=True, default="", help_text="The file; empty for a command")
+    # Paths can be longer than an index entry may be: the file's index holds a hash (collisions only
+    # cost a longer scan: readers compare ``absolute`` too).
+    file_hash = models.BigIntegerField(default=0, help_text="The first 8 bytes of the path's SHA-256")
+    path = models.TextField(blank=True, default="", help_text="As the files view shows it")
+    added = models.IntegerField(default=0)
+    removed = models.IntegerField(default=0)
+    known = models.BooleanField(default=False, help_text="The file's text is known after this step")
+    resets = models.BooleanField(default=False, help_text="Its text became known or unknown here")
+    prev_seq = models.IntegerField(null=True, blank=True, help_text="The file's step above, on this path")
+    failed = models.BooleanField(default=False)
+    by_user = models.BooleanField(default=False)
+    command = models.TextField(blank=True, default="")
+    commands = models.IntegerField(default=0, help_text="Shell commands on the path up to this step")
+    # The file's totals on the path down to this step, so a node's files are their last steps' rows.
+    kinds = models.IntegerField(
+        default=0, help_text="Kinds of touch so far: created 1, written 2, edited 4, read 8"
+    )
+    added_sum = models.IntegerField(default=0)
+    removed_sum = models.IntegerField(default=0)
+    change_count = models.IntegerField(default=0)
+    read_count = models.IntegerField(default=0)
+    known_commands = models.IntegerField(
+        default=0, help_text="The path's commands when the file's text was last made known or unknown"
+    )
+
+    class Meta:
+        indexes = [
+            # A path's steps, read range by range as its entries are.
+            models.Index(fields=["session", "segment", "depth"], name="file_step_path_idx"),
+            # A file's earlier steps, when a new one is written.
+            models.Index(fields=["session", "file_hash", "seq"], name="file_step_file_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.path or self.command[:40]} ({self.session_id}:{self.seq})"
 
 
 class SessionShare(models.Model):

@@ -35,7 +35,7 @@ from pitree.searchable import search_text
 from pitree.storable import Unstorable
 from sessions_app import access
 from sessions_app.attribution import Author, author_of
-from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, Segment, ToolUse
+from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, FileStep, Segment, ToolUse
 from sessions_app.services import tool_index
 from sessions_app.services.errors import InvalidSessionFile, QuotaExceeded
 from sessions_app.services.rows import check_storable, create_session_row
@@ -141,8 +141,8 @@ def _owner(actor: Actor, owner: Any) -> Any:
 
 
 def refresh_statistics(added: int) -> None:
-    """ANALYZE the entry, search and tool-use tables when bulk writes have left their planner statistics
-    far behind.
+    """ANALYZE the entry, search, tool-use and file-step tables when bulk writes have left their planner
+    statistics far behind.
 
     Imports and syncs call it after committing ``added`` entries.
 
@@ -158,7 +158,13 @@ def refresh_statistics(added: int) -> None:
     if not added or connection.vendor != "postgresql":
         return
     sessions = ChatSession._meta.db_table
-    tables = [Entry._meta.db_table, EntrySearch._meta.db_table, ToolUse._meta.db_table, sessions]
+    tables = [
+        Entry._meta.db_table,
+        EntrySearch._meta.db_table,
+        ToolUse._meta.db_table,
+        FileStep._meta.db_table,
+        sessions,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname, greatest(c.reltuples, 0), coalesce(s.n_mod_since_analyze, 0) FROM pg_class c "
@@ -186,7 +192,7 @@ def _refresh_sqlite_statistics(added: int) -> None:
     in seq order (a third of a second at 100k entries, on every click in the tree) instead of probing
     the id index; one ANALYZE (about 0.1 s at 100k entries) sets that right.
     """
-    tables = [Entry._meta.db_table, EntrySums._meta.db_table, Segment._meta.db_table]
+    tables = [Entry._meta.db_table, EntrySums._meta.db_table, Segment._meta.db_table, FileStep._meta.db_table]
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")
         known = cursor.fetchone() is not None

@@ -2,10 +2,10 @@
 
 During an upgrade the previous release keeps appending while the new schema is in place; it writes the
 entries but not what it did not know about: the session's stored bytes, the entries' running sums, the
-files it changed (counted for the first time on sessions stored before the count existed), and
-what other apps keep per message (costs, the usage rollup), which they repair themselves when asked
-through ``signals.bookkeeping_checked``. The migrations' backfills ran before those appends, or passed
-a session that already had rows, so nothing else finds them.
+files it changed (counted for the first time on sessions stored before the count existed), the steps
+the files view sums, and what other apps keep per message (costs, the usage rollup), which they repair
+themselves when asked through ``signals.bookkeeping_checked``. The migrations' backfills ran before
+those appends, or passed a session that already had rows, so nothing else finds them.
 
 Each session is checked from its rows (not from whether it has any bookkeeping at all) and repaired in a
 short transaction holding its row, as an append holds it; a session found right is left alone, so a run
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from sessions_app import changed_files, signals
+from sessions_app import changed_files, file_steps, signals
 from sessions_app.models import ChatSession
 from sessions_app.services import context_sums, tool_index
 
@@ -73,6 +73,13 @@ def _files_changed(session_id: int) -> bool:
         return session is not None and changed_files.count_session(session)
 
 
+def _file_steps(session_id: int) -> bool:
+    """Write the steps of the files view the session lacks; return whether any were missing."""
+    with transaction.atomic():
+        session = ChatSession.with_deleted.select_for_update().filter(pk=session_id).first()
+        return session is not None and file_steps.extend(session)
+
+
 def reconcile_session(session_id: int) -> list[str]:
     """Check one session's bookkeeping and repair what is missing or stale; return what was repaired."""
     repaired: list[str] = []
@@ -82,6 +89,8 @@ def reconcile_session(session_id: int) -> list[str]:
         repaired.append("context sums")
     if _files_changed(session_id):
         repaired.append("changed files")
+    if _file_steps(session_id):
+        repaired.append("file steps")
     # Also the backfill of sessions stored before the index of work existed.
     if (answer := tool_index.reconcile_session(session_id)) is not None:
         repaired.append(answer)

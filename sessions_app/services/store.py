@@ -34,7 +34,7 @@ from pitree.jsjson import js_stringify
 from pitree.searchable import search_text
 from pitree.storable import Unstorable
 from pitree.tree import SessionTree
-from sessions_app import signals
+from sessions_app import file_steps, signals
 from sessions_app.attribution import author_pk
 from sessions_app.models import ChatSession, Entry, Segment
 from sessions_app.services import context_sums, tool_index
@@ -347,10 +347,14 @@ class PortableStore(EntryStore):
                 tip[fact.segment] = (seq, fact.depth)
                 first.setdefault(fact.segment, seq)
 
+        read_by_steps: dict[int, str] = {}  # the lines file steps are worked out from
+
         def rows() -> Iterator[tuple[Any, ...]]:
             for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
                 if checked:
                     check_line(entry, f"entry {seq + 1}")
+                if entry.type == "message" and role(entry) in file_steps.ROLES:
+                    read_by_steps[seq] = raw
                 fact = facts[seq]
                 parent = tree.parent[seq]
                 yield (
@@ -392,6 +396,21 @@ class PortableStore(EntryStore):
                 for s in segments
             ],
             batch_size=2000,
+        )
+        file_steps.record_new(
+            session,
+            (
+                (
+                    None if tree.parent[seq] == -1 else tree.parent[seq],
+                    entry.id,
+                    role(entry),
+                    None if (fact := facts[seq]) is None else fact.segment,
+                    None if fact is None else fact.depth,
+                    read_by_steps.get(seq),
+                )
+                for seq, entry in enumerate(entries)
+            ),
+            len(entries),
         )
         leaf = tree.last_leaf_id()
         session.leaf_entry_id = leaf

@@ -152,3 +152,39 @@ def test_search_by_work_in_the_embedded_mode(tmp_path: Path) -> None:
         "appended": [["k1-r"]],
         "one": 3,
     }
+
+
+FILES_SCRIPT = r"""
+import json
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from django.contrib.auth import get_user_model
+from sessions_app import services
+from sessions_app.models import ChatSession, FileStep
+from tests.api.test_file_steps import answers, random_tree, walked
+from tests.factories import FILES_HEADER, session_file
+
+owner = get_user_model().objects.create_user("ada", password="pw")
+entries = random_tree(5, turns=30)
+data = session_file(entries[:60], FILES_HEADER)
+session = services.import_jsonl(actor=owner, data=data, filename="f.jsonl").session
+for entry in entries[60:]:
+    services.append_entries(session=session, actor=owner, entries=[entry])
+session = ChatSession.objects.get(pk=session.pk)
+stepped = answers(session)
+print(json.dumps({
+    "steps": FileStep.objects.filter(session=session).count(),
+    "kept through": session.file_steps_through == session.next_seq - 1,
+    "files at the leaf": stepped[entries[-1]["id"]]["fileCount"],
+    "same as the walk": stepped == walked(session),
+}))
+"""
+
+
+def test_the_files_view_from_kept_steps_in_the_embedded_mode(tmp_path: Path) -> None:
+    got = dict(procs.run_embedded(FILES_SCRIPT, tmp_path))
+    assert got["steps"] > 0 and got["files at the leaf"] > 0
+    assert got["kept through"] is True
+    assert got["same as the walk"] is True

@@ -1,0 +1,542 @@
+"""What each entry did to the files of its branch, kept as the entry is stored (``FileStep``).
+
+A step depends only on the path root → its entry, which never changes once written, so it is worked out
+once: the result's call is found above it, the file's earlier step on that path (``prev_seq``) says
+whether the branch had touched the file and whether its text was known, and that text is rebuilt from
+the lines of the few steps since the file was last read or written whole. The files view then sums the
+steps on a node's path (``branch_files``) instead of walking every line of the branch.
+
+Every way in is covered: appends holding tool results or user commands through ``entries_stored``
+(which carries the rows), and a whole session (import, fork, clone) through ``record_new`` from its
+lines. A session's ``file_steps_through`` says how far its steps go. Rows past it that make no steps
+(appends of other messages, which do not tell this module) lose nothing; a tool result or command past
+it without steps (the previous release appended it, or the session predates the steps) leaves the mark
+where it was, so readers walk the branch instead of trusting a gap, until ``extend`` (``manage.py
+reconcile``) catches up. A redaction rewrites lines steps were worked out from: ``rebuild`` writes them
+again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from django.db import connection
+from django.db.models import Case, Exists, F, OuterRef, Q, When
+
+from pitree.files import FILE_TOOLS, FilesWalk, Step, call_target, user_command
+from pitree.jsjson import parse_json
+from sessions_app.models import ChatSession, Entry, FileStep
+from sessions_app.queries import SegmentTable, path_ranges, segment_table
+
+__all__ = [
+    "ACTS_ON",
+    "complete_through",
+    "extend",
+    "file_hash",
+    "on_path",
+    "rebuild",
+    "record",
+    "record_new",
+    "rewritten",
+]
+
+ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
+UP_ROUNDS = 64  # rows looked up at most, per result, for its call
+ROLES = ("assistant", "toolResult", "bashExecution")
+STEP_ROLES = ("toolResult", "bashExecution")
+_TABLE = FileStep._meta.db_table
+_TOTALS = ("kinds", "added_sum", "removed_sum", "change_count", "read_count", "known_commands")
+_COLUMNS = (
+    "session_id",
+    "seq",
+    "segment",
+    "depth",
+    "entry_id",
+    "call_seq",
+    "call_entry_id",
+    "kind",
+    "absolute",
+    "file_hash",
+    "path",
+    "added",
+    "removed",
+    "known",
+    "resets",
+    "prev_seq",
+    "failed",
+    "by_user",
+    "command",
+    "commands",
+    *_TOTALS,
+)
+
+
+def file_hash(absolute: str) -> int:
+    """The file index's key: the path's SHA-256, its first 8 bytes as a signed integer."""
+    digest = hashlib.sha256(absolute.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _parsed(raw: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return parse_json(raw)
+
+
+@dataclass(slots=True)
+class _Row:
+    seq: int
+    parent: int | None
+    entry_id: str | None
+    role: str
+    message: bool  # a ``message`` line
+    segment: int | None
+    depth: int | None
+    raw: str | None = None  # the line, for the roles steps read
+    parsed: Any = None
+
+    @property
+    def value(self) -> Any:
+        if self.parsed is None and self.raw is not None:
+            self.parsed = _parsed(self.raw)
+        return self.parsed
+
+
+# A file's kinds of touch so far, one bit each in the files view's order (``KIND_BITS[kind]``).
+KIND_BITS = {"created": 1, "written": 2, "edited": 4, "read": 8}
+CHANGES = frozenset(("created", "written", "edited"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A step already written (or written by this batch), as the next steps of its file need it."""
+
+    seq: int
+    segment: int
+    depth: int
+    known: bool
+    resets: bool
+    prev_seq: int | None
+    call_seq: int | None
+    # The file's totals on the path down to this step: kinds (bits), lines added, removed, changes,
+    # reads, and the path's command count when its text was last made known or unknown.
+    totals: tuple[int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0)
+
+
+class _Writer:
+    """Works out the steps of a batch of rows, in append order, from them and from the rows above."""
+
+    def __init__(self, session: ChatSession, first_seq: int) -> None:
+        self.session = session
+        self.first_seq = first_seq
+        self.table: SegmentTable = segment_table(session)
+        self.rows: dict[int, _Row] = {}
+        self.batch: dict[str, list[_Kept]] = {}  # file → its steps in this batch, oldest first
+        self.stored: dict[str, dict[int, _Kept]] = {}  # file → its steps before the batch, by seq
+        self.latest: dict[str, tuple[int, str]] = {}  # file → (step, text after it) of its newest known step
+        self.out: list[tuple[Any, ...]] = []
+        self.counts: dict[int, int] = {}  # row → shell commands on its path, itself included
+
+    # -- rows ----------------------------------------------------------------------------------------
+
+    def add(self, row: _Row) -> None:
+        self.rows[row.seq] = row
+
+    def _row(self, seq: int) -> _Row | None:
+        row = self.rows.get(seq)
+        if row is None:
+            self._read([seq])
+            row = self.rows.get(seq)
+        return row
+
+    def _read(self, seqs: Iterable[int]) -> None:
+        """Read rows above the batch; an assistant's or a result's line too (others are not needed)."""
+        wanted = [s for s in set(seqs) if s not in self.rows or self.rows[s].raw is None]
+        if not wanted:
+            return
+        found = (
+            Entry.objects.filter(session=self.session, seq__in=wanted)
+            .annotate(line=Case(When(type="message", role__in=ROLES[:2], then=F("raw")), default=None))
+            .values_list("seq", "parent_seq", "entry_id", "type", "role", "segment", "depth", "line")
+        )
+        for seq, parent, entry_id, kind, role, segment, depth, line in found:
+            self.rows[seq] = _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
+
+    # -- steps ---------------------------------------------------------------------------------------
+
+    def run(self, seqs: Iterable[int]) -> None:
+        """Work out the steps of these rows (already added), in this order: append order."""
+        for seq in seqs:
+            row = self.rows[seq]
+            self.counts[seq] = self._commands_above(row)
+            if row.role == "toolResult":
+                self._result(row)
+            elif row.role == "bashExecution":
+                self._user_command(row)
+
+    def _commands_above(self, row: _Row) -> int:
+        """Return how many shell commands the path above ``row`` ran (its parent's running count)."""
+        if row.parent is None:
+            return 0
+        if row.parent in self.counts:
+            return self.counts[row.parent]
+        parent = self._row(row.parent)
+        if parent is None or parent.segment is None or parent.depth is None:
+            return 0
+        ranges = path_ranges(
+            self.session, Entry(segment=parent.segment, depth=parent.depth), table=self.table
+        )
+        source, params = on_path(self.session.pk, ranges)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT s.commands FROM {source} ORDER BY s.seq DESC LIMIT 1", params)
+            found = cursor.fetchone()
+        self.counts[row.parent] = int(found[0]) if found else 0
+        return self.counts[row.parent]
+
+    def _message(self, row: _Row) -> Mapping[str, Any] | None:
+        if not row.message or not isinstance(row.value, Mapping) or not isinstance(row.entry_id, str):
+            return None
+        message = row.value.get("message")
+        return message if isinstance(message, Mapping) else None
+
+    def _user_command(self, row: _Row) -> None:
+        message = self._message(row)
+        step = user_command(message) if message is not None else None
+        if step is not None and row.segment is not None and row.depth is not None:
+            self._emit(row, None, None, step, None)
+
+    def _call(self, row: _Row, call_id: str) -> tuple[_Row, str, Mapping[str, Any]] | None:
+        """Return the assistant row above ``row`` that asked for ``call_id``, with the call's tool and
+        arguments (a file tool's only, as the walk keeps them)."""
+        seq = row.parent
+        for _ in range(UP_ROUNDS):
+            if seq is None:
+                return None
+            above = self._row(seq)
+            if above is None:
+                return None
+            if above.role == "assistant":
+                message = self._message(above)
+                content = message.get("content") if message is not None else None
+                for block in content if isinstance(content, list) else []:
+                    if (
+                        isinstance(block, Mapping)
+                        and block.get("type") == "toolCall"
+                        and block.get("id") == call_id
+                        and block.get("name") in FILE_TOOLS
+                        and isinstance(block.get("arguments"), Mapping)
+                    ):
+                        return above, str(block["name"]), block["arguments"]
+            seq = above.parent
+        return None
+
+    def _result(self, row: _Row) -> None:
+        message = self._message(row)
+        if message is None or row.segment is None or row.depth is None:
+            return
+        assert row.entry_id is not None  # _message checked it
+        found = self._call(row, str(message.get("toolCallId")))
+        if found is None:
+            return
+        call_row, name, arguments = found
+        walk = FilesWalk(self.session.cwd)
+        absolute = call_target(name, arguments, self.session.cwd)
+        prior = self._prior(absolute, row) if absolute is not None else None
+        if absolute is not None and prior is not None:
+            walk.seed(absolute, self._text_after(absolute, prior))
+        step = walk.apply_result(call_row.entry_id, name, arguments, message, row.entry_id)
+        if step is None:
+            return
+        self._emit(row, call_row, prior, step, walk.files[absolute].content if absolute else None)
+
+    def _emit(self, row: _Row, call: _Row | None, prior: _Kept | None, step: Step, text: str | None) -> None:
+        assert row.segment is not None and row.depth is not None and row.entry_id is not None
+        prev = prior.seq if prior is not None else None
+        if step.kind == "command":
+            self.counts[row.seq] += 1
+        kinds, added, removed, changes, reads, known_at = prior.totals if prior is not None else (0,) * 6
+        totals = (
+            kinds | KIND_BITS.get(step.kind, 0),
+            added + step.added,
+            removed + step.removed,
+            changes + (step.kind in CHANGES),
+            reads + (step.kind == "read"),
+            self.counts[row.seq] if step.resets else known_at,
+        )
+        self.out.append(
+            (
+                self.session.pk,
+                row.seq,
+                row.segment,
+                row.depth,
+                row.entry_id,
+                call.seq if call is not None else None,
+                call.entry_id if call is not None else None,
+                step.kind,
+                step.absolute,
+                file_hash(step.absolute) if step.absolute else 0,
+                step.path,
+                step.added,
+                step.removed,
+                step.known,
+                step.resets,
+                prev,
+                step.failed,
+                step.by_user,
+                step.command,
+                self.counts[row.seq],
+                *totals,
+            )
+        )
+        if step.absolute:
+            call_seq = call.seq if call else None
+            kept = _Kept(row.seq, row.segment, row.depth, step.known, step.resets, prev, call_seq, totals)
+            self.batch.setdefault(step.absolute, []).append(kept)
+            if text is not None:
+                self.latest[step.absolute] = (row.seq, text)
+            else:
+                self.latest.pop(step.absolute, None)
+
+    def _stored(self, absolute: str) -> dict[int, _Kept]:
+        stored = self.stored.get(absolute)
+        if stored is None:
+            rows = FileStep.objects.filter(
+                session=self.session, file_hash=file_hash(absolute), absolute=absolute, seq__lt=self.first_seq
+            ).values_list("seq", "segment", "depth", "known", "resets", "prev_seq", "call_seq", *_TOTALS)
+            stored = self.stored[absolute] = {}
+            for seq, segment, depth, known, resets, prev, call, *totals in rows:
+                kinds, added, removed, changes, reads, known_at = totals
+                stored[seq] = _Kept(
+                    seq,
+                    segment,
+                    depth,
+                    known,
+                    resets,
+                    prev,
+                    call,
+                    (kinds, added, removed, changes, reads, known_at),
+                )
+        return stored
+
+    def _prior(self, absolute: str, row: _Row) -> _Kept | None:
+        """Return the file's nearest step above ``row`` on its path."""
+        assert row.segment is not None and row.depth is not None
+        ranges = path_ranges(self.session, Entry(segment=row.segment, depth=row.depth), table=self.table)
+
+        def on_path(kept: _Kept) -> bool:
+            return any(kept.segment == s and low <= kept.depth <= high for s, low, high in ranges)
+
+        for kept in reversed(self.batch.get(absolute, [])):
+            if kept.seq < row.seq and on_path(kept):
+                return kept
+        for seq in sorted(self._stored(absolute), reverse=True):
+            kept = self.stored[absolute][seq]
+            if on_path(kept):
+                return kept
+        return None
+
+    def _kept(self, absolute: str, seq: int) -> _Kept:
+        for kept in self.batch.get(absolute, []):
+            if kept.seq == seq:
+                return kept
+        return self._stored(absolute)[seq]
+
+    def _text_after(self, absolute: str, prior: _Kept) -> str | None:
+        """Return the file's text after ``prior`` (None: not known), from the lines of the steps since
+        the branch last read or wrote it whole."""
+        if not prior.known:
+            return None
+        latest = self.latest.get(absolute)
+        if latest is not None and latest[0] == prior.seq:
+            return latest[1]
+        chain = [prior]
+        while not chain[-1].resets and chain[-1].prev_seq is not None:
+            chain.append(self._kept(absolute, chain[-1].prev_seq))
+        chain.reverse()
+        self._read([s for kept in chain for s in (kept.seq, kept.call_seq) if s is not None])
+        walk = FilesWalk(self.session.cwd)
+        for kept in chain:
+            row, call = (
+                self.rows[kept.seq],
+                self.rows.get(kept.call_seq) if kept.call_seq is not None else None,
+            )
+            message = self._message(row)
+            if message is None or call is None:
+                return None
+            found = self._call(row, str(message.get("toolCallId")))
+            if found is None:
+                return None
+            assert row.entry_id is not None
+            walk.apply_result(found[0].entry_id, found[1], found[2], message, row.entry_id)
+        touch = walk.files.get(absolute)
+        return touch.content if touch is not None else None
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def write(self) -> None:
+        if not self.out:
+            return
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql" and len(self.out) > 100:
+                with cursor.cursor.copy(f"COPY {_TABLE} ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
+                    for values in self.out:
+                        copy.write_row(values)
+                return
+            marks = ", ".join(["%s"] * len(_COLUMNS))
+            cursor.executemany(
+                f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
+                self.out,
+            )
+
+
+def _missing(session_pk: int, after: Any, before: Any) -> Any:
+    """Rows of the session past ``after`` and before ``before`` that make steps (tool results and user
+    commands): a gap holding none lost nothing."""
+    return Entry.objects.filter(
+        session_id=session_pk, seq__gt=after, seq__lt=before, type="message", role__in=STEP_ROLES
+    )
+
+
+def _advance(session: ChatSession, first_seq: int, last_seq: int) -> bool:
+    """Move the session's mark to ``last_seq`` if every row before ``first_seq`` that makes steps has
+    them; False if not (the previous release stored some: leave them to ``extend``). Appends holding no
+    such row store no steps and may not tell this module at all, so a gap of other rows is no loss. The
+    caller holds the session row."""
+    moved = (
+        ChatSession.with_deleted.filter(pk=session.pk, file_steps_through__lt=first_seq)
+        .exclude(Exists(_missing(session.pk, OuterRef("file_steps_through"), first_seq)))
+        .update(file_steps_through=last_seq)
+    )
+    if moved:
+        session.file_steps_through = last_seq
+    return bool(moved)
+
+
+def complete_through(session: ChatSession, seq: int) -> bool:
+    """Return whether every row up to ``seq`` that makes steps has them (the files view may sum them)."""
+    mark = session.file_steps_through
+    if mark is None:
+        return False
+    return seq <= mark or not _missing(session.pk, mark, seq + 1).exists()
+
+
+def record(
+    sender: Any,
+    *,
+    session: ChatSession,
+    first_seq: int,
+    last_seq: int,
+    rows: Sequence[Entry] | None,
+    **_: Any,
+) -> None:
+    """Write the steps of appended rows (receiver of ``entries_stored``; a whole session is
+    ``record_new``'s)."""
+    if rows is None or not _advance(session, first_seq, last_seq):
+        return
+    writer = _Writer(session, first_seq)
+    for entry in rows:
+        writer.add(
+            _Row(
+                entry.seq,
+                entry.parent_seq,
+                entry.entry_id,
+                entry.role,
+                entry.type == "message",
+                entry.segment,
+                entry.depth,
+                entry.raw if entry.role in ROLES else None,
+            )
+        )
+    writer.run(entry.seq for entry in rows)
+    writer.write()
+
+
+def record_new(
+    session: ChatSession,
+    lines: Iterable[tuple[int | None, str | None, str, int | None, int | None, str | None]],
+    count: int,
+) -> None:
+    """Write the steps of a session just stored whole: ``lines`` are (parent seq, entry id, role,
+    segment, depth, the line of a message of the roles steps read, else None) in append order,
+    ``count`` of them."""
+    if count == 0 or not _advance(session, 0, count - 1):
+        return
+    writer = _Writer(session, 0)
+    for seq, (parent, entry_id, role, segment, depth, raw) in enumerate(lines):
+        writer.add(_Row(seq, parent, entry_id, role, raw is not None, segment, depth, raw))
+    writer.run(range(count))
+    writer.write()
+
+
+def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
+    rows = (
+        Entry.objects.filter(session=session, seq__gt=after)
+        .annotate(line=Case(When(type="message", role__in=ROLES, then=F("raw")), default=None))
+        .order_by("seq")
+        .values_list("seq", "parent_seq", "entry_id", "type", "role", "segment", "depth", "line")
+        .iterator(chunk_size=2000)
+    )
+    for seq, parent, entry_id, kind, role, segment, depth, line in rows:
+        yield _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
+
+
+def extend(session: ChatSession) -> bool:
+    """Write the steps the session lacks (stored before the steps existed, or appended to by a release
+    that did not keep them); the caller holds the session row. Return whether any were written."""
+    last = session.next_seq - 1
+    mark = session.file_steps_through
+    if mark is not None and mark >= last:
+        return False
+    if mark is None:
+        FileStep.objects.filter(session=session).delete()
+        ChatSession.with_deleted.filter(pk=session.pk).update(file_steps_through=-1)
+        mark = -1
+    writer = _Writer(session, mark + 1)
+    seqs = []
+    for row in _stored_rows(session, mark):
+        writer.add(row)
+        seqs.append(row.seq)
+    writer.run(seqs)
+    writer.write()
+    ChatSession.with_deleted.filter(pk=session.pk).update(file_steps_through=last)
+    session.file_steps_through = last
+    return bool(writer.out)
+
+
+def rebuild(session: ChatSession) -> None:
+    """Write the session's steps again from its lines (a redaction rewrote some); the caller holds the
+    session row."""
+    FileStep.objects.filter(session=session).delete()
+    ChatSession.with_deleted.filter(pk=session.pk).update(file_steps_through=None)
+    session.file_steps_through = None
+    extend(session)
+
+
+def rewritten(session: ChatSession, seqs: Sequence[int]) -> None:
+    """Lines were rewritten in place (a redaction): write the steps again if any were worked out from
+    them; the caller holds the session row."""
+    if FileStep.objects.filter(Q(seq__in=seqs) | Q(call_seq__in=seqs), session=session).exists():
+        rebuild(session)
+
+
+def on_path(session_pk: int, ranges: Sequence[tuple[int, int, int]]) -> tuple[str, list[Any]]:
+    """Return (a ``FROM`` source, its parameters) of the session's steps on the path these ranges
+    (``path_ranges``) make up, as ``s``."""
+    if connection.vendor == "postgresql" and len(ranges) > 8:
+        # One index range scan per segment: a join the planner chose freely compared every step with
+        # every range (3M comparisons for a 100k path of 193 segments).
+        segments, lows, highs = (list(column) for column in zip(*ranges, strict=True))
+        source = (
+            "(SELECT f.* FROM unnest(%s::int[], %s::int[], %s::int[]) AS r(seg, lo, hi) CROSS JOIN LATERAL "
+            f"(SELECT * FROM {_TABLE} x WHERE x.session_id = %s AND x.segment = r.seg "
+            "AND x.depth BETWEEN r.lo AND r.hi) f) s"
+        )
+        return source, [segments, lows, highs, session_pk]
+    terms = " OR ".join(["(x.segment = %s AND x.depth BETWEEN %s AND %s)"] * len(ranges))
+    source = f"(SELECT * FROM {_TABLE} x WHERE x.session_id = %s AND ({terms})) s"
+    return source, [session_pk, *(value for item in ranges for value in item)]
