@@ -141,6 +141,8 @@ class _Writer:
         self.latest: dict[str, tuple[int, str]] = {}  # file → (step, text after it) of its newest known step
         self.out: list[tuple[Any, ...]] = []
         self.counts: dict[int, int] = {}  # row → shell commands on its path, itself included
+        self.preloaded = first_seq == 0  # nothing is stored before a whole session
+        self.chains: dict[int, dict[int, int]] = {}
 
     # -- rows ----------------------------------------------------------------------------------------
 
@@ -302,8 +304,30 @@ class _Writer:
             else:
                 self.latest.pop(step.absolute, None)
 
+    def preload(self) -> None:
+        """Read every step stored before the batch at once (a long batch touches most files)."""
+        rows = FileStep.objects.filter(session=self.session, seq__lt=self.first_seq).exclude(absolute="")
+        self.stored = {}
+        for seq, absolute, segment, depth, known, resets, prev, call, *totals in rows.values_list(
+            "seq", "absolute", "segment", "depth", "known", "resets", "prev_seq", "call_seq", *_TOTALS
+        ):
+            kinds, added, removed, changes, reads, known_at = totals
+            self.stored.setdefault(absolute, {})[seq] = _Kept(
+                seq,
+                segment,
+                depth,
+                known,
+                resets,
+                prev,
+                call,
+                (kinds, added, removed, changes, reads, known_at),
+            )
+        self.preloaded = True
+
     def _stored(self, absolute: str) -> dict[int, _Kept]:
         stored = self.stored.get(absolute)
+        if stored is None and self.preloaded:
+            stored = self.stored[absolute] = {}
         if stored is None:
             rows = FileStep.objects.filter(
                 session=self.session, file_hash=file_hash(absolute), absolute=absolute, seq__lt=self.first_seq
@@ -323,13 +347,31 @@ class _Writer:
                 )
         return stored
 
+    def _above(self, segment: int) -> dict[int, int]:
+        """Return, for ``segment`` and each segment above it, the deepest depth of it on the way down to
+        ``segment`` (a segment is a run of first children, so any earlier row of ``segment`` itself is
+        above a row of it)."""
+        found = self.chains.get(segment)
+        if found is None:
+            found = {}
+            high = 1 << 62
+            current: int | None = segment
+            while current is not None and current in self.table:
+                parent, start, _ = self.table[current]
+                found[current] = high
+                high = start - 1
+                current = parent
+            self.chains[segment] = found
+        return found
+
     def _prior(self, absolute: str, row: _Row) -> _Kept | None:
         """Return the file's nearest step above ``row`` on its path."""
         assert row.segment is not None and row.depth is not None
-        ranges = path_ranges(self.session, Entry(segment=row.segment, depth=row.depth), table=self.table)
+        above = self._above(row.segment)
 
         def on_path(kept: _Kept) -> bool:
-            return any(kept.segment == s and low <= kept.depth <= high for s, low, high in ranges)
+            high = above.get(kept.segment)
+            return high is not None and kept.depth <= high
 
         for kept in reversed(self.batch.get(absolute, [])):
             if kept.seq < row.seq and on_path(kept):
@@ -497,6 +539,7 @@ def extend(session: ChatSession) -> bool:
         ChatSession.with_deleted.filter(pk=session.pk).update(file_steps_through=-1)
         mark = -1
     writer = _Writer(session, mark + 1)
+    writer.preload()
     seqs = []
     for row in _stored_rows(session, mark):
         writer.add(row)
