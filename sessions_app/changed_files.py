@@ -24,7 +24,7 @@ from pitree.files import changed_path, file_calls
 from pitree.jsjson import parse_json
 from sessions_app.models import ChangedFile, ChatSession, Entry
 
-__all__ = ["ACTS_ON", "count_session", "record"]
+__all__ = ["ACTS_ON", "add_paths", "count_session", "record"]
 
 ACTS_ON = (("message", "toolResult"),)
 UP_ROUNDS = 64  # parents looked up at most, per result, for a call not in the batch
@@ -115,6 +115,13 @@ def _stored_results(
     return results
 
 
+def add_paths(session: ChatSession, paths: set[str]) -> None:
+    """Record files changed by entries just stored whose changes the caller worked out by the same rules
+    (``file_steps``, from a whole session's steps); the caller holds the session row."""
+    if paths:
+        _save(session, paths)
+
+
 def _save(session: ChatSession, paths: set[str]) -> None:
     """Add the paths and count them again; the row lock every write holds keeps two counts apart."""
     ChangedFile.objects.bulk_create(
@@ -152,6 +159,8 @@ def record(
     **_: Any,
 ) -> None:
     """Record the files the batch's tool results changed (receiver of ``entries_stored``)."""
+    if rows is None and first_seq == 0 and session.file_steps_through == last_seq:
+        return  # a whole session whose steps were just worked out: they named its changes (``add_paths``)
     up = _Up()
     if rows is None:
         results = _stored_results(session, first_seq, last_seq, up)

@@ -29,6 +29,7 @@ from django.db.models import Case, Exists, F, OuterRef, Q, When
 
 from pitree.files import FILE_TOOLS, FilesWalk, Step, call_target, user_command
 from pitree.jsjson import parse_json
+from sessions_app import changed_files
 from sessions_app.models import ChatSession, Entry, FileStep
 from sessions_app.queries import SegmentTable, path_ranges, segment_table
 
@@ -513,6 +514,8 @@ def record_new(
         writer.add(_Row(seq, parent, entry_id, role, raw is not None, segment, depth, raw))
     writer.run(range(count))
     writer.write()
+    # The same rules name the files the session changed, on all its branches: the list's count.
+    changed_files.add_paths(session, {values[8] for values in writer.out if values[7] in CHANGES})
 
 
 def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:

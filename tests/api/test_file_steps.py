@@ -274,3 +274,19 @@ def test_appends_without_tool_results_leave_no_gap(user: Callable[..., Any]) -> 
     last = Entry.objects.get(session=session, seq=session.next_seq - 1)
     assert branch_files._path(session, last) is not None  # summed, not walked
     assert answers(session) == walked(session)
+
+
+@pytest.mark.parametrize("seed", range(30, 34))
+def test_a_whole_session_counts_its_changed_files_from_its_steps(owner: Any, seed: int) -> None:
+    """The session list's count of changed files, named by the steps of an import, is what reading
+    every tool result again gives."""
+    from sessions_app.changed_files import count_session
+    from sessions_app.models import ChangedFile
+
+    session = imported(owner, random_tree(seed), name=f"count-{seed}")
+    session.refresh_from_db()
+    paths = set(ChangedFile.objects.filter(session=session).values_list("path", flat=True))
+    assert paths and session.files_changed == len(paths)
+    ChangedFile.objects.filter(session=session).delete()
+    count_session(session)
+    assert set(ChangedFile.objects.filter(session=session).values_list("path", flat=True)) == paths
