@@ -99,7 +99,9 @@ class _Row:
     segment: int | None
     depth: int | None
     raw: str | None = None  # the line, for the roles steps read
-    parsed: Any = None
+    parsed: Any = None  # the line's value while it is worked on (dropped after: a whole session's
+    # parsed lines would double an import's memory)
+    calls: dict[str, tuple[str, Mapping[str, Any]]] | None = None  # an assistant's file-tool calls
 
     @property
     def value(self) -> Any:
@@ -181,6 +183,7 @@ class _Writer:
                 self._result(row)
             elif row.role == "bashExecution":
                 self._user_command(row)
+            row.parsed = None
 
     def _commands_above(self, row: _Row) -> int:
         """Return how many shell commands the path above ``row`` ran (its parent's running count)."""
@@ -224,19 +227,30 @@ class _Writer:
             if above is None:
                 return None
             if above.role == "assistant":
-                message = self._message(above)
+                call = self._calls(above).get(call_id)
+                if call is not None:
+                    return above, call[0], call[1]
+            seq = above.parent
+        return None
+
+    def _calls(self, row: _Row) -> dict[str, tuple[str, Mapping[str, Any]]]:
+        """Return an assistant row's file-tool calls by id (its parsed line is not kept)."""
+        if row.calls is None:
+            row.calls = {}
+            if row.raw is not None and '"toolCall"' in row.raw:
+                message = self._message(row)
                 content = message.get("content") if message is not None else None
                 for block in content if isinstance(content, list) else []:
                     if (
                         isinstance(block, Mapping)
                         and block.get("type") == "toolCall"
-                        and block.get("id") == call_id
+                        and isinstance(block.get("id"), str)
                         and block.get("name") in FILE_TOOLS
                         and isinstance(block.get("arguments"), Mapping)
                     ):
-                        return above, str(block["name"]), block["arguments"]
-            seq = above.parent
-        return None
+                        row.calls[block["id"]] = (str(block["name"]), block["arguments"])
+                row.parsed = None
+        return row.calls
 
     def _result(self, row: _Row) -> None:
         message = self._message(row)
