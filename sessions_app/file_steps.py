@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -47,6 +48,7 @@ __all__ = [
 
 ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
 UP_ROUNDS = 64  # rows looked up at most, per result, for its call
+FLUSH_ROWS = 5000  # steps written at a time while a whole session is read
 ROLES = ("assistant", "toolResult", "bashExecution")
 STEP_ROLES = ("toolResult", "bashExecution")
 _TABLE = FileStep._meta.db_table
@@ -134,23 +136,45 @@ class _Kept:
 class _Writer:
     """Works out the steps of a batch of rows, in append order, from them and from the rows above."""
 
-    def __init__(self, session: ChatSession, first_seq: int) -> None:
+    def __init__(self, session: ChatSession, first_seq: int, *, streaming: bool = False) -> None:
         self.session = session
         self.first_seq = first_seq
-        self.table: SegmentTable = segment_table(session)
+        self.streaming = streaming
         self.rows: dict[int, _Row] = {}
         self.batch: dict[str, list[_Kept]] = {}  # file → its steps in this batch, oldest first
         self.stored: dict[str, dict[int, _Kept]] = {}  # file → its steps before the batch, by seq
         self.latest: dict[str, tuple[int, str]] = {}  # file → (step, text after it) of its newest known step
-        self.out: list[tuple[Any, ...]] = []
+        self.out: list[tuple[Any, ...]] = []  # steps not written yet
+        self.written = 0
+        self.changed: set[str] = set()  # files the steps changed (created, written, edited)
         self.counts: dict[int, int] = {}  # row → shell commands on its path, itself included
         self.preloaded = first_seq == 0  # nothing is stored before a whole session
         self.chains: dict[int, dict[int, int]] = {}
 
+    @cached_property
+    def table(self) -> SegmentTable:
+        """The session's segments (read only if a step needs to know what lies on a path)."""
+        return segment_table(self.session)
+
     # -- rows ----------------------------------------------------------------------------------------
 
-    def add(self, row: _Row) -> None:
+    def feed(self, row: _Row) -> None:
+        """Work out the steps of the next row, in append order (its parent came before it)."""
         self.rows[row.seq] = row
+        self.counts[row.seq] = self._commands_above(row)
+        if row.role == "toolResult":
+            self._result(row)
+        elif row.role == "bashExecution":
+            self._user_command(row)
+        elif row.role == "assistant":
+            self._calls(row)
+        row.parsed = None
+        if self.streaming:
+            # Only what later rows need stays: a whole session's lines would double the memory of its
+            # import. A text rebuilt from an earlier step reads its lines again (they are stored).
+            row.raw = None
+            if len(self.out) >= FLUSH_ROWS:
+                self.write()
 
     def _row(self, seq: int) -> _Row | None:
         row = self.rows.get(seq)
@@ -174,17 +198,6 @@ class _Writer:
 
     # -- steps ---------------------------------------------------------------------------------------
 
-    def run(self, seqs: Iterable[int]) -> None:
-        """Work out the steps of these rows (already added), in this order: append order."""
-        for seq in seqs:
-            row = self.rows[seq]
-            self.counts[seq] = self._commands_above(row)
-            if row.role == "toolResult":
-                self._result(row)
-            elif row.role == "bashExecution":
-                self._user_command(row)
-            row.parsed = None
-
     def _commands_above(self, row: _Row) -> int:
         """Return how many shell commands the path above ``row`` ran (its parent's running count)."""
         if row.parent is None:
@@ -197,12 +210,23 @@ class _Writer:
         ranges = path_ranges(
             self.session, Entry(segment=parent.segment, depth=parent.depth), table=self.table
         )
-        source, params = on_path(self.session.pk, ranges)
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT s.commands FROM {source} ORDER BY s.seq DESC LIMIT 1", params)
-            found = cursor.fetchone()
-        self.counts[row.parent] = int(found[0]) if found else 0
-        return self.counts[row.parent]
+        # The nearest step above holds the count: one backward index probe per segment, deepest first
+        # (usually the first finds it), not a sort of the whole path's steps.
+        count = 0
+        for segment, low, high in ranges:
+            nearest = (
+                FileStep.objects.filter(
+                    session=self.session, segment=segment, depth__gte=low, depth__lte=high
+                )
+                .order_by("-depth")
+                .values_list("commands", flat=True)
+                .first()
+            )
+            if nearest is not None:
+                count = nearest
+                break
+        self.counts[row.parent] = count
+        return count
 
     def _message(self, row: _Row) -> Mapping[str, Any] | None:
         if not row.message or not isinstance(row.value, Mapping) or not isinstance(row.entry_id, str):
@@ -310,6 +334,8 @@ class _Writer:
                 *totals,
             )
         )
+        if step.kind in CHANGES:
+            self.changed.add(step.absolute)
         if step.absolute:
             call_seq = call.seq if call else None
             kept = _Kept(row.seq, row.segment, row.depth, step.known, step.resets, prev, call_seq, totals)
@@ -436,6 +462,7 @@ class _Writer:
     # -- writing -------------------------------------------------------------------------------------
 
     def write(self) -> None:
+        """Write the steps worked out so far."""
         if not self.out:
             return
         with connection.cursor() as cursor:
@@ -443,12 +470,14 @@ class _Writer:
                 with cursor.cursor.copy(f"COPY {_TABLE} ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
                     for values in self.out:
                         copy.write_row(values)
-                return
-            marks = ", ".join(["%s"] * len(_COLUMNS))
-            cursor.executemany(
-                f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
-                self.out,
-            )
+            else:
+                marks = ", ".join(["%s"] * len(_COLUMNS))
+                cursor.executemany(
+                    f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
+                    self.out,
+                )
+        self.written += len(self.out)
+        self.out = []
 
 
 def _missing(session_pk: int, after: Any, before: Any) -> Any:
@@ -497,39 +526,34 @@ def record(
         return
     writer = _Writer(session, first_seq)
     for entry in rows:
-        writer.add(
+        raw = entry.raw if entry.role in ROLES else None
+        is_message = entry.type == "message"
+        writer.feed(
             _Row(
                 entry.seq,
                 entry.parent_seq,
                 entry.entry_id,
                 entry.role,
-                entry.type == "message",
+                is_message,
                 entry.segment,
                 entry.depth,
-                entry.raw if entry.role in ROLES else None,
+                raw,
             )
         )
-    writer.run(entry.seq for entry in rows)
     writer.write()
 
 
-def record_new(
-    session: ChatSession,
-    lines: Iterable[tuple[int | None, str | None, str, int | None, int | None, str | None]],
-    count: int,
-) -> None:
-    """Write the steps of a session just stored whole: ``lines`` are (parent seq, entry id, role,
-    segment, depth, the line of a message of the roles steps read, else None) in append order,
-    ``count`` of them."""
-    if count == 0 or not _advance(session, 0, count - 1):
+def record_new(session: ChatSession) -> None:
+    """Write the steps of a session just stored whole (import, fork, clone), reading its lines back a
+    batch at a time; the caller holds the session row."""
+    if session.next_seq == 0 or not _advance(session, 0, session.next_seq - 1):
         return
-    writer = _Writer(session, 0)
-    for seq, (parent, entry_id, role, segment, depth, raw) in enumerate(lines):
-        writer.add(_Row(seq, parent, entry_id, role, raw is not None, segment, depth, raw))
-    writer.run(range(count))
+    writer = _Writer(session, 0, streaming=True)
+    for row in _stored_rows(session, -1):
+        writer.feed(row)
     writer.write()
     # The same rules name the files the session changed, on all its branches: the list's count.
-    changed_files.add_paths(session, {values[8] for values in writer.out if values[7] in CHANGES})
+    changed_files.add_paths(session, writer.changed)
 
 
 def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
@@ -555,17 +579,14 @@ def extend(session: ChatSession) -> bool:
         FileStep.objects.filter(session=session).delete()
         ChatSession.with_deleted.filter(pk=session.pk).update(file_steps_through=-1)
         mark = -1
-    writer = _Writer(session, mark + 1)
+    writer = _Writer(session, mark + 1, streaming=True)
     writer.preload()
-    seqs = []
     for row in _stored_rows(session, mark):
-        writer.add(row)
-        seqs.append(row.seq)
-    writer.run(seqs)
+        writer.feed(row)
     writer.write()
     ChatSession.with_deleted.filter(pk=session.pk).update(file_steps_through=last)
     session.file_steps_through = last
-    return bool(writer.out)
+    return writer.written > 0
 
 
 def rebuild(session: ChatSession) -> None:

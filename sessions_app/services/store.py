@@ -347,14 +347,10 @@ class PortableStore(EntryStore):
                 tip[fact.segment] = (seq, fact.depth)
                 first.setdefault(fact.segment, seq)
 
-        read_by_steps: dict[int, str] = {}  # the lines file steps are worked out from
-
         def rows() -> Iterator[tuple[Any, ...]]:
             for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
                 if checked:
                     check_line(entry, f"entry {seq + 1}")
-                if entry.type == "message" and role(entry) in file_steps.ROLES:
-                    read_by_steps[seq] = raw
                 fact = facts[seq]
                 parent = tree.parent[seq]
                 yield (
@@ -397,21 +393,6 @@ class PortableStore(EntryStore):
             ],
             batch_size=2000,
         )
-        file_steps.record_new(
-            session,
-            (
-                (
-                    None if tree.parent[seq] == -1 else tree.parent[seq],
-                    entry.id,
-                    role(entry),
-                    None if (fact := facts[seq]) is None else fact.segment,
-                    None if fact is None else fact.depth,
-                    read_by_steps.get(seq),
-                )
-                for seq, entry in enumerate(entries)
-            ),
-            len(entries),
-        )
         leaf = tree.last_leaf_id()
         session.leaf_entry_id = leaf
         session.leaf_seq = tree.by_id[leaf] if leaf is not None else None
@@ -422,6 +403,7 @@ class PortableStore(EntryStore):
         session.name = tree.session_name() or ""
         session.stored_bytes = size
         session.save()
+        file_steps.record_new(session)
         if entries:
             transaction.on_commit(partial(signals.announce_committed, session.pk, 0, len(entries) - 1))
             signals.entries_stored.send(
