@@ -48,7 +48,8 @@ __all__ = [
 
 ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
 UP_ROUNDS = 64  # rows looked up at most, per result, for its call
-FLUSH_ROWS = 5000  # steps written at a time while a whole session is read
+FLUSH_ROWS = 1000  # steps written at a time while a whole session is read
+TEXT_CHARS = 64_000_000  # file texts kept by one batch at most (past it, older texts are read again)
 ROLES = ("assistant", "toolResult", "bashExecution")
 STEP_ROLES = ("toolResult", "bashExecution")
 _TABLE = FileStep._meta.db_table
@@ -144,6 +145,11 @@ class _Writer:
         self.batch: dict[str, list[_Kept]] = {}  # file → its steps in this batch, oldest first
         self.stored: dict[str, dict[int, _Kept]] = {}  # file → its steps before the batch, by seq
         self.latest: dict[str, tuple[int, str]] = {}  # file → (step, text after it) of its newest known step
+        # The text after each known step, while they fit: a branch that goes back to a file an earlier
+        # branch touched since needs its text at an older step (reading lines again during an import
+        # cost 30 ms a query, the planner not knowing the new session yet).
+        self.texts: dict[int, str] = {}
+        self.text_chars = 0
         self.out: list[tuple[Any, ...]] = []  # steps not written yet
         self.written = 0
         self.changed: set[str] = set()  # files the steps changed (created, written, edited)
@@ -251,29 +257,19 @@ class _Writer:
             if above is None:
                 return None
             if above.role == "assistant":
-                call = self._calls(above).get(call_id)
+                # Taken, as the walk takes a call once its result comes: later results do not need it.
+                call = self._calls(above).pop(call_id, None)
                 if call is not None:
                     return above, call[0], call[1]
             seq = above.parent
         return None
 
     def _calls(self, row: _Row) -> dict[str, tuple[str, Mapping[str, Any]]]:
-        """Return an assistant row's file-tool calls by id (its parsed line is not kept)."""
+        """Return an assistant row's file-tool calls by id that no result took yet (its parsed line is
+        not kept)."""
         if row.calls is None:
-            row.calls = {}
-            if row.raw is not None and '"toolCall"' in row.raw:
-                message = self._message(row)
-                content = message.get("content") if message is not None else None
-                for block in content if isinstance(content, list) else []:
-                    if (
-                        isinstance(block, Mapping)
-                        and block.get("type") == "toolCall"
-                        and isinstance(block.get("id"), str)
-                        and block.get("name") in FILE_TOOLS
-                        and isinstance(block.get("arguments"), Mapping)
-                    ):
-                        row.calls[block["id"]] = (str(block["name"]), block["arguments"])
-                row.parsed = None
+            row.calls = _file_calls(self._message(row)) if row.raw and '"toolCall"' in row.raw else {}
+            row.parsed = None
         return row.calls
 
     def _result(self, row: _Row) -> None:
@@ -342,6 +338,9 @@ class _Writer:
             self.batch.setdefault(step.absolute, []).append(kept)
             if text is not None:
                 self.latest[step.absolute] = (row.seq, text)
+                if self.text_chars + len(text) <= TEXT_CHARS:
+                    self.texts[row.seq] = text
+                    self.text_chars += len(text)
             else:
                 self.latest.pop(step.absolute, None)
 
@@ -437,6 +436,8 @@ class _Writer:
         latest = self.latest.get(absolute)
         if latest is not None and latest[0] == prior.seq:
             return latest[1]
+        if prior.seq in self.texts:
+            return self.texts[prior.seq]
         chain = [prior]
         while not chain[-1].resets and chain[-1].prev_seq is not None:
             chain.append(self._kept(absolute, chain[-1].prev_seq))
@@ -444,18 +445,18 @@ class _Writer:
         self._read([s for kept in chain for s in (kept.seq, kept.call_seq) if s is not None])
         walk = FilesWalk(self.session.cwd)
         for kept in chain:
-            row, call = (
-                self.rows[kept.seq],
-                self.rows.get(kept.call_seq) if kept.call_seq is not None else None,
-            )
+            row = self.rows[kept.seq]
+            call_row = self.rows.get(kept.call_seq) if kept.call_seq is not None else None
             message = self._message(row)
-            if message is None or call is None:
+            if message is None or call_row is None or call_row.raw is None:
                 return None
-            found = self._call(row, str(message.get("toolCallId")))
-            if found is None:
+            # From the call's line itself: a call whose result was worked on is no longer kept.
+            call = _file_calls(self._message(call_row)).get(str(message.get("toolCallId")))
+            call_row.parsed = None
+            if call is None:
                 return None
             assert row.entry_id is not None
-            walk.apply_result(found[0].entry_id, found[1], found[2], message, row.entry_id)
+            walk.apply_result(call_row.entry_id, call[0], call[1], message, row.entry_id)
         touch = walk.files.get(absolute)
         return touch.content if touch is not None else None
 
@@ -478,6 +479,22 @@ class _Writer:
                 )
         self.written += len(self.out)
         self.out = []
+
+
+def _file_calls(message: Mapping[str, Any] | None) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Return an assistant message's file-tool calls by id: (tool, arguments), as the walk keeps them."""
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    content = message.get("content") if message is not None else None
+    for block in content if isinstance(content, list) else []:
+        if (
+            isinstance(block, Mapping)
+            and block.get("type") == "toolCall"
+            and isinstance(block.get("id"), str)
+            and block.get("name") in FILE_TOOLS
+            and isinstance(block.get("arguments"), Mapping)
+        ):
+            found[block["id"]] = (str(block["name"]), block["arguments"])
+    return found
 
 
 def _missing(session_pk: int, after: Any, before: Any) -> Any:
@@ -562,7 +579,7 @@ def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
         .annotate(line=Case(When(type="message", role__in=ROLES, then=F("raw")), default=None))
         .order_by("seq")
         .values_list("seq", "parent_seq", "entry_id", "type", "role", "segment", "depth", "line")
-        .iterator(chunk_size=2000)
+        .iterator(chunk_size=500)
     )
     for seq, parent, entry_id, kind, role, segment, depth, line in rows:
         yield _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
