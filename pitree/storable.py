@@ -10,6 +10,7 @@ Pure Python: no framework imports.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "check_param",
     "check_text",
     "check_texts",
+    "storable_copy",
     "storable_text",
 ]
 
@@ -87,6 +89,16 @@ class Unstorable(ValueError):
         self.where = where
         self.problem = problem
         super().__init__(f"{where} {problem}" if where else problem)
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_copy(text: str) -> str:
+    """Return ``text`` with what PostgreSQL text cannot hold (NUL, lone surrogates) made spaces: for
+    values the server derives from lines it already stored (a path, a command), which must not refuse
+    the line they came from."""
+    return _UNSTORABLE.sub(" ", text) if "\x00" in text or not text.isascii() else text
 
 
 def storable_text(text: str) -> bool:

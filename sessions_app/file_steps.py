@@ -30,8 +30,9 @@ from django.db.models import Case, Exists, F, OuterRef, Q, When
 
 from pitree.files import FILE_TOOLS, FilesWalk, Step, call_target, user_command
 from pitree.jsjson import parse_json
+from pitree.storable import storable_copy
 from sessions_app import changed_files
-from sessions_app.models import ChatSession, Entry, FileStep
+from sessions_app.models import ChatSession, Entry, FileStep, ToolUse
 from sessions_app.queries import SegmentTable, path_ranges, segment_table
 
 __all__ = [
@@ -52,6 +53,7 @@ FLUSH_ROWS = 1000  # steps written at a time while a whole session is read
 TEXT_CHARS = 64_000_000  # file texts kept by one batch at most (past it, older texts are read again)
 ROLES = ("assistant", "toolResult", "bashExecution")
 STEP_ROLES = ("toolResult", "bashExecution")
+FILE_CALLS = ("read", "edit", "write", "bash")  # the calls whose arguments steps read
 _TABLE = FileStep._meta.db_table
 _TOTALS = ("kinds", "added_sum", "removed_sum", "change_count", "read_count", "known_commands")
 _COLUMNS = (
@@ -283,9 +285,9 @@ class _Writer:
         call_row, name, arguments = found
         walk = FilesWalk(self.session.cwd)
         absolute = call_target(name, arguments, self.session.cwd)
-        prior = self._prior(absolute, row) if absolute is not None else None
+        prior = self._prior(storable_copy(absolute), row) if absolute is not None else None
         if absolute is not None and prior is not None:
-            walk.seed(absolute, self._text_after(absolute, prior))
+            walk.seed(absolute, self._text_after(storable_copy(absolute), prior))
         step = walk.apply_result(call_row.entry_id, name, arguments, message, row.entry_id)
         if step is None:
             return
@@ -294,6 +296,8 @@ class _Writer:
     def _emit(self, row: _Row, call: _Row | None, prior: _Kept | None, step: Step, text: str | None) -> None:
         assert row.segment is not None and row.depth is not None and row.entry_id is not None
         prev = prior.seq if prior is not None else None
+        # Files are kept under a path the database can hold; readers look them up by it.
+        absolute = storable_copy(step.absolute)
         if step.kind == "command":
             self.counts[row.seq] += 1
         kinds, added, removed, changes, reads, known_at = prior.totals if prior is not None else (0,) * 6
@@ -311,13 +315,13 @@ class _Writer:
                 row.seq,
                 row.segment,
                 row.depth,
-                row.entry_id,
+                storable_copy(row.entry_id),
                 call.seq if call is not None else None,
-                call.entry_id if call is not None else None,
+                storable_copy(call.entry_id) if call is not None and call.entry_id is not None else None,
                 step.kind,
-                step.absolute,
-                file_hash(step.absolute) if step.absolute else 0,
-                step.path,
+                absolute,
+                file_hash(absolute) if absolute else 0,
+                storable_copy(step.path),
                 step.added,
                 step.removed,
                 step.known,
@@ -325,24 +329,24 @@ class _Writer:
                 prev,
                 step.failed,
                 step.by_user,
-                step.command,
+                storable_copy(step.command),
                 self.counts[row.seq],
                 *totals,
             )
         )
         if step.kind in CHANGES:
-            self.changed.add(step.absolute)
-        if step.absolute:
+            self.changed.add(absolute)
+        if absolute:
             call_seq = call.seq if call else None
             kept = _Kept(row.seq, row.segment, row.depth, step.known, step.resets, prev, call_seq, totals)
-            self.batch.setdefault(step.absolute, []).append(kept)
+            self.batch.setdefault(absolute, []).append(kept)
             if text is not None:
-                self.latest[step.absolute] = (row.seq, text)
+                self.latest[absolute] = (row.seq, text)
                 if self.text_chars + len(text) <= TEXT_CHARS:
                     self.texts[row.seq] = text
                     self.text_chars += len(text)
             else:
-                self.latest.pop(step.absolute, None)
+                self.latest.pop(absolute, None)
 
     def preload(self) -> None:
         """Read every step stored before the batch at once (a long batch touches most files)."""
@@ -574,15 +578,24 @@ def record_new(session: ChatSession) -> None:
 
 
 def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
-    rows = (
-        Entry.objects.filter(session=session, seq__gt=after)
-        .annotate(line=Case(When(type="message", role__in=ROLES, then=F("raw")), default=None))
-        .order_by("seq")
-        .values_list("seq", "parent_seq", "entry_id", "type", "role", "segment", "depth", "line")
-        .iterator(chunk_size=500)
+    """Yield the session's rows past ``after`` in append order, with the lines steps read: tool results,
+    user commands, and the assistant messages that made a read, edit or write call (found in the index
+    of tool calls, written with them), never the other answers."""
+    entries, calls = Entry._meta.db_table, ToolUse._meta.db_table
+    roles, tools = ", ".join(["%s"] * len(STEP_ROLES)), ", ".join(["%s"] * len(FILE_CALLS))
+    sql = (
+        "SELECT e.seq, e.parent_seq, e.entry_id, e.type, e.role, e.segment, e.depth, "
+        f"CASE WHEN e.type = 'message' AND (e.role IN ({roles}) OR f.call_seq IS NOT NULL) THEN e.raw END "
+        f"FROM {entries} e LEFT JOIN (SELECT DISTINCT call_seq FROM {calls} WHERE session_id = %s "
+        f"AND call_seq > %s AND tool IN ({tools})) f ON f.call_seq = e.seq "
+        "WHERE e.session_id = %s AND e.seq > %s ORDER BY e.seq"
     )
-    for seq, parent, entry_id, kind, role, segment, depth, line in rows:
-        yield _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
+    params: list[str | int] = [*STEP_ROLES, session.pk, after, *FILE_CALLS, session.pk, after]
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(500):
+            for seq, parent, entry_id, kind, role, segment, depth, line in batch:
+                yield _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
 
 
 def extend(session: ChatSession) -> bool:

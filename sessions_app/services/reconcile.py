@@ -89,11 +89,12 @@ def reconcile_session(session_id: int) -> list[str]:
         repaired.append("context sums")
     if _files_changed(session_id):
         repaired.append("changed files")
-    if _file_steps(session_id):
-        repaired.append("file steps")
     # Also the backfill of sessions stored before the index of work existed.
     if (answer := tool_index.reconcile_session(session_id)) is not None:
         repaired.append(answer)
+    # After the index: the steps read the assistant messages it names.
+    if _file_steps(session_id):
+        repaired.append("file steps")
     for _, answer in signals.bookkeeping_checked.send(ChatSession, session_id=session_id):
         if isinstance(answer, str):
             repaired.append(answer)
