@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -87,8 +89,11 @@ def beat_options(env: Mapping[str, str]) -> list[str]:
     return ["--beat", f"--schedule={schedule}"]
 
 
+@functools.cache
 def beat_schedule_file() -> Path:
-    return Path(tempfile.gettempdir()) / f"piweb-beat-{os.getpid()}"
+    # Not the pid alone: a group killed with SIGKILL leaves its file (and SQLite's lock files) behind,
+    # and the next group given that pid failed to start beat on them ("locking protocol").
+    return Path(tempfile.gettempdir()) / f"piweb-beat-{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
 def worker_environments(env: Mapping[str, str]) -> list[dict[str, str]]:

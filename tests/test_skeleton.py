@@ -65,6 +65,18 @@ def test_operation_workers_get_a_small_pool_and_run_workers_the_configured_one()
     assert workers.worker_environments({**env, "PIWEB_DB_POOL_MAX": "0"})[1]["PIWEB_DB_POOL_MAX"] == "0"
 
 
+def test_beat_state_is_never_a_file_a_killed_group_left_for_the_same_pid() -> None:
+    """A group killed with SIGKILL leaves its beat state behind; pids are reused, so the next group's
+    file must not be found from the pid alone."""
+    from piweb import workers
+
+    mine = workers.beat_schedule_file()
+    assert workers.beat_schedule_file() == mine  # one file per group, removed when it stops
+    assert mine.name.startswith(f"piweb-beat-{os.getpid()}-")
+    assert mine != mine.parent / f"piweb-beat-{os.getpid()}"
+    assert workers.beat_options({})[-1] == f"--schedule={mine}"
+
+
 def test_without_redis_the_channel_layer_is_in_memory_and_celery_uses_files() -> None:
     layer = config.channel_layers_config({}, base_dir=BASE)["default"]
     # Groups in memory, events across processes through a file beside the embedded database.
