@@ -579,23 +579,37 @@ def record_new(session: ChatSession) -> None:
 
 def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
     """Yield the session's rows past ``after`` in append order, with the lines steps read: tool results,
-    user commands, and the assistant messages that made a read, edit or write call (found in the index
-    of tool calls, written with them), never the other answers."""
-    entries, calls = Entry._meta.db_table, ToolUse._meta.db_table
-    roles, tools = ", ".join(["%s"] * len(STEP_ROLES)), ", ".join(["%s"] * len(FILE_CALLS))
+    user commands, and the assistant messages that made a read, edit or write call (named by the index of
+    tool calls, written with them), never the other answers."""
+    # The calling lines are fetched by seq a batch at a time, not joined: inside the import's transaction
+    # the planner sees the tables as they were before it and chose a nested loop over the whole index of
+    # calls for every row (a 100k-entry import stalled for minutes).
+    calls = set(
+        ToolUse.objects.filter(session=session, call_seq__gt=after, tool__in=FILE_CALLS)
+        .values_list("call_seq", flat=True)
+        .distinct()
+    )
+    entries = Entry._meta.db_table
+    roles = ", ".join(["%s"] * len(STEP_ROLES))
     sql = (
         "SELECT e.seq, e.parent_seq, e.entry_id, e.type, e.role, e.segment, e.depth, "
-        f"CASE WHEN e.type = 'message' AND (e.role IN ({roles}) OR f.call_seq IS NOT NULL) THEN e.raw END "
-        f"FROM {entries} e LEFT JOIN (SELECT DISTINCT call_seq FROM {calls} WHERE session_id = %s "
-        f"AND call_seq > %s AND tool IN ({tools})) f ON f.call_seq = e.seq "
-        "WHERE e.session_id = %s AND e.seq > %s ORDER BY e.seq"
+        f"CASE WHEN e.type = 'message' AND e.role IN ({roles}) THEN e.raw END "
+        f"FROM {entries} e WHERE e.session_id = %s AND e.seq > %s ORDER BY e.seq"
     )
-    params: list[str | int] = [*STEP_ROLES, session.pk, after, *FILE_CALLS, session.pk, after]
     with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*STEP_ROLES, session.pk, after])
         while batch := cursor.fetchmany(500):
+            wanted = [row[0] for row in batch if row[0] in calls and row[3] == "message"]
+            lines = _lines_of(session.pk, wanted) if wanted else {}
             for seq, parent, entry_id, kind, role, segment, depth, line in batch:
+                if line is None:
+                    line = lines.get(seq)
                 yield _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
+
+
+def _lines_of(session_pk: int, seqs: Sequence[int]) -> dict[int, str]:
+    rows = Entry.objects.filter(session_id=session_pk, seq__in=seqs).values_list("seq", "raw")
+    return dict(rows)
 
 
 def extend(session: ChatSession) -> bool:
