@@ -581,26 +581,33 @@ def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
     """Yield the session's rows past ``after`` in append order, with the lines steps read: tool results,
     user commands, and the assistant messages that made a read, edit or write call (named by the index of
     tool calls, written with them), never the other answers."""
-    # The calling lines are fetched by seq a batch at a time, not joined: inside the import's transaction
-    # the planner sees the tables as they were before it and chose a nested loop over the whole index of
-    # calls for every row (a 100k-entry import stalled for minutes).
-    calls = set(
+    # The calling lines are named by a list of seqs, not by a join with the index of calls: inside an
+    # import's transaction the planner sees the session as empty and chose a nested loop over every call
+    # for every row (a 100k-entry import stalled for minutes), or any index on session for a lookup.
+    calls = sorted(
         ToolUse.objects.filter(session=session, call_seq__gt=after, tool__in=FILE_CALLS)
         .values_list("call_seq", flat=True)
         .distinct()
     )
     entries = Entry._meta.db_table
     roles = ", ".join(["%s"] * len(STEP_ROLES))
+    wanted = f"e.role IN ({roles})"
+    params: list[Any] = [*STEP_ROLES]
+    if connection.vendor == "postgresql":
+        # One pass over the session; PostgreSQL hashes a constant array, so each row costs one probe.
+        wanted += " OR e.seq = ANY(%s::int[])"
+        params.append(calls)
     sql = (
         "SELECT e.seq, e.parent_seq, e.entry_id, e.type, e.role, e.segment, e.depth, "
-        f"CASE WHEN e.type = 'message' AND e.role IN ({roles}) THEN e.raw END "
+        f"CASE WHEN e.type = 'message' AND ({wanted}) THEN e.raw END "
         f"FROM {entries} e WHERE e.session_id = %s AND e.seq > %s ORDER BY e.seq"
     )
+    pending = set() if connection.vendor == "postgresql" else set(calls)
     with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, [*STEP_ROLES, session.pk, after])
+        cursor.execute(sql, [*params, session.pk, after])
         while batch := cursor.fetchmany(500):
-            wanted = [row[0] for row in batch if row[0] in calls and row[3] == "message"]
-            lines = _lines_of(session.pk, wanted) if wanted else {}
+            missing = [row[0] for row in batch if row[0] in pending and row[3] == "message"]
+            lines = _lines_of(session.pk, missing) if missing else {}
             for seq, parent, entry_id, kind, role, segment, depth, line in batch:
                 if line is None:
                     line = lines.get(seq)
@@ -608,8 +615,7 @@ def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
 
 
 def _lines_of(session_pk: int, seqs: Sequence[int]) -> dict[int, str]:
-    rows = Entry.objects.filter(session_id=session_pk, seq__in=seqs).values_list("seq", "raw")
-    return dict(rows)
+    return dict(Entry.objects.filter(session_id=session_pk, seq__in=seqs).values_list("seq", "raw"))
 
 
 def extend(session: ChatSession) -> bool:
