@@ -40,7 +40,7 @@ from sessions_app.services import tool_index
 from sessions_app.services.errors import InvalidSessionFile, QuotaExceeded
 from sessions_app.services.rows import check_storable, create_session_row
 from sessions_app.services.sharing import share_by_team_defaults
-from sessions_app.services.store import entry_store
+from sessions_app.services.store import check_line, entry_store
 from sessions_app.verbs import Action
 
 __all__ = ["ANALYZE_AFTER", "ImportResult", "import_jsonl", "import_stream", "refresh_statistics"]
@@ -109,7 +109,14 @@ def import_stream(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
             entry_store().insert_all(
-                session, entries, lines, size=kept_bytes, own=own, tools=tools, author=author
+                session,
+                entries,
+                lines,
+                size=kept_bytes,
+                own=own,
+                tools=tools,
+                author=author,
+                checked=False,
             )
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
@@ -252,6 +259,10 @@ def _read(stream: IO[bytes]) -> Read:
         stream.seek(0)
         loaded = objects_only(load_text(stream.read().decode("utf-8", errors="replace")))
         entries = [entry_from_value(seq, line.value) for seq, line in enumerate(loaded.entries)]
+        # A current file's key fields were measured as it was scanned; a migrated one's are measured here,
+        # so the store need not measure either again.
+        for seq, entry in enumerate(entries):
+            check_line(entry, f"entry {seq + 1}")
         lines = [
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]

@@ -189,10 +189,11 @@ class EntryStore:
     ) -> None:
         """Store every entry of a new session (an import, a fork): ``lines`` gives (line, timestamp,
         search text) per entry and is read once; ``size`` is the lines' bytes (for the quota).
-        ``checked=False`` skips the field caps for entries copied from stored ones; ``copied_authors``
-        (entry id → author row) keeps the authors of copied entries, the rest are ``author``'s. ``own`` is
-        each entry's share of the running sums when ``entries`` hold light payloads (an import's scan),
-        ``tools`` what their lines say about tools (``tool_index.facts_of``) for the same reason."""
+        ``checked=False`` skips the field caps for entries measured before (copied from stored ones, or
+        by an import's scan); ``copied_authors`` (entry id → author row) keeps the authors of copied
+        entries, the rest are ``author``'s. ``own`` is each entry's share of the running sums when
+        ``entries`` hold light payloads (an import's scan), ``tools`` what their lines say about tools
+        (``tool_index.facts_of``) for the same reason."""
         raise NotImplementedError
 
 

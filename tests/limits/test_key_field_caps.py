@@ -108,6 +108,19 @@ def test_a_1mb_id_answers_400_on_import(owner_client: APIClient) -> None:
     assert not ChatSession.objects.filter(pi_id="big").exists()
 
 
+def test_a_long_id_in_a_file_of_an_older_version_answers_400_and_stores_nothing(
+    owner_client: APIClient,
+) -> None:
+    # A version 2 file is loaded whole and migrated before it is stored; its key fields are measured too.
+    entries = [*small_tree()[:2], {**small_tree()[2], "id": NINE_KB}]
+    data = session_file(entries, {**HEADER, "id": "old", "version": 2})
+    response = owner_client.post("/api/sessions/import/", data=data, content_type="application/x-ndjson")
+    assert response.status_code == 400, response.content[:300]
+    assert "entry 3: 'id' is longer than 255 characters" in response.json()["error"]
+    assert not ChatSession.objects.filter(pi_id="old").exists()
+    assert stored() == len(small_tree())
+
+
 def test_a_re_import_with_a_long_id_answers_400(owner_client: APIClient) -> None:
     grown = [*small_tree(), {**small_tree()[-1], "id": NINE_KB, "parentId": small_tree()[-1]["id"]}]
     response = owner_client.post(
