@@ -204,17 +204,14 @@ def _note(phases: dict[str, float]) -> str:
     return ", ".join(f"{name} {phases[name]:.2f}" for name in PHASES if phases[name] >= 0.005)
 
 
-@metric("request_profile")
-def request_profile(ctx: Context) -> list[Result]:
-    """The session page's opening requests, phase by phase; then the same with current copies (304s)."""
-    require_db(ctx)
+def _measure(pk: int) -> dict[str, Any]:
+    """Profile the opening of session ``pk`` in this process; return the tables and statuses as JSON."""
     from django.conf import settings
     from django.core.handlers.wsgi import WSGIHandler
     from django.test import Client
 
     from sessions_app.models import ChatSession
 
-    pk = session_pk(ctx, "1k")
     session = ChatSession.objects.get(pk=pk)
     browser = Client()
     browser.force_login(bench_user())  # type: ignore[arg-type]  # the bench user is a User
@@ -228,6 +225,47 @@ def request_profile(ctx: Context) -> list[Result]:
         requests = _requests(pk, leaf, ids, token, cookie)
         first, statuses = _profile(handler, requests, revisit=False)
         again, again_statuses = _profile(handler, requests, revisit=True)
+    return {"first": first, "statuses": statuses, "again": again, "again_statuses": again_statuses}
+
+
+def _measure_served(pk: int) -> dict[str, Any]:
+    """Run ``_measure`` in a child process with the settings the servers run with (DEBUG off, the static
+    files collected): the bench process itself runs with DEBUG on, whose page costs a server never pays."""
+    import subprocess
+    import sys
+
+    import orjson
+
+    from bench.metrics.procs import REPO_DIR
+    from bench.metrics.serve import server_env
+
+    env = server_env()
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=REPO_DIR, env=env, check=True
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.metrics.request_profile", str(pk)],
+        cwd=REPO_DIR,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
+        raise RuntimeError(f"request profile failed: {tail[0]}")
+    out: dict[str, Any] = orjson.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+@metric("request_profile")
+def request_profile(ctx: Context) -> list[Result]:
+    """The session page's opening requests, phase by phase; then the same with current copies (304s)."""
+    require_db(ctx)
+    measured = _measure_served(session_pk(ctx, "1k"))
+    first: dict[str, dict[str, float]] = measured["first"]
+    statuses: dict[str, int] = measured["statuses"]
+    again: dict[str, dict[str, float]] = measured["again"]
+    again_statuses: dict[str, int] = measured["again_statuses"]
     bad = {k: v for k, v in statuses.items() if v != 200}
     rows = [
         Result(
@@ -248,7 +286,7 @@ def request_profile(ctx: Context) -> list[Result]:
             "ms",
             25.0,
             note=f"ms by phase: {_note(by_phase)}; {ROUNDS} openings of a 1k-entry session, one request at "
-            f"a time through Django's WSGI handler and every middleware"
+            f"a time through Django's WSGI handler and every middleware, DEBUG off as the servers run"
             + (f"; not 200: {bad}" if bad else ""),
         )
     )
@@ -267,3 +305,16 @@ def request_profile(ctx: Context) -> list[Result]:
         )
     )
     return rows
+
+
+if __name__ == "__main__":
+    import sys
+
+    import orjson
+
+    from bench.django_env import setup_django
+
+    problem = setup_django(migrate=False)
+    if problem:
+        raise SystemExit(problem)
+    print(orjson.dumps(_measure(int(sys.argv[1]))).decode())
