@@ -63,6 +63,10 @@ def test_two_worker_groups_send_the_periodic_tasks_once_and_the_survivor_takes_o
     second = start_group(stack, "group-b")
     try:
         wait_until(lambda: leases.get(LEADER_KEY) is not None, 20, "a beat to take the lease")
+        # Both beats run (the one that does not lead included), or a takeover could never happen.
+        for group in (first, second):
+            log = group.log_path
+            wait_until(lambda log=log: b"beat: Starting" in log.read_bytes(), 30, f"{group.name}'s beat")
         wait_until(lambda: sent(first) + sent(second) >= 2, 20, "the leader to send the task")
 
         before = (sent(first), sent(second))
@@ -81,7 +85,13 @@ def test_two_worker_groups_send_the_periodic_tasks_once_and_the_survivor_takes_o
         already = sent(survivor)
         killed = time.monotonic()
         leader.kill()
-        wait_until(lambda: sent(survivor) > already, LEASE_SECONDS + 10, "the surviving group's beat")
+        try:
+            wait_until(lambda: sent(survivor) > already, LEASE_SECONDS + 10, "the surviving group's beat")
+        except AssertionError as timeout:
+            # Say what the survivor's beat did, so a failure far from here can be read without its logs.
+            beat = [line for line in survivor.log_path.read_bytes().splitlines() if b"/Beat]" in line]
+            tail = b"\n".join(beat[-8:]).decode(errors="replace")
+            raise AssertionError(f"{timeout}; the survivor's last beat lines:\n{tail}") from timeout
         takeover = time.monotonic() - killed
         # The lease runs out LEASE_SECONDS after its last renewal; the survivor asks every third of it.
         assert takeover <= LEASE_SECONDS + LEASE_SECONDS / 3 + 2, takeover
