@@ -583,39 +583,31 @@ def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:
     tool calls, written with them), never the other answers."""
     # The calling lines are named by a list of seqs, not by a join with the index of calls: inside an
     # import's transaction the planner sees the session as empty and chose a nested loop over every call
-    # for every row (a 100k-entry import stalled for minutes), or any index on session for a lookup.
-    calls = sorted(
+    # for every row (a 100k-entry import stalled for minutes).
+    calls = list(
         ToolUse.objects.filter(session=session, call_seq__gt=after, tool__in=FILE_CALLS)
         .values_list("call_seq", flat=True)
         .distinct()
     )
     entries = Entry._meta.db_table
     roles = ", ".join(["%s"] * len(STEP_ROLES))
-    wanted = f"e.role IN ({roles})"
-    params: list[Any] = [*STEP_ROLES]
-    if connection.vendor == "postgresql":
-        # One pass over the session; PostgreSQL hashes a constant array, so each row costs one probe.
-        wanted += " OR e.seq = ANY(%s::int[])"
-        params.append(calls)
+    # One pass over the session, each row one probe: PostgreSQL hashes a constant array, SQLite indexes
+    # the list once.
+    named: tuple[str, Any] = (
+        ("e.seq = ANY(%s::int[])", calls)
+        if connection.vendor == "postgresql"
+        else ("e.seq IN (SELECT value FROM json_each(%s))", orjson.dumps(calls).decode())
+    )
     sql = (
         "SELECT e.seq, e.parent_seq, e.entry_id, e.type, e.role, e.segment, e.depth, "
-        f"CASE WHEN e.type = 'message' AND ({wanted}) THEN e.raw END "
+        f"CASE WHEN e.type = 'message' AND (e.role IN ({roles}) OR {named[0]}) THEN e.raw END "
         f"FROM {entries} e WHERE e.session_id = %s AND e.seq > %s ORDER BY e.seq"
     )
-    pending = set() if connection.vendor == "postgresql" else set(calls)
     with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, [*params, session.pk, after])
+        cursor.execute(sql, [*STEP_ROLES, named[1], session.pk, after])
         while batch := cursor.fetchmany(500):
-            missing = [row[0] for row in batch if row[0] in pending and row[3] == "message"]
-            lines = _lines_of(session.pk, missing) if missing else {}
             for seq, parent, entry_id, kind, role, segment, depth, line in batch:
-                if line is None:
-                    line = lines.get(seq)
                 yield _Row(seq, parent, entry_id, role or "", kind == "message", segment, depth, line)
-
-
-def _lines_of(session_pk: int, seqs: Sequence[int]) -> dict[int, str]:
-    return dict(Entry.objects.filter(session_id=session_pk, seq__in=seqs).values_list("seq", "raw"))
 
 
 def extend(session: ChatSession) -> bool:
