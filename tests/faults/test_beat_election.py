@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,10 @@ def sent(group: Service) -> int:
     return group.log_path.read_bytes().count(SENT)
 
 
+def beat_started(group: Service) -> bool:
+    return b"beat: Starting" in group.log_path.read_bytes()
+
+
 def process_group(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
 
@@ -65,8 +70,7 @@ def test_two_worker_groups_send_the_periodic_tasks_once_and_the_survivor_takes_o
         wait_until(lambda: leases.get(LEADER_KEY) is not None, 20, "a beat to take the lease")
         # Both beats run (the one that does not lead included), or a takeover could never happen.
         for group in (first, second):
-            log = group.log_path
-            wait_until(lambda log=log: b"beat: Starting" in log.read_bytes(), 30, f"{group.name}'s beat")
+            wait_until(partial(beat_started, group), 30, f"{group.name}'s beat")
         wait_until(lambda: sent(first) + sent(second) >= 2, 20, "the leader to send the task")
 
         before = (sent(first), sent(second))
