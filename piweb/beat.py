@@ -16,12 +16,15 @@ own (``celery -A piweb beat``) takes part in the same election.
 from __future__ import annotations
 
 import contextlib
+import dbm.dumb
 import logging
 import os
+import shelve
 import socket
 import time
 import uuid
-from typing import Any
+from collections.abc import MutableMapping
+from typing import Any, cast
 
 import redis
 from celery.beat import PersistentScheduler, ScheduleEntry
@@ -66,6 +69,12 @@ class ElectedScheduler(PersistentScheduler):
             # Tick at least every third of the lease, so the holder renews it in time.
             configured: float = self.max_interval  # type: ignore[has-type]  # set by Celery's __init__
             self.max_interval = min(configured, self.ask_every)
+
+    def _open_schedule(self) -> shelve.Shelf[Any]:
+        # Not the shelve default: on Python 3.13 that is SQLite in WAL mode, whose locks failed beat at
+        # start now and then ("locking protocol"), and retention never ran. One beat owns its file.
+        store = cast("MutableMapping[bytes, bytes]", dbm.dumb.open(self.schedule_filename, "c"))  # noqa: SIM115 - the shelf closes it
+        return shelve.Shelf(store, writeback=True)
 
     @property
     def ask_every(self) -> float:
