@@ -21,7 +21,7 @@ from pathlib import Path
 from bench import generate
 from bench.metrics import Context, Result, metric
 from bench.metrics.serve import serve_and_load
-from bench.metrics.teamday import GOAL_P95_MS, Plan, Tally, Team, percentiles, seed, stack
+from bench.metrics.teamday import GOAL_P95_MS, Plan, Tally, Team, percentiles, seed, stack, wait_for_backlog
 
 GOAL_PEOPLE = 200  # twice today's team day
 
@@ -92,13 +92,18 @@ def climb(steps: list[int], seconds: float, files: list[Path], folder: Path) -> 
     done: list[Step] = []
     biggest = plan_of(max(steps), seconds)
     with (
-        stack(folder, web=biggest.web_processes) as (postgres, app, database, _redis),
+        stack(folder, web=biggest.web_processes) as (postgres, app, database, redis),
         ProviderServer() as provider,
     ):
         started = time.monotonic()
         seeded = seed(app, biggest, files, provider.url)
         app.start()
-        print(f"bench: capacity stack seeded in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        drained = wait_for_backlog(postgres.url(database), redis.url)
+        print(
+            f"bench: capacity stack seeded in {time.monotonic() - started:.0f} s "
+            f"(the workers' backlog took {drained:.0f} s)",
+            file=sys.stderr,
+        )
         assert postgres.proc is not None
         for people in steps:
             plan = plan_of(people, seconds)

@@ -48,6 +48,7 @@ from bench import generate
 from bench.metrics import Context, Result, at_most, metric
 from bench.metrics.procs import REPO_DIR, free_port, wait_for_port, wait_until
 
+SERVER_TIMING = re.compile(r"app;dur=([0-9.]+)")
 CONFIG = re.compile(r'<script id="session-config" type="application/json">(.*?)</script>', re.S)
 SEARCH_WORDS = ("regression", '"cache invalidation"', "scheduler flush", "parser", "kumquat")
 SOCKET_SYNC_S = 20.0  # as static/sessions_app/live.js
@@ -322,6 +323,30 @@ def seed_main(spec_json: str) -> None:
     print(json.dumps({"members": members, "shared": shared, "runs": runs, "provider": provider.pk}))
 
 
+def wait_for_backlog(database_url: str, redis_url: str, timeout: float = 300.0) -> float:
+    """Wait until the workers have done what seeding queued (the secret scans of the imported sessions,
+    tens of thousands of entries); return the seconds it took. A team's day starts on a server that has
+    caught up: otherwise the first minute measures the seeding's tail, not the team."""
+    import psycopg
+    import redis
+
+    from piweb.workers import ALL_QUEUES
+
+    started = time.monotonic()
+    broker = redis.Redis.from_url(redis_url)
+    try:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            while time.monotonic() - started < timeout:
+                (scans,) = conn.execute("SELECT count(*) FROM governance_pendingscan").fetchone() or (0,)
+                queued = sum(int(broker.llen(queue)) for queue in ALL_QUEUES)  # type: ignore[arg-type]
+                if scans == 0 and queued == 0:
+                    return time.monotonic() - started
+                time.sleep(0.5)
+    finally:
+        broker.close()
+    raise RuntimeError(f"the workers did not catch up with the seeding in {timeout:.0f} s")
+
+
 def seed(app: AppProcesses, plan: Plan, files: list[Path], provider_url: str) -> dict[str, Any]:
     spec = {
         "readers": plan.readers,
@@ -361,8 +386,21 @@ class Tally:
     timeline: list[tuple[float, float, str]] = field(default_factory=list)  # sent at, ms, kind
     started: float = field(default_factory=time.perf_counter)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per group of processes, during the load
+    first_cpu: dict[str, float] = field(default_factory=dict)  # the same in the load's first 10 s
+    # (seconds since the load began, ms late) of the team's own event loop: when it is late, every timer it
+    # runs reads long whatever the servers did, so the first minute's note says how late it was
+    loop_lag: list[tuple[float, float]] = field(default_factory=list)
+    # (seconds since the load began, ms) the application itself took, from its Server-Timing header
+    server_timeline: list[tuple[float, float]] = field(default_factory=list)
     load_seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def served(self, response: Any, ms: float) -> None:
+        """Note the application's own time for a request that took ``ms`` as the team saw it."""
+        found = SERVER_TIMING.search(response.headers.get("server-timing", ""))
+        if found:
+            with self.lock:
+                self.server_timeline.append((time.perf_counter() - self.started - ms / 1000, float(found[1])))
 
     def record(self, kind: str, ms: float, ok: bool, detail: str = "") -> None:
         with self.lock:
@@ -417,7 +455,21 @@ class Tally:
         )
         slowest = sorted(kinds.items(), key=lambda item: -percentiles(item[1])[1])[:4]
         worst = ", ".join(f"{k} {round(percentiles(v)[1])}" for k, v in slowest)
-        return f"first minute p95 (requests) by 10 s: {by_span}; its slowest kinds (p95 ms): {worst}"
+        lags: dict[int, list[float]] = {}
+        for at, ms in self.loop_lag:
+            if at < 60:
+                lags.setdefault(max(0, int(at // 10)), []).append(ms)
+        lag = ", ".join(f"{round(max(v))}" for _, v in sorted(lags.items()))
+        served: dict[int, list[float]] = {}
+        for at, ms in self.server_timeline:
+            if at < 60:
+                served.setdefault(max(0, int(at // 10)), []).append(ms)
+        inside = ", ".join(f"{round(percentiles(v)[1])}" for _, v in sorted(served.items()))
+        return (
+            f"first minute p95 (requests) by 10 s: {by_span}; the same in the application (Server-Timing): "
+            f"{inside or '-'}; its slowest kinds (p95 ms): {worst}; "
+            f"the team's own event loop late by at most (ms, by 10 s): {lag or '-'}"
+        )
 
     @property
     def error_count(self) -> int:
@@ -487,7 +539,10 @@ class Team:
             detail = f"{response.status_code} {url}"
         except Exception as exc:  # a refused or timed-out request is an error like a 500
             response, ok, detail = None, False, f"{type(exc).__name__} {url}"
-        self.tally.record(kind, (time.perf_counter() - t0) * 1000, ok, detail)
+        ms = (time.perf_counter() - t0) * 1000
+        self.tally.record(kind, ms, ok, detail)
+        if response is not None:
+            self.tally.served(response, ms)
         if not ok or response is None:
             return None
         if response.status_code == 304 and kept is not None:
@@ -508,7 +563,10 @@ class Team:
             detail = f"{response.status_code} {url} {response.text[:200]}"
         except Exception as exc:
             response, ok, detail = None, False, f"{type(exc).__name__} {url}"
-        self.tally.record(kind, (time.perf_counter() - t0) * 1000, ok, detail)
+        ms = (time.perf_counter() - t0) * 1000
+        self.tally.record(kind, ms, ok, detail)
+        if response is not None:
+            self.tally.served(response, ms)
         return response.json() if ok and response is not None else None
 
     async def open_session(
@@ -794,6 +852,16 @@ class Team:
                 self.tally.peak_connections = max(self.tally.peak_connections, int(count))
                 stop.wait(0.2)
 
+    async def watch_loop(self) -> None:
+        """Sample how late the team's event loop wakes (its lag delays every request it times)."""
+        tick = 0.05
+        while not self.stop.is_set():
+            t0 = time.perf_counter()
+            await asyncio.sleep(tick)
+            late = (time.perf_counter() - t0 - tick) * 1000
+            with self.tally.lock:
+                self.tally.loop_lag.append((t0 - self.tally.started, max(0.0, late)))
+
     # -- all together ----------------------------------------------------------------------------------
 
     async def drive(self, admin_url: str, database: str) -> Tally:
@@ -829,7 +897,8 @@ class Team:
             self.tally.started = time.perf_counter()
             cpu_before = cpu_seconds(self.cpu_roots)
             sockets = [asyncio.create_task(self.socket(i)) for i in range(self.plan.sockets)]
-            tasks = [
+            tasks = [asyncio.create_task(self.watch_loop())]
+            tasks += [
                 asyncio.create_task(self.reader(i, clients[i % len(clients)]))
                 for i in range(self.plan.readers)
             ]
@@ -837,7 +906,10 @@ class Team:
                 asyncio.create_task(self.run_slot(s, clients[s % len(clients)]))
                 for s in range(self.plan.runs)
             ]
-            await asyncio.sleep(self.plan.seconds)
+            await asyncio.sleep(min(10.0, self.plan.seconds))
+            first = cpu_seconds(self.cpu_roots)
+            self.tally.first_cpu = {g: first[g] - cpu_before.get(g, 0.0) for g in first}
+            await asyncio.sleep(max(0.0, self.plan.seconds - 10.0))
             cpu_after = cpu_seconds(self.cpu_roots)
             self.tally.load_seconds = time.perf_counter() - self.tally.started
             self.tally.cpu = {g: cpu_after[g] - cpu_before.get(g, 0.0) for g in cpu_after}
@@ -973,7 +1045,12 @@ def run_team_day(
         started = time.monotonic()
         seeded = seed(app, plan, files, provider.url)
         app.start()
-        print(f"bench: team day stack ready, seeded in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        drained = wait_for_backlog(postgres.url(database), redis.url)
+        print(
+            f"bench: team day stack ready, seeded in {time.monotonic() - started:.0f} s "
+            f"(the workers' backlog took {drained:.0f} s)",
+            file=sys.stderr,
+        )
         # Without a pool (PIWEB_DB_POOL_MAX=0, the former setup) nothing bounds the connections: 0.
         budget = connection_budget(app.env, web=plan.web_processes) if config.database_pool(app.env) else 0
         assert postgres.proc is not None and redis.proc is not None
@@ -1010,7 +1087,11 @@ def _cpu_note(tally: Tally) -> str:
         f"{group} {100 * used / tally.load_seconds:.0f}%" for group, used in sorted(tally.cpu.items())
     )
     busy = sum(tally.cpu.values()) / tally.load_seconds
-    return f"CPU during the load (% of one core): {shares}; {busy:.2f} of {cores} cores busy"
+    first = ", ".join(f"{group} {10 * used:.0f}%" for group, used in sorted(tally.first_cpu.items()))
+    return (
+        f"CPU during the load (% of one core): {shares}; {busy:.2f} of {cores} cores busy; "
+        f"in its first 10 s: {first or '-'}"
+    )
 
 
 def results(plan: Plan, tally: Tally, budget: int) -> list[Result]:
