@@ -2,12 +2,12 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "piweb.settings")
 
 # Set up Django before anything imports models (consumers do).
-django_asgi_app = get_asgi_application()
+django_wsgi_app = get_wsgi_application()
 
 from piweb.warm import warm_up  # noqa: E402
 
@@ -16,10 +16,12 @@ warm_up()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from piweb import config  # noqa: E402
 from piweb.edge import EdgeASGI  # noqa: E402
 from piweb.limits import BodyLimitASGI  # noqa: E402
 from piweb.routing import websocket_routes  # noqa: E402
 from piweb.servers import adapt_servers  # noqa: E402
+from piweb.threaded_wsgi import ThreadedWSGI  # noqa: E402
 from piweb.websocket import websocket_stack  # noqa: E402
 
 routes = websocket_routes()
@@ -29,7 +31,8 @@ application = EdgeASGI(
     ProtocolTypeRouter(
         {
             # Oversized bodies are refused from their headers, before Django reads them.
-            "http": BodyLimitASGI(django_asgi_app),  # type: ignore[arg-type]  # an ASGI app; stubs disagree
+            # Each request runs whole on one of a few threads (see piweb.threaded_wsgi for why).
+            "http": BodyLimitASGI(ThreadedWSGI(django_wsgi_app, threads=config.http_threads(os.environ))),
             "websocket": websocket_stack(URLRouter(routes)),
         }
     )

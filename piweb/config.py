@@ -96,6 +96,18 @@ def database_pool(env: Mapping[str, str]) -> dict[str, Any] | None:
     }
 
 
+# Threads per web process serving HTTP requests (``piweb.threaded_wsgi``): by default as many as it has
+# database connections, so a request never waits for one behind another request.
+HTTP_THREADS = DB_POOL_MAX
+
+
+def http_threads(env: Mapping[str, str]) -> int:
+    """Return how many HTTP requests one web process runs at a time: ``PIWEB_HTTP_THREADS``, else its
+    pool's ``PIWEB_DB_POOL_MAX`` (``HTTP_THREADS`` without a pool)."""
+    pooled = int(_env_number(env, "PIWEB_DB_POOL_MAX", DB_POOL_MAX, minimum=0)) or HTTP_THREADS
+    return int(_env_number(env, "PIWEB_HTTP_THREADS", pooled, minimum=1))
+
+
 def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:
     """Return the default DATABASES entry: DATABASE_URL if set, else a SQLite file under .data/."""
     url = env.get("DATABASE_URL", "").strip()
