@@ -175,10 +175,11 @@ class SessionConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):
         if self.credentials.user_id is not None:
             groups.append(realtime.viewer_group(self.credentials.user_id))
             groups.append(realtime.inbox_group(self.credentials.user_id))
+        # All of them are left on the way out, joined or not (leaving a group never joined does nothing).
+        self.joined = groups
         try:
-            for group in groups:
-                await self.channel_layer.group_add(group, self.channel_name)
-                self.joined.append(group)
+            # At once: one wait on Redis instead of one per group, when a whole team connects together.
+            await asyncio.gather(*(self.channel_layer.group_add(g, self.channel_name) for g in groups))
         except (RedisConnectionError, RedisTimeoutError, OSError):
             # Accepted, then closed with "try again later": a refused handshake would read as no access.
             self.ended = True
