@@ -113,8 +113,11 @@ class ThreadedWSGI:
                 "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers],
             }
 
+        async def sending(message: Message) -> None:
+            await send(message)
+
         def emit(message: Message) -> None:
-            asyncio.run_coroutine_threadsafe(send(message), loop).result()
+            asyncio.run_coroutine_threadsafe(sending(message), loop).result()
 
         result = self.app(environ, start_response)
         pending: list[bytes] = []
