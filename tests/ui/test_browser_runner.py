@@ -82,7 +82,8 @@ def test_run_steer_follow_up_and_stop_from_one_browser_while_another_follows(
     # while git runs and queues a follow-up.
     provider.enqueue(
         script.tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "3.11", "newText": "3.12"}]}),
-        script.tool_call("bash", {"command": "sleep 3 && git diff --stat && git log --oneline"}, id="call_2"),
+        # Long enough for Ada's page to offer "Steer" while git runs on a busy machine (3 s was missed once).
+        script.tool_call("bash", {"command": "sleep 6 && git diff --stat && git log --oneline"}, id="call_2"),
         script.reply("Bumped to 3.12, and hi.", delay=0.02),
         script.reply("The follow-up is done.", delay=0.02),
     )
