@@ -3,8 +3,8 @@
 Django's ASGI handler runs a sync view behind a chain of middleware that is part sync, part async, so one
 request crossed between the server's event loop and a thread of its own about six times, and every
 request started a new thread. When a team opened its sessions at once (and 200 sockets joined), those
-crossings queued behind each other on the loop and the GIL: the first seconds' requests took seconds
-while the cores were not busy. Here a request crosses once (its body is read on the loop, the whole
+crossings queued behind each other on the loop and the GIL, and cost CPU of their own: the first
+seconds' requests took over a second. Here a request crosses once (its body is read on the loop, the whole
 request then runs in a pool thread, as under a WSGI server), and at most ``threads`` of them run at a
 time, as many as a process has database connections.
 
