@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -443,11 +443,10 @@ class Tally:
 
     def first_minute(self) -> str:
         """Return the first minute's p95 by 10 s (and how many requests), and its slowest kinds."""
-        spans: dict[int, list[float]] = {}
+        spans = _first_minute_by_ten_seconds((at, ms) for at, ms, _ in self.timeline)
         kinds: dict[str, list[float]] = {}
         for at, ms, kind in self.timeline:
             if at < 60:
-                spans.setdefault(max(0, int(at // 10)), []).append(ms)
                 kinds.setdefault(kind, []).append(ms)
         by_span = ", ".join(
             f"{10 * span}-{10 * span + 10} s: {round(percentiles(v)[1])} ({len(v)})"
@@ -455,15 +454,9 @@ class Tally:
         )
         slowest = sorted(kinds.items(), key=lambda item: -percentiles(item[1])[1])[:4]
         worst = ", ".join(f"{k} {round(percentiles(v)[1])}" for k, v in slowest)
-        lags: dict[int, list[float]] = {}
-        for at, ms in self.loop_lag:
-            if at < 60:
-                lags.setdefault(max(0, int(at // 10)), []).append(ms)
+        lags = _first_minute_by_ten_seconds(self.loop_lag)
         lag = ", ".join(f"{round(max(v))}" for _, v in sorted(lags.items()))
-        served: dict[int, list[float]] = {}
-        for at, ms in self.server_timeline:
-            if at < 60:
-                served.setdefault(max(0, int(at // 10)), []).append(ms)
+        served = _first_minute_by_ten_seconds(self.server_timeline)
         inside = ", ".join(f"{round(percentiles(v)[1])}" for _, v in sorted(served.items()))
         return (
             f"first minute p95 (requests) by 10 s: {by_span}; the same in the application (Server-Timing): "
@@ -474,6 +467,15 @@ class Tally:
     @property
     def error_count(self) -> int:
         return sum(self.errors.values())
+
+
+def _first_minute_by_ten_seconds(samples: Iterable[tuple[float, float]]) -> dict[int, list[float]]:
+    """Group (seconds since the load began, value) samples of the first minute by their 10 s span."""
+    spans: dict[int, list[float]] = {}
+    for at, value in samples:
+        if at < 60:
+            spans.setdefault(max(0, int(at // 10)), []).append(value)
+    return spans
 
 
 def percentiles(values: list[float]) -> tuple[float, float, float]:
