@@ -104,8 +104,9 @@ HTTP_THREADS = DB_POOL_MAX
 def http_threads(env: Mapping[str, str]) -> int:
     """Return how many HTTP requests one web process runs at a time: ``PIWEB_HTTP_THREADS``, else its
     pool's ``PIWEB_DB_POOL_MAX`` (``HTTP_THREADS`` without a pool)."""
-    pooled = int(_env_number(env, "PIWEB_DB_POOL_MAX", DB_POOL_MAX, minimum=0)) or HTTP_THREADS
-    return int(_env_number(env, "PIWEB_HTTP_THREADS", pooled, minimum=1))
+    pool = database_pool(env)
+    default = int(pool["max_size"]) if pool is not None else HTTP_THREADS
+    return int(_env_number(env, "PIWEB_HTTP_THREADS", default, minimum=1))
 
 
 def database_config(env: Mapping[str, str], *, base_dir: Path) -> dict[str, Any]:

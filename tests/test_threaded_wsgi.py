@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import pytest
@@ -161,7 +161,7 @@ def test_requests_beyond_the_threads_wait_for_one_and_all_are_answered() -> None
         async def receive() -> dict[str, Any]:
             return {"type": "http.request"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.body":
                 answers.append(message["body"])
 
