@@ -7,8 +7,8 @@ the lines of the few steps since the file was last read or written whole. The fi
 steps on a node's path (``branch_files``) instead of walking every line of the branch.
 
 Every way in is covered: appends holding tool results or user commands through ``entries_stored``
-(which carries the rows), and a whole session (import, fork, clone) through ``record_new`` from its
-lines. A session's ``file_steps_through`` says how far its steps go. Rows past it that make no steps
+(which carries the rows), and a whole session (import, fork, clone) through ``NewSteps`` as its rows
+are copied in, or ``record_new`` from its stored lines. A session's ``file_steps_through`` says how far its steps go. Rows past it that make no steps
 (appends of other messages, which do not tell this module) lose nothing; a tool result or command past
 it without steps (the previous release appended it, or the session predates the steps) leaves the mark
 where it was, so readers walk the branch instead of trusting a gap, until ``extend`` (``manage.py
@@ -19,6 +19,9 @@ again.
 from __future__ import annotations
 
 import hashlib
+import marshal
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,6 +40,7 @@ from sessions_app.queries import SegmentTable, path_ranges, segment_table
 
 __all__ = [
     "ACTS_ON",
+    "NewSteps",
     "complete_through",
     "extend",
     "file_hash",
@@ -50,7 +54,7 @@ __all__ = [
 ACTS_ON = (("message", "toolResult"), ("message", "bashExecution"))
 UP_ROUNDS = 64  # rows looked up at most, per result, for its call
 FLUSH_ROWS = 1000  # steps written at a time while a whole session is read
-TEXT_CHARS = 64_000_000  # file texts kept by one batch at most (past it, older texts are read again)
+TEXT_BYTES = 32_000_000  # compressed file texts kept by one batch at most (past it, lines are read again)
 ROLES = ("assistant", "toolResult", "bashExecution")
 STEP_ROLES = ("toolResult", "bashExecution")
 FILE_CALLS = ("read", "edit", "write", "bash")  # the calls whose arguments steps read
@@ -136,13 +140,21 @@ class _Kept:
     totals: tuple[int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0)
 
 
+class _Offline(Exception):
+    """A step needs a stored row while the database is busy storing the session (see ``NewSteps``)."""
+
+
 class _Writer:
     """Works out the steps of a batch of rows, in append order, from them and from the rows above."""
 
-    def __init__(self, session: ChatSession, first_seq: int, *, streaming: bool = False) -> None:
+    def __init__(
+        self, session: ChatSession, first_seq: int, *, streaming: bool = False, offline: bool = False
+    ) -> None:
         self.session = session
         self.first_seq = first_seq
         self.streaming = streaming
+        # Fed while the rows are being copied in: no query may run, the steps wait for ``write``.
+        self.offline = offline
         self.rows: dict[int, _Row] = {}
         self.batch: dict[str, list[_Kept]] = {}  # file → its steps in this batch, oldest first
         self.stored: dict[str, dict[int, _Kept]] = {}  # file → its steps before the batch, by seq
@@ -150,8 +162,9 @@ class _Writer:
         # The text after each known step, while they fit: a branch that goes back to a file an earlier
         # branch touched since needs its text at an older step (reading lines again during an import
         # cost 30 ms a query, the planner not knowing the new session yet).
-        self.texts: dict[int, str] = {}
-        self.text_chars = 0
+        # Compressed: an import kept 30 MB of them for 100k entries, a third of its memory past the scan.
+        self.texts: dict[int, bytes] = {}
+        self.text_bytes = 0
         self.out: list[tuple[Any, ...]] = []  # steps not written yet
         self.written = 0
         self.changed: set[str] = set()  # files the steps changed (created, written, edited)
@@ -181,7 +194,7 @@ class _Writer:
             # Only what later rows need stays: a whole session's lines would double the memory of its
             # import. A text rebuilt from an earlier step reads its lines again (they are stored).
             row.raw = None
-            if len(self.out) >= FLUSH_ROWS:
+            if len(self.out) >= FLUSH_ROWS and not self.offline:
                 self.write()
 
     def _row(self, seq: int) -> _Row | None:
@@ -196,6 +209,8 @@ class _Writer:
         wanted = [s for s in set(seqs) if s not in self.rows or self.rows[s].raw is None]
         if not wanted:
             return
+        if self.offline:
+            raise _Offline
         found = (
             Entry.objects.filter(session=self.session, seq__in=wanted)
             .annotate(line=Case(When(type="message", role__in=ROLES[:2], then=F("raw")), default=None))
@@ -212,6 +227,8 @@ class _Writer:
             return 0
         if row.parent in self.counts:
             return self.counts[row.parent]
+        if self.offline:
+            raise _Offline
         parent = self._row(row.parent)
         if parent is None or parent.segment is None or parent.depth is None:
             return 0
@@ -342,9 +359,10 @@ class _Writer:
             self.batch.setdefault(absolute, []).append(kept)
             if text is not None:
                 self.latest[absolute] = (row.seq, text)
-                if self.text_chars + len(text) <= TEXT_CHARS:
-                    self.texts[row.seq] = text
-                    self.text_chars += len(text)
+                packed = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+                if self.text_bytes + len(packed) <= TEXT_BYTES:
+                    self.texts[row.seq] = packed
+                    self.text_bytes += len(packed)
             else:
                 self.latest.pop(absolute, None)
 
@@ -440,8 +458,9 @@ class _Writer:
         latest = self.latest.get(absolute)
         if latest is not None and latest[0] == prior.seq:
             return latest[1]
-        if prior.seq in self.texts:
-            return self.texts[prior.seq]
+        packed = self.texts.get(prior.seq)
+        if packed is not None:
+            return zlib.decompress(packed).decode("utf-8", "surrogatepass")
         chain = [prior]
         while not chain[-1].resets and chain[-1].prev_seq is not None:
             chain.append(self._kept(absolute, chain[-1].prev_seq))
@@ -468,7 +487,7 @@ class _Writer:
 
     def write(self) -> None:
         """Write the steps worked out so far."""
-        if not self.out:
+        if not self.out or self.offline:
             return
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql" and len(self.out) > 100:
@@ -575,6 +594,84 @@ def record_new(session: ChatSession) -> None:
     writer.write()
     # The same rules name the files the session changed, on all its branches: the list's count.
     changed_files.add_paths(session, writer.changed)
+
+
+class NewSteps:
+    """The steps of a whole session worked out from its rows as they are copied in (``feed``), so an
+    import need not read its lines back: the client is mostly idle while the server stores them.
+
+    Nothing is queried until ``stored``. A step that would need a stored row (a file's text at an older
+    step past the texts kept) gives up the attempt; ``finish`` then works them out as ``record_new``
+    does. Use it as a context manager: its spool of steps is a temporary file.
+    """
+
+    def __init__(self, session: ChatSession, segments: Iterable[tuple[int, int | None, int]]) -> None:
+        self.session = session
+        writer = _Writer(session, 0, streaming=True, offline=True)
+        # Only a segment's parent and start depth are read (the third field is for path queries).
+        writer.table = {index: (parent, start, None) for index, parent, start in segments}
+        self.writer: _Writer | None = writer
+        # The steps wait on disk until they can be written (14 MB for a 100k-entry import held here).
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``, ``with`` or a give-up)
+        self.done = False
+
+    def feed(
+        self,
+        seq: int,
+        parent: int | None,
+        entry_id: str | None,
+        kind: str,
+        role: str,
+        segment: int | None,
+        depth: int | None,
+        raw: str,
+    ) -> None:
+        """Take the next stored row, in append order."""
+        if self.writer is None:
+            return
+        is_message = kind == "message"
+        line = raw if is_message and role in ROLES else None
+        try:
+            self.writer.feed(_Row(seq, parent, entry_id, role, is_message, segment, depth, line))
+        except _Offline:
+            self.close()  # worked out again from the stored lines by ``finish``
+            return
+        if len(self.writer.out) >= FLUSH_ROWS:
+            marshal.dump(self.writer.out, self.spool)
+            self.writer.out = []
+
+    def stored(self, count: int) -> None:
+        """Write the steps once the session's ``count`` rows are stored (and free what they held); the
+        caller holds the session row."""
+        writer, self.writer = self.writer, None
+        if writer is None or count == 0 or not _advance(self.session, 0, count - 1):
+            return
+        writer.offline = False
+        held, end = writer.out, self.spool.tell()
+        self.spool.seek(0)
+        while self.spool.tell() < end:
+            writer.out = marshal.load(self.spool)
+            writer.write()
+        writer.out = held
+        writer.write()
+        changed_files.add_paths(self.session, writer.changed)
+        self.done = True
+
+    def close(self) -> None:
+        self.writer = None
+        self.spool.close()
+
+    def __enter__(self) -> NewSteps:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def finish(self) -> None:
+        """Work the steps out from the stored lines if the rows could not give them; call it once the
+        session's segments, tool calls and counters are stored too."""
+        if not self.done:
+            record_new(self.session)
 
 
 def _stored_rows(session: ChatSession, after: int) -> Iterator[_Row]:

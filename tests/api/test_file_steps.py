@@ -290,3 +290,63 @@ def test_a_whole_session_counts_its_changed_files_from_its_steps(owner: Any, see
     ChangedFile.objects.filter(session=session).delete()
     count_session(session)
     assert set(ChangedFile.objects.filter(session=session).values_list("path", flat=True)) == paths
+
+
+STEP_COLUMNS = (
+    "seq",
+    "segment",
+    "depth",
+    "call_seq",
+    "kind",
+    "absolute",
+    "added",
+    "removed",
+    "known",
+    "resets",
+    "prev_seq",
+    "failed",
+    "command",
+    "commands",
+    "kinds",
+    "added_sum",
+    "removed_sum",
+    "change_count",
+    "read_count",
+    "known_commands",
+)
+
+
+def _steps(session: ChatSession) -> list[tuple[Any, ...]]:
+    return list(FileStep.objects.filter(session=session).order_by("seq").values_list(*STEP_COLUMNS))
+
+
+@pytest.mark.parametrize("seed", range(40, 43))
+def test_an_import_works_its_steps_out_as_reading_its_lines_back_does(owner: Any, seed: int) -> None:
+    """The steps an import works out while its rows are copied in are those its stored lines give."""
+    from sessions_app import file_steps
+
+    session = imported(owner, random_tree(seed), name=f"inline-{seed}")
+    inline = _steps(session)
+    assert inline
+    session.refresh_from_db()
+    file_steps.rebuild(session)
+    assert _steps(session) == inline
+
+
+def test_an_import_whose_texts_do_not_fit_reads_its_lines_back(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no room for the files' texts, a branch that goes back to an older text needs a stored
+    line: the import then works every step out from its stored lines, with the same answers."""
+    from sessions_app import file_steps
+
+    entries = random_tree(5, turns=60)
+    kept = imported(owner, entries, name="texts-kept")
+    monkeypatch.setattr(file_steps, "TEXT_BYTES", 0)
+    read_back: list[int] = []
+    original = file_steps.record_new
+    monkeypatch.setattr(file_steps, "record_new", lambda s: (read_back.append(s.pk), original(s))[1])
+    squeezed = imported(owner, entries, name="texts-squeezed")
+    assert read_back == [squeezed.pk]
+    assert _steps(squeezed) == _steps(kept)
+    assert answers(squeezed) == walked(squeezed)
