@@ -8,12 +8,12 @@ steps on a node's path (``branch_files``) instead of walking every line of the b
 
 Every way in is covered: appends holding tool results or user commands through ``entries_stored``
 (which carries the rows), and a whole session (import, fork, clone) through ``NewSteps`` as its rows
-are copied in, or ``record_new`` from its stored lines. A session's ``file_steps_through`` says how far its steps go. Rows past it that make no steps
-(appends of other messages, which do not tell this module) lose nothing; a tool result or command past
-it without steps (the previous release appended it, or the session predates the steps) leaves the mark
-where it was, so readers walk the branch instead of trusting a gap, until ``extend`` (``manage.py
-reconcile``) catches up. A redaction rewrites lines steps were worked out from: ``rebuild`` writes them
-again.
+are copied in, or ``record_new`` from its stored lines. A session's ``file_steps_through`` says how far
+its steps go. Rows past it that make no steps (appends of other messages, which do not tell this module)
+lose nothing; a tool result or command past it without steps (the previous release appended it, or the
+session predates the steps) leaves the mark where it was, so readers walk the branch instead of trusting
+a gap, until ``extend`` (``manage.py reconcile``) catches up. A redaction rewrites lines steps were
+worked out from: ``rebuild`` writes them again.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import IO, Any
 
 import orjson
 from django.db import connection
@@ -165,6 +165,9 @@ class _Writer:
         # Compressed: an import kept 30 MB of them for 100k entries, a third of its memory past the scan.
         self.texts: dict[int, bytes] = {}
         self.text_bytes = 0
+        # Where a whole session's texts go instead (``NewSteps``): seq → (offset, length) in the file.
+        self.text_file: IO[bytes] | None = None
+        self.text_spots: dict[int, tuple[int, int]] = {}
         self.out: list[tuple[Any, ...]] = []  # steps not written yet
         self.written = 0
         self.changed: set[str] = set()  # files the steps changed (created, written, edited)
@@ -359,12 +362,25 @@ class _Writer:
             self.batch.setdefault(absolute, []).append(kept)
             if text is not None:
                 self.latest[absolute] = (row.seq, text)
-                packed = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
-                if self.text_bytes + len(packed) <= TEXT_BYTES:
-                    self.texts[row.seq] = packed
-                    self.text_bytes += len(packed)
+                self._keep_text(row.seq, text)
             else:
                 self.latest.pop(absolute, None)
+
+    def _keep_text(self, seq: int, text: str) -> None:
+        packed = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+        if self.text_file is not None:
+            self.text_spots[seq] = (self.text_file.seek(0, 2), len(packed))
+            self.text_file.write(packed)
+        elif self.text_bytes + len(packed) <= TEXT_BYTES:
+            self.texts[seq] = packed
+            self.text_bytes += len(packed)
+
+    def _kept_text(self, seq: int) -> bytes | None:
+        spot = self.text_spots.get(seq)
+        if spot is None or self.text_file is None:
+            return self.texts.get(seq)
+        self.text_file.seek(spot[0])
+        return self.text_file.read(spot[1])
 
     def preload(self) -> None:
         """Read every step stored before the batch at once (a long batch touches most files)."""
@@ -458,7 +474,7 @@ class _Writer:
         latest = self.latest.get(absolute)
         if latest is not None and latest[0] == prior.seq:
             return latest[1]
-        packed = self.texts.get(prior.seq)
+        packed = self._kept_text(prior.seq)
         if packed is not None:
             return zlib.decompress(packed).decode("utf-8", "surrogatepass")
         chain = [prior]
@@ -600,9 +616,9 @@ class NewSteps:
     """The steps of a whole session worked out from its rows as they are copied in (``feed``), so an
     import need not read its lines back: the client is mostly idle while the server stores them.
 
-    Nothing is queried until ``stored``. A step that would need a stored row (a file's text at an older
-    step past the texts kept) gives up the attempt; ``finish`` then works them out as ``record_new``
-    does. Use it as a context manager: its spool of steps is a temporary file.
+    Nothing is queried until ``stored``. A step that would need a stored row gives up the attempt (none
+    should: every text is kept, in a temporary file); ``finish`` then works them out as ``record_new``
+    does. Use it as a context manager: the steps and texts wait in temporary files.
     """
 
     def __init__(self, session: ChatSession, segments: Iterable[tuple[int, int | None, int]]) -> None:
@@ -611,8 +627,10 @@ class NewSteps:
         # Only a segment's parent and start depth are read (the third field is for path queries).
         writer.table = {index: (parent, start, None) for index, parent, start in segments}
         self.writer: _Writer | None = writer
-        # The steps wait on disk until they can be written (14 MB for a 100k-entry import held here).
-        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``, ``with`` or a give-up)
+        # The steps and the files' texts wait on disk (29 MB for a 100k-entry import held in memory);
+        # both files are closed by ``close`` (``with``, or giving up).
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115
+        writer.text_file = self.texts = tempfile.TemporaryFile()  # noqa: SIM115
         self.done = False
 
     def feed(
@@ -660,6 +678,7 @@ class NewSteps:
     def close(self) -> None:
         self.writer = None
         self.spool.close()
+        self.texts.close()
 
     def __enter__(self) -> NewSteps:
         return self

@@ -333,20 +333,20 @@ def test_an_import_works_its_steps_out_as_reading_its_lines_back_does(owner: Any
     assert _steps(session) == inline
 
 
-def test_an_import_whose_texts_do_not_fit_reads_its_lines_back(
+def test_an_import_without_its_texts_at_hand_reads_its_lines_back(
     owner: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With no room for the files' texts, a branch that goes back to an older text needs a stored
+    """Without the files' earlier texts at hand, a branch that goes back to an older text needs a stored
     line: the import then works every step out from its stored lines, with the same answers."""
     from sessions_app import file_steps
 
     entries = random_tree(5, turns=60)
     kept = imported(owner, entries, name="texts-kept")
-    monkeypatch.setattr(file_steps, "TEXT_BYTES", 0)
+    monkeypatch.setattr(file_steps._Writer, "_kept_text", lambda self, seq: None)
     read_back: list[int] = []
     original = file_steps.record_new
     monkeypatch.setattr(file_steps, "record_new", lambda s: (read_back.append(s.pk), original(s))[1])
-    squeezed = imported(owner, entries, name="texts-squeezed")
-    assert read_back == [squeezed.pk]
-    assert _steps(squeezed) == _steps(kept)
-    assert answers(squeezed) == walked(squeezed)
+    lost = imported(owner, entries, name="texts-lost")
+    assert read_back == [lost.pk]
+    assert _steps(lost) == _steps(kept)
+    assert answers(lost) == walked(lost)
