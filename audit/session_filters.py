@@ -19,10 +19,19 @@ from sessions_app.facade import ChatSession, FilterError, SessionFilter, registe
 Sessions = QuerySet[ChatSession]
 
 
+_MEMO = "_piweb_readable_models"
+
+
 def _readable_models(viewer: Any) -> list[str]:
-    # Offered models come from sessions the viewer may read, never from anyone else's.
+    # Offered models come from sessions the viewer may read, never from anyone else's. The model and
+    # provider fields both ask for them while one page is drawn: read once, on that request's viewer.
+    known = getattr(viewer, _MEMO, None)
+    if isinstance(known, list):
+        return known
     readable = ChatSession.objects.visible_to(viewer).values("pk")
-    return sorted(set(SessionUsage.objects.filter(session__in=readable).values_list("model", flat=True)))
+    models = sorted(set(SessionUsage.objects.filter(session__in=readable).values_list("model", flat=True)))
+    setattr(viewer, _MEMO, models)
+    return models
 
 
 def _model_choices(viewer: Any) -> list[tuple[str, str]]:

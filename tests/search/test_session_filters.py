@@ -238,3 +238,19 @@ def test_author_finds_sessions_by_who_wrote_entries(world: dict[str, Any]) -> No
     assert _names(c, "author=bob") == {"b-shared"}
     assert _names(c, "author=carl") == set()  # his session is not readable
     assert "no user named 'nobody'" in _error(c, "author=nobody")
+
+
+def test_the_filter_bar_reads_the_viewers_models_once(world: dict[str, Any]) -> None:
+    """The model and provider fields offer what one read of the viewer's usage rows says."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from audit.models import SessionUsage
+
+    table = SessionUsage._meta.db_table
+    with CaptureQueriesContext(connection) as seen:
+        page = world["client"].get("/").content.decode()
+    assert "p/alpha" in page and ">q<" in page  # a model and a provider offered
+    sqls = [q["sql"] for q in seen.captured_queries]
+    reads = [sql for sql in sqls if f'FROM "{table}"' in sql and '"model"' in sql]
+    assert len(reads) == 1, reads
