@@ -94,7 +94,10 @@ def own_sums(entry: Entry) -> OwnSums:
         and isinstance(entry.message, Mapping)
         and assistant_usage(entry.message) is not None
     )
-    return OwnSums(_plain(messages), sum(_tokens(m) for m in messages), len(messages), usage)
+    # Each message estimated once (an import scans every entry; the estimate is most of its cost).
+    tokens = [_tokens(m) for m in messages]
+    plain = sum(t for t, m in zip(tokens, messages, strict=True) if not _is_system(m))
+    return OwnSums(plain, sum(tokens), len(messages), usage)
 
 
 def fold(parent: PathSums, own: OwnSums, seq: int) -> PathSums:

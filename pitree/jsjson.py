@@ -81,7 +81,8 @@ def utf16_len(text: str) -> int:
     """Return the length of ``text`` in UTF-16 code units, as ``String.prototype.length``."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    # Two bytes a unit; a lone surrogate (JSON allows one) is one unit, as in JavaScript.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_number(value: float | int) -> str:
