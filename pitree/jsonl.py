@@ -335,6 +335,10 @@ _LIGHT_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# The values a shared light payload may be keyed by (what JSON decodes to, less floats and containers).
+_SHAREABLE = frozenset((str, int, bool, type(None)))
+
+
 class _LightPayloads:
     """Build the small payloads an import keeps; identical ones are shared, so 100k messages cost little."""
 
@@ -350,9 +354,12 @@ class _LightPayloads:
         if isinstance(message, dict):
             out["message"] = {k: message[k] for k in _LIGHT_MESSAGE_KEYS if k in message}
         if kind == "message" and len(out) == 1:
-            key = (kind, *(out["message"].get(k) for k in _LIGHT_MESSAGE_KEYS), len(out["message"]))
-            if all(isinstance(k, str | int | type(None)) for k in key):
-                return self._shared.setdefault(key, out)
+            light = out["message"]
+            key = (kind, *(light.get(k) for k in _LIGHT_MESSAGE_KEYS), len(light))
+            for part in key:
+                if type(part) not in _SHAREABLE:
+                    return out
+            return self._shared.setdefault(key, out)
         return out
 
 

@@ -80,6 +80,8 @@ FIELD_CAPS: dict[str, int] = {
 }
 _TOP_FIELDS = [(k, v) for k, v in FIELD_CAPS.items() if "." not in k]
 _MESSAGE_FIELDS = [(k.split(".", 1)[1], k, v) for k, v in FIELD_CAPS.items() if k.startswith("message.")]
+_TOP_NAMES = frozenset(name for name, _ in _TOP_FIELDS)
+_MESSAGE_NAMES = frozenset(key for key, _, _ in _MESSAGE_FIELDS)
 
 
 class Unstorable(ValueError):
@@ -170,16 +172,20 @@ def check_fields(value: Any, where: str) -> None:
     """
     if not isinstance(value, dict):
         return
-    for name, cap in _TOP_FIELDS:
-        _check_one(value.get(name), where, name, cap)
+    # Only the fields a line holds are looked at, in the caps' order (an import checks every line).
+    if value.keys() & _TOP_NAMES:
+        for name, cap in _TOP_FIELDS:
+            if name in value:
+                _check_one(value[name], where, name, cap)
     message = value.get("message")
-    if isinstance(message, dict):
+    if isinstance(message, dict) and message.keys() & _MESSAGE_NAMES:
         for key, name, cap in _MESSAGE_FIELDS:
-            _check_one(message.get(key), where, name, cap)
+            if key in message:
+                _check_one(message[key], where, name, cap)
 
 
 def _check_one(value: Any, where: str, name: str, cap: int) -> None:
-    if not isinstance(value, str):
+    if not isinstance(value, str) or (len(value) <= cap and value.isascii() and "\x00" not in value):
         return
     if len(value) > cap:
         raise Unstorable(f"{where}: '{name}'", f"is longer than {cap} characters")
