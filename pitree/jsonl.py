@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import secrets
+from array import array
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -372,7 +373,7 @@ class ScannedFile:
 
     loaded: LoadedFile
     entries: list[Entry]
-    line_numbers: list[int]
+    line_numbers: Sequence[int]
     needs_migration: bool
     kept_bytes: int = 0
     own_sums: list[OwnSums] = field(default_factory=list)  # each kept entry's share of the running sums
@@ -395,7 +396,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     entries: list[Entry] = []
     own: list[OwnSums] = []
     tools: list[tuple[int, str | None, Facts]] = []
-    line_numbers: list[int] = []
+    line_numbers = array("q")  # 8 bytes a line, not an int object each
     skipped = SkipReport()
     header: dict[str, Any] | None = None
     header_raw = ""

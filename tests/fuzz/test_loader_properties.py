@@ -117,7 +117,7 @@ def _scan_summary(data: bytes) -> dict[str, Any]:
         "header": loaded.header,
         "parsed": loaded.parsed_line_count if loaded.valid else None,
         "entries": [(e.id, e.parent_id, e.type) for e in scanned.entries],
-        "lines": scanned.line_numbers,
+        "lines": list(scanned.line_numbers),
         "skipped": [(s.line_no, s.reason) for s in loaded.skipped.lines],
         "missing_newline": loaded.missing_final_newline,
     }
