@@ -320,11 +320,15 @@ def _steps(session: ChatSession) -> list[tuple[Any, ...]]:
     return list(FileStep.objects.filter(session=session).order_by("seq").values_list(*STEP_COLUMNS))
 
 
-@pytest.mark.parametrize("seed", range(40, 43))
-def test_an_import_works_its_steps_out_as_reading_its_lines_back_does(owner: Any, seed: int) -> None:
-    """The steps an import works out while its rows are copied in are those its stored lines give."""
+@pytest.mark.parametrize(("seed", "flush"), [(40, 1000), (41, 7), (42, 1)])
+def test_an_import_works_its_steps_out_as_reading_its_lines_back_does(
+    owner: Any, seed: int, flush: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps an import works out while its rows are copied in are those its stored lines give,
+    however many wait on disk meanwhile (``flush`` steps at a time)."""
     from sessions_app import file_steps
 
+    monkeypatch.setattr(file_steps, "FLUSH_ROWS", flush)
     session = imported(owner, random_tree(seed), name=f"inline-{seed}")
     inline = _steps(session)
     assert inline
