@@ -74,12 +74,18 @@ def _rows(session_id: int, cwd: str, said: Sequence[Said]) -> tuple[list[tuple[A
     open_calls: dict[str, int] = {}  # call id → its row, until a result answers it
     leftover: list[tuple[int, str | None, ToolResult]] = []
     seen: set[tuple[int, str]] = set()
+    # A session names the same few files over and over: each is resolved once (half of an import's time
+    # here went to resolving paths).
+    paths: dict[str, tuple[str, str]] = {}
     for seq, entry_id, (calls, result, command) in said:
         for call in calls:
             if (seq, call.call_id) in seen:
                 continue  # one message naming an id twice: one call, as the unique key has it
             seen.add((seq, call.call_id))
-            path, absolute = shown_path(call.path, cwd)
+            shown = paths.get(call.path)
+            if shown is None:
+                shown = paths[call.path] = shown_path(call.path, cwd)
+            path, absolute = shown
             # The newest call with an id is the one a result answers (as ``pitree.files`` pairs them).
             open_calls[call.call_id] = len(rows)
             rows.append(
