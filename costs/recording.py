@@ -7,9 +7,10 @@ so costs commit or roll back with their entries, whatever the write path (append
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from typing import Any
 
 import orjson
@@ -26,6 +27,7 @@ from sessions_app.facade import ChatSession, Entry, Segment, bump_revision
 __all__ = ["ACTS_ON", "current_prices", "reconcile_session", "record", "recount_session"]
 
 ACTS_ON = (("message", "assistant"),)
+COST_BATCH = 5000  # cost rows held before they are written
 
 _DayKey = tuple[date, str, bool]  # a day row's day, model and whether it holds a fork's copies
 
@@ -77,19 +79,22 @@ def record(
         found: Iterable[_Stored | None] = (_from_row(r) for r in ordered)
     else:
         found = _read(session, first_seq, last_seq)
-    costs, days = _priced(session, found, earlier=first_seq > 0)
-    if not costs:
-        return
-    _insert(session, costs)
-    _merge_days(session, days)
+    days = _priced(session, found, partial(_insert, session), earlier=first_seq > 0)
+    if days:
+        _merge_days(session, days)
 
 
 def _priced(
-    session: ChatSession, found: Iterable[_Stored | None], *, earlier: bool
-) -> tuple[list[tuple[Any, ...]], dict[_DayKey, UsageDay]]:
-    """Return the cost rows and day totals of the found messages, which come in seq order.
+    session: ChatSession,
+    found: Iterable[_Stored | None],
+    write: Callable[[list[tuple[Any, ...]]], None],
+    *,
+    earlier: bool,
+) -> dict[_DayKey, UsageDay]:
+    """Write the cost rows of the found messages, which come in seq order, and return their day totals.
 
-    Each message is charged as it is read and only its row is kept: an import brings thousands."""
+    Each message is charged as it is read, and its row written with the next ``COST_BATCH``: an import
+    brings thousands (their rows held 12 MB of a 100k-entry import's memory)."""
     prices = _LazyPrices()
     today = timezone.now().date()
     walker = _PathWalker(session, earlier=earlier)
@@ -106,7 +111,12 @@ def _priced(
         costs.append(_cost_row(item.seq, item.segment, item.depth, charge, day, sums))
         walker.add(item.segment, item.depth, sums)
         _add_day(days, session, day, charge, copied=item.seq < copies)
-    return costs, days
+        if len(costs) >= COST_BATCH:
+            write(costs)
+            costs = []
+    if costs:
+        write(costs)
+    return days
 
 
 _COST_COLUMNS = (
@@ -200,14 +210,17 @@ def _read(session: ChatSession, first_seq: int, last_seq: int) -> Iterable[_Stor
          WHERE session_id = %s AND seq BETWEEN %s AND %s AND type = 'message' AND role = 'assistant'
          ORDER BY seq
     """
-    with connection.cursor() as cursor:
+    # A batch at a time (an import's tens of thousands held 8 MB in one result); the rows' costs are
+    # written between two batches.
+    with connection.chunked_cursor() as cursor:
         cursor.execute(query, [session.pk, first_seq, last_seq])
-        for seq, segment, depth, stamp, text, is_whole in cursor:
-            # The database's own JSON output is plain JSON; a whole line may need the tolerant parser.
-            value = parse_json(text) if is_whole or connection.vendor != "postgresql" else _loads(text)
-            if is_whole:
-                value = value.get("message") if isinstance(value, dict) else None
-            yield _Stored(seq, segment, depth, stamp or "", value) if isinstance(value, dict) else None
+        while batch := cursor.fetchmany(2000):
+            for seq, segment, depth, stamp, text, is_whole in batch:
+                # The database's own JSON output is plain JSON; a whole line may need the tolerant parser.
+                value = parse_json(text) if is_whole or connection.vendor != "postgresql" else _loads(text)
+                if is_whole:
+                    value = value.get("message") if isinstance(value, dict) else None
+                yield _Stored(seq, segment, depth, stamp or "", value) if isinstance(value, dict) else None
 
 
 def _loads(text: str | None) -> Any:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.models import SessionUsage
+from costs import recording
 from costs.models import MessageCost, UsageDay
 from providers.models import LLMProvider
 from sessions_app import services
@@ -102,7 +103,10 @@ def _usage(session: Any) -> list[tuple[Any, ...]]:
 @pytest.mark.django_db
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=st.lists(st.tuples(MESSAGE, TEXT), min_size=1, max_size=12))
-def test_an_import_and_appends_record_the_same_costs(user: Any, messages: list[Any]) -> None:
+def test_an_import_and_appends_record_the_same_costs(
+    user: Any, messages: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recording, "COST_BATCH", 2)  # an import's rows written a few at a time
     LLMProvider.objects.get_or_create(
         name="priced",
         defaults={"model_id": "priced", "provider": "p", "cost_input": 3.0, "cost_output": 15.0},
@@ -118,3 +122,19 @@ def test_an_import_and_appends_record_the_same_costs(user: Any, messages: list[A
     assert _days(imported) == _days(appended)
     assert _usage(imported) == _usage(appended)
     assert MessageCost.objects.filter(session=imported).count() == len(messages)
+
+
+@pytest.mark.django_db
+def test_an_import_writes_its_costs_in_batches_between_reads(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches big enough to be copied in, while the stored messages are still being read."""
+    monkeypatch.setattr(recording, "COST_BATCH", 60)
+    usage = {"input": 10, "output": 5, "cost": {"total": 0.5}}
+    entries = _entries([({"usage": usage, "model": "m"}, "ok")] * 130)
+    session = services.import_jsonl(actor=user(), data=session_file(entries)).session
+    costs = _costs(session)
+    assert len(costs) == 130
+    assert [row[-1] for row in costs] == list(range(1, 131))  # each message's path count, none skipped
+    assert costs[-1][-2] == pytest.approx(65.0)  # the path's cost runs across the batches
+    assert sum(day[-3] for day in _days(session)) == 130  # the days' messages, all of them
