@@ -22,6 +22,7 @@ import hashlib
 import marshal
 import tempfile
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -140,6 +141,40 @@ class _Kept:
     totals: tuple[int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0)
 
 
+class _ByRow:
+    """An integer per row: the rows fed in order from ``first`` in an array (8 bytes each, not a dict
+    entry and an int object), any other in a dict."""
+
+    __slots__ = ("first", "other", "values")
+    _UNSET = -(1 << 63)
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self.values = array("q")
+        self.other: dict[int, int] = {}
+
+    def __contains__(self, seq: int) -> bool:
+        at = seq - self.first
+        if 0 <= at < len(self.values):
+            return self.values[at] != self._UNSET
+        return seq in self.other
+
+    def __getitem__(self, seq: int) -> int:
+        at = seq - self.first
+        if 0 <= at < len(self.values) and self.values[at] != self._UNSET:
+            return self.values[at]
+        return self.other[seq]
+
+    def __setitem__(self, seq: int, value: int) -> None:
+        at = seq - self.first
+        if at == len(self.values):
+            self.values.append(value)
+        elif 0 <= at < len(self.values):
+            self.values[at] = value
+        else:
+            self.other[seq] = value
+
+
 class _Offline(Exception):
     """A step needs a stored row while the database is busy storing the session (see ``NewSteps``)."""
 
@@ -171,7 +206,10 @@ class _Writer:
         self.out: list[tuple[Any, ...]] = []  # steps not written yet
         self.written = 0
         self.changed: set[str] = set()  # files the steps changed (created, written, edited)
-        self.counts: dict[int, int] = {}  # row → shell commands on its path, itself included
+        self.counts = _ByRow(first_seq)  # row → shell commands on its path, itself included
+        # Streaming: each row's parent once it is passed (-1: a root), so the rows kept are only the
+        # assistants whose file calls wait for results (every row held 21 MB of a 100k-entry import).
+        self.parents = _ByRow(first_seq)
         self.preloaded = first_seq == 0  # nothing is stored before a whole session
         self.chains: dict[int, dict[int, int]] = {}
 
@@ -197,6 +235,9 @@ class _Writer:
             # Only what later rows need stays: a whole session's lines would double the memory of its
             # import. A text rebuilt from an earlier step reads its lines again (they are stored).
             row.raw = None
+            self.parents[row.seq] = -1 if row.parent is None else row.parent
+            if not row.calls:
+                del self.rows[row.seq]
             if len(self.out) >= FLUSH_ROWS and not self.offline:
                 self.write()
 
@@ -275,13 +316,22 @@ class _Writer:
         for _ in range(UP_ROUNDS):
             if seq is None:
                 return None
+            above = self.rows.get(seq)
+            if above is None and seq in self.parents:
+                # Passed, with no file call waiting: only the way up matters.
+                seq = self.parents[seq]
+                seq = None if seq < 0 else seq
+                continue
             above = self._row(seq)
             if above is None:
                 return None
             if above.role == "assistant":
                 # Taken, as the walk takes a call once its result comes: later results do not need it.
-                call = self._calls(above).pop(call_id, None)
+                calls = self._calls(above)
+                call = calls.pop(call_id, None)
                 if call is not None:
+                    if not calls and self.streaming and above.seq in self.parents:
+                        del self.rows[above.seq]
                     return above, call[0], call[1]
             seq = above.parent
         return None
