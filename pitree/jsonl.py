@@ -15,11 +15,11 @@ from __future__ import annotations
 import heapq
 import secrets
 from array import array
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pitree.context_sums import OwnSums
+from pitree.context_sums import OwnColumns, OwnSums
 from pitree.context_sums import own_sums as _own_sums
 from pitree.entries import Entry, entry_from_value
 from pitree.jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
@@ -376,10 +376,7 @@ class ScannedFile:
     line_numbers: Sequence[int]
     needs_migration: bool
     kept_bytes: int = 0
-    own_sums: list[OwnSums] = field(default_factory=list)  # each kept entry's share of the running sums
-    # (seq, id, facts) of each kept entry that says anything about tools (the index of work needs the
-    # whole line, which the light payloads do not keep).
-    tools: list[tuple[int, str | None, Facts]] = field(default_factory=list)
+    own_sums: Sequence[OwnSums] = field(default_factory=list)  # each kept entry's share of the running sums
 
 
 def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
@@ -394,8 +391,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     light = _LightPayloads()
     kinds: dict[str, str] = {}
     entries: list[Entry] = []
-    own: list[OwnSums] = []
-    tools: list[tuple[int, str | None, Facts]] = []
+    own = OwnColumns()
     line_numbers = array("q")  # 8 bytes a line, not an int object each
     skipped = SkipReport()
     header: dict[str, Any] | None = None
@@ -448,9 +444,6 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
         entry = entry_from_value(len(entries), value)
         # What the entry adds to the context's running sums needs the whole message: measured now.
         own.append(_own_sums(entry))
-        calls, result, command = tool_facts(value)
-        if calls or result is not None or command is not None:
-            tools.append((entry.seq, entry.id, (calls, result, command)))
         # One string per entry type, not one per line (100k "message"s held 5.6 MB).
         kind = entry.type if entry.type is None else kinds.setdefault(entry.type, entry.type)
         entries.append(
@@ -473,7 +466,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     loaded = LoadedFile(
         True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
     )
-    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes, own, tools)
+    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes, own)
 
 
 _BLANK: Any = object()  # a blank line; distinct from a "null" line, which is reported as skipped
@@ -490,12 +483,21 @@ def _parse_chunk(chunk: bytes, fast: Any, fast_error: type[Exception]) -> tuple[
         return parse_json(text), text  # the stdlib parser accepts what JSON.parse accepts beyond orjson
 
 
-def iter_kept_lines(lines: Iterable[bytes], line_numbers: Sequence[int]) -> Iterator[tuple[str, Any, str]]:
-    """Yield (verbatim text, timestamp, search text) of the kept lines on a second read of the same file."""
+def iter_kept_lines(
+    lines: Iterable[bytes],
+    line_numbers: Sequence[int],
+    tools: Callable[[int, str | None, Facts], None] | None = None,
+) -> Iterator[tuple[str, Any, str]]:
+    """Yield (verbatim text, timestamp, search text) of the kept lines on a second read of the same file.
+
+    ``tools`` is told (seq, entry id, facts) of each kept line that says anything about tools, as it
+    is read: the index of work needs the whole line, which the scan's light payloads do not keep.
+    """
     import orjson
 
     wanted = iter(line_numbers)
     target = next(wanted, None)
+    seq = 0  # the kept line's place: its entry's seq
     for line_no, chunk in enumerate(lines, start=1):
         if target is None:
             return
@@ -503,5 +505,10 @@ def iter_kept_lines(lines: Iterable[bytes], line_numbers: Sequence[int]) -> Iter
             continue
         value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
         stamp = value.get("timestamp") if isinstance(value, dict) else None
+        if tools is not None:
+            facts = tool_facts(value)
+            if facts[0] or facts[1] is not None or facts[2] is not None:
+                tools(seq, entry_from_value(seq, value).id, facts)
+        seq += 1
         yield text, stamp, search_text(value)
         target = next(wanted, None)

@@ -6,7 +6,7 @@ import hashlib
 import io
 import itertools
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any
@@ -33,6 +33,7 @@ from pitree.jsonl import (
 from pitree.redacted import is_redaction_of
 from pitree.searchable import search_text
 from pitree.storable import Unstorable
+from pitree.tool_uses import Facts
 from sessions_app import access
 from sessions_app.attribution import Author, author_of
 from sessions_app.models import ChatSession, Entry, EntrySearch, EntrySums, FileStep, Segment, ToolUse
@@ -95,29 +96,36 @@ def import_stream(
     """
     author = author if author is not None else author_of(actor, imported=True)
     owner = _owner(actor, owner)
-    loaded, entries, lines, kept_bytes, own, tools = _read(stream)
+    loaded, entries, lines, kept_bytes, own = _read(stream)
     header = loaded.header or {}
     _check_file(len(entries))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
-            appended, ahead = _import_into_existing(existing, (raw for raw, _, _ in lines), author)
+            appended, ahead = _import_into_existing(existing, (raw for raw, _, _ in lines(None)), author)
             result = ImportResult(existing, False, appended, loaded.skipped, loaded.migrated, ahead)
         else:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            entry_store().insert_all(
-                session,
-                entries,
-                lines,
-                size=kept_bytes,
-                own=own,
-                tools=tools,
-                author=author,
-                checked=False,
-            )
+            # Lines scanned light: what they say about tools is read with them, as they are copied in
+            # (a migrated file's entries are whole, and say it themselves).
+            tools = tool_index.Spool() if own is not None else None
+            try:
+                entry_store().insert_all(
+                    session,
+                    entries,
+                    lines(tools.add if tools is not None else None),
+                    size=kept_bytes,
+                    own=own,
+                    tools=tools,
+                    author=author,
+                    checked=False,
+                )
+            finally:
+                if tools is not None:
+                    tools.close()
             transaction.on_commit(
                 partial(realtime.session_changed, session_id=session.pk, last_seq=session.next_seq - 1)
             )
@@ -233,17 +241,12 @@ def _check_file(entries: int) -> None:
         raise QuotaExceeded(f"The file holds {entries} entries; an import accepts at most {limit}.")
 
 
-# What a scan gives: the load, its entries, (line, timestamp, search text) per kept line, the kept bytes,
-# each entry's own context sums and what the lines say about tools when the scan computed them (None:
-# computed while storing, from the entries).
-Read = tuple[
-    LoadedFile,
-    Sequence[DomainEntry],
-    Iterable[tuple[str, Any, str]],
-    int,
-    list[OwnSums] | None,
-    list[tool_index.Said] | None,
-]
+# The kept lines read again: (line, timestamp, search text) each; what they say about tools is told to the
+# callback given, if any (it is not when the entries hold whole payloads).
+Lines = Callable[[Callable[[int, str | None, Facts], None] | None], Iterable[tuple[str, Any, str]]]
+# What a scan gives: the load, its entries, the kept lines, the kept bytes and each entry's own context
+# sums when its entries hold light payloads (None: whole payloads, computed while storing).
+Read = tuple[LoadedFile, Sequence[DomainEntry], Lines, int, Sequence[OwnSums] | None]
 
 
 def _read(stream: IO[bytes]) -> Read:
@@ -267,10 +270,13 @@ def _read(stream: IO[bytes]) -> Read:
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
         kept_bytes = sum(len(raw.encode("utf-8", "surrogatepass")) for raw, _, _ in lines)
-        return loaded, entries, lines, kept_bytes, None, None
-    stream.seek(0)
-    lines_again = iter_kept_lines(stream, scanned.line_numbers)
-    return loaded, scanned.entries, lines_again, scanned.kept_bytes, scanned.own_sums, scanned.tools
+        return loaded, entries, lambda _tools: lines, kept_bytes, None
+
+    def again(tools: Callable[[int, str | None, Facts], None] | None) -> Iterable[tuple[str, Any, str]]:
+        stream.seek(0)
+        return iter_kept_lines(stream, scanned.line_numbers, tools)
+
+    return loaded, scanned.entries, again, scanned.kept_bytes, scanned.own_sums
 
 
 def _import_into_existing(session: ChatSession, raws: Iterator[str], author: Author) -> tuple[int, int]:

@@ -185,7 +185,7 @@ class EntryStore:
         replacing: int = 0,
         checked: bool = True,
         own: Sequence[OwnSums] | None = None,
-        tools: Sequence[tool_index.Said] | None = None,
+        tools: tool_index.Spool | None = None,
     ) -> None:
         """Store every entry of a new session (an import, a fork): ``lines`` gives (line, timestamp,
         search text) per entry and is read once; ``size`` is the lines' bytes (for the quota).
@@ -193,7 +193,7 @@ class EntryStore:
         by an import's scan); ``copied_authors`` (entry id → author row) keeps the authors of copied
         entries, the rest are ``author``'s. ``own`` is each entry's share of the running sums when
         ``entries`` hold light payloads (an import's scan), ``tools`` what their lines say about tools
-        (``tool_index.facts_of``) for the same reason."""
+        (told to it as ``lines`` are read) for the same reason."""
         raise NotImplementedError
 
 
@@ -334,19 +334,20 @@ class PortableStore(EntryStore):
         replacing: int = 0,
         checked: bool = True,
         own: Sequence[OwnSums] | None = None,
-        tools: Sequence[tool_index.Said] | None = None,
+        tools: tool_index.Spool | None = None,
     ) -> None:
         check_quotas(session, entries=len(entries), size=size, replacing=replacing)
         tree = SessionTree(entries)
         facts, segments = tree.path_facts()
+        depths, segs, comps, models, thinks = facts.columns()
         writer = author_pk(author)
         copied = copied_authors or {}
         tip: dict[int, tuple[int, int]] = {}
         first: dict[int, int] = {}
-        for seq, fact in enumerate(facts):
-            if fact is not None:
-                tip[fact.segment] = (seq, fact.depth)
-                first.setdefault(fact.segment, seq)
+        for seq, depth in enumerate(depths):
+            if depth >= 0:
+                tip[segs[seq]] = (seq, depth)
+                first.setdefault(segs[seq], seq)
 
         steps = file_steps.NewSteps(session, ((s.index, s.parent_segment, s.start_depth) for s in segments))
 
@@ -354,11 +355,11 @@ class PortableStore(EntryStore):
             for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
                 if checked:
                     check_line(entry, f"entry {seq + 1}")
-                fact = facts[seq]
                 parent = None if tree.parent[seq] == -1 else tree.parent[seq]
                 kind, entry_role = entry.type or "", role(entry)
-                depth = None if fact is None else fact.depth
-                segment = None if fact is None else fact.segment
+                in_tree = depths[seq] >= 0
+                depth = depths[seq] if in_tree else None
+                segment = segs[seq] if in_tree else None
                 # Worked out while the server stores the rows before it (the file-steps pass was a
                 # fifth of a 100k-entry import when it read the lines back).
                 steps.feed(seq, parent, entry.id, kind, entry_role, segment, depth, raw)
@@ -374,9 +375,9 @@ class PortableStore(EntryStore):
                     parent,
                     depth,
                     segment,
-                    None if fact is None or fact.compaction < 0 else fact.compaction,
-                    None if fact is None or fact.model < 0 else fact.model,
-                    None if fact is None or fact.thinking < 0 else fact.thinking,
+                    comps[seq] if in_tree and comps[seq] >= 0 else None,
+                    models[seq] if in_tree and models[seq] >= 0 else None,
+                    thinks[seq] if in_tree and thinks[seq] >= 0 else None,
                     text,
                     copied.get(entry.id, writer) if entry.id is not None else writer,
                 )
@@ -387,7 +388,7 @@ class PortableStore(EntryStore):
         if tools is None:
             tool_index.record_entries(session, ((seq, e.id, e.payload) for seq, e in enumerate(entries)))
         else:
-            tool_index.record(session, tools)
+            tool_index.record_spooled(session, tools)
         context_sums.record_tree(session, entries, tree.parent, own)
         Segment.objects.bulk_create(
             [

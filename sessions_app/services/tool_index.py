@@ -12,7 +12,10 @@ rebuilt by ``manage.py reconcile`` (``reconcile_session``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import itertools
+import marshal
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +27,7 @@ from sessions_app.models import ChatSession, ToolUse
 
 __all__ = [
     "Said",
+    "Spool",
     "chain_params",
     "chain_statements",
     "facts_of",
@@ -31,6 +35,7 @@ __all__ = [
     "reconcile_session",
     "record",
     "record_entries",
+    "record_spooled",
     "refresh_calls",
 ]
 
@@ -47,6 +52,7 @@ _COLUMNS = (
     "result_entry_id",
     "failed",
 )
+SPOOL_ROWS = 2000  # rows a spool holds in memory before writing them to its file
 # (seq, entry id, facts) of an entry that says something about tools.
 Said = tuple[int, str | None, Facts]
 
@@ -68,38 +74,122 @@ def facts_of(items: Iterable[tuple[int, str | None, Any]]) -> list[Said]:
     return out
 
 
-def _rows(session_id: int, cwd: str, said: Sequence[Said]) -> tuple[list[tuple[Any, ...]], _Pending]:
-    """Pair the batch's calls with its results; return the rows to insert and the results left over."""
-    rows: list[list[Any]] = []
-    open_calls: dict[str, int] = {}  # call id → its row, until a result answers it
-    leftover: list[tuple[int, str | None, ToolResult]] = []
-    seen: set[tuple[int, str]] = set()
+class _Pairing:
+    """Pairs calls with their results in append order; a row goes to ``out`` once nothing more can change
+    it (its result came, a newer call took its id, or the batch ended). A row's path is the raw argument;
+    the writer shows it."""
+
+    def __init__(self, out: Callable[[list[Any]], None]) -> None:
+        self.out = out
+        self.open: dict[str, list[Any]] = {}  # call id → its row, until a result answers it
+        self.leftover: list[tuple[int, str | None, ToolResult]] = []
+
+    def add(self, seq: int, entry_id: str | None, facts: Facts) -> None:
+        calls, result, command = facts
+        named: set[str] = set()
+        for call in calls:
+            if call.call_id in named:
+                continue  # one message naming an id twice: one call, as the unique key has it
+            named.add(call.call_id)
+            # The newest call with an id is the one a result answers (as ``pitree.files`` pairs them).
+            older = self.open.get(call.call_id)
+            if older is not None:
+                self.out(older)
+            self.open[call.call_id] = [
+                seq,
+                call.call_id,
+                call.tool,
+                call.path,
+                call.command,
+                None,
+                None,
+                False,
+            ]
+        if result is not None:
+            answered = self.open.pop(result.call_id, None)
+            if answered is None:
+                self.leftover.append((seq, entry_id, result))
+            else:
+                answered[5:] = [seq, entry_id, result.failed]
+                self.out(answered)
+        if command is not None:
+            self.out([seq, "", "bash", "", command.command, seq, entry_id, False])
+
+    def end(self) -> None:
+        for row in self.open.values():
+            self.out(row)
+        self.open.clear()
+
+
+def _shown(session_id: int, cwd: str, rows: Iterable[list[Any]]) -> Iterator[tuple[Any, ...]]:
+    """Yield the table's rows: the paths shown as the Files panel shows them."""
     # A session names the same few files over and over: each is resolved once (half of an import's time
     # here went to resolving paths).
     paths: dict[str, tuple[str, str]] = {}
-    for seq, entry_id, (calls, result, command) in said:
-        for call in calls:
-            if (seq, call.call_id) in seen:
-                continue  # one message naming an id twice: one call, as the unique key has it
-            seen.add((seq, call.call_id))
-            shown = paths.get(call.path)
-            if shown is None:
-                shown = paths[call.path] = shown_path(call.path, cwd)
-            path, absolute = shown
-            # The newest call with an id is the one a result answers (as ``pitree.files`` pairs them).
-            open_calls[call.call_id] = len(rows)
-            rows.append(
-                [session_id, seq, call.call_id, call.tool, path, absolute, call.command, None, None, False]
-            )
-        if result is not None:
-            at = open_calls.pop(result.call_id, None)
-            if at is None:
-                leftover.append((seq, entry_id, result))
-            else:
-                rows[at][7:] = [seq, entry_id, result.failed]
-        if command is not None:
-            rows.append([session_id, seq, "", "bash", "", "", command.command, seq, entry_id, False])
-    return [tuple(r) for r in rows], _Pending(leftover)
+    for seq, call_id, tool, raw, command, result_seq, result_id, failed in rows:
+        shown = paths.get(raw)
+        if shown is None:
+            shown = paths[raw] = shown_path(raw, cwd)
+        yield (session_id, seq, call_id, tool, shown[0], shown[1], command, result_seq, result_id, failed)
+
+
+def _rows(session_id: int, cwd: str, said: Iterable[Said]) -> tuple[list[tuple[Any, ...]], _Pending]:
+    """Pair the batch's calls with its results; return the rows to insert and the results left over."""
+    rows: list[list[Any]] = []
+    pairing = _Pairing(rows.append)
+    for seq, entry_id, facts in said:
+        pairing.add(seq, entry_id, facts)
+    pairing.end()
+    return list(_shown(session_id, cwd, rows)), _Pending(pairing.leftover)
+
+
+class Spool:
+    """What a whole session's lines say about tools, paired as the lines are read (``add``, in append
+    order) and kept in a temporary file until ``record_spooled`` writes them: an import held them in
+    memory for the whole copy (37 MB of a 100k-entry file's import)."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``close``)
+        self.batch: list[list[Any]] = []
+        self.pairing = _Pairing(self._out)
+
+    def add(self, seq: int, entry_id: str | None, facts: Facts) -> None:
+        self.pairing.add(seq, entry_id, facts)
+
+    def _out(self, row: list[Any]) -> None:
+        self.batch.append(row)
+        if len(self.batch) >= SPOOL_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        # Length-prefixed, as ``file_steps`` spools: marshal.load on a file reads an object at a time.
+        packed = marshal.dumps(self.batch)
+        self.file.write(len(packed).to_bytes(8, "little"))
+        self.file.write(packed)
+        self.batch = []
+
+    def rows(self) -> Iterator[list[Any]]:
+        """Yield every row, the calls still open at the end included (call it once)."""
+        self.pairing.end()
+        self._flush()
+        end = self.file.tell()
+        self.file.seek(0)
+        while self.file.tell() < end:
+            size = int.from_bytes(self.file.read(8), "little")
+            yield from marshal.loads(self.file.read(size))
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def record_spooled(session: ChatSession, spool: Spool) -> None:
+    """Index a whole new session's spooled rows, in its transaction, and close the spool."""
+    try:
+        _copy(_shown(session.pk, session.cwd, spool.rows()))
+        for seq, entry_id, result in spool.pairing.leftover:
+            _complete(session.pk, seq, entry_id, result)
+    finally:
+        spool.close()
 
 
 def record(session: ChatSession, said: Sequence[Said]) -> None:
@@ -118,24 +208,43 @@ def record_entries(session: ChatSession, items: Iterable[tuple[int, str | None, 
 
 
 def _complete(session_id: int, seq: int, entry_id: str | None, result: ToolResult) -> None:
-    ToolUse.objects.filter(
-        session_id=session_id, call_id=result.call_id, result_seq__isnull=True, call_seq__lt=seq
-    ).update(result_seq=seq, result_entry_id=entry_id, failed=result.failed)
+    # The newest call with the id before the result is the one it answers, if still open (as a batch pairs).
+    newest = (
+        ToolUse.objects.filter(session_id=session_id, call_id=result.call_id, call_seq__lt=seq)
+        .order_by("-call_seq")
+        .values_list("call_seq", "result_seq")
+        .first()
+    )
+    if newest is not None and newest[1] is None:
+        ToolUse.objects.filter(session_id=session_id, call_id=result.call_id, call_seq=newest[0]).update(
+            result_seq=seq, result_entry_id=entry_id, failed=result.failed
+        )
 
 
 def _write(rows: Sequence[tuple[Any, ...]]) -> None:
     if not rows:
         return
+    if connection.vendor == "postgresql" and len(rows) > 100:
+        _copy(rows)
+        return
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql" and len(rows) > 100:
-            # A whole session: COPY, as its entries went in (a new session holds no rows to conflict with).
-            with cursor.cursor.copy(f"COPY {_TABLE} ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            return
         marks = ", ".join(["%s"] * len(_COLUMNS))
         conflict = " ON CONFLICT DO NOTHING"
         cursor.executemany(f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks}){conflict}", rows)
+
+
+def _copy(rows: Iterable[tuple[Any, ...]]) -> None:
+    """Write rows of a new session (none can conflict); by COPY on PostgreSQL, as its entries went in."""
+    if connection.vendor != "postgresql":
+        for batch in itertools.batched(rows, 2000):
+            _write(batch)
+        return
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY {_TABLE} ({', '.join(_COLUMNS)}) FROM STDIN") as copy,
+    ):
+        for row in rows:
+            copy.write_row(row)
 
 
 def refresh_calls(session: ChatSession, values: Iterable[tuple[int, Any]]) -> None:
@@ -173,7 +282,8 @@ _CHAIN_RESULTS = (
     f"{_FIRST} UPDATE {_TABLE} AS t SET result_seq=f.first+b.at,result_entry_id=b.entry_id,failed=b.failed "
     "FROM f,unnest(%(tr_at)s::int[],%(tr_call)s::text[],%(tr_id)s::text[],%(tr_failed)s::bool[]) "
     "AS b(at,call_id,entry_id,failed) WHERE t.session_id=%(pk)s AND t.call_id=b.call_id "
-    "AND t.result_seq IS NULL AND t.call_seq<f.first+b.at"
+    "AND t.result_seq IS NULL AND t.call_seq=(SELECT max(u.call_seq) FROM "
+    f"{_TABLE} u WHERE u.session_id=%(pk)s AND u.call_id=b.call_id AND u.call_seq<f.first+b.at)"
 )
 
 

@@ -20,7 +20,8 @@ from django.test.utils import CaptureQueriesContext
 
 from governance.redaction import redact_findings
 from sessions_app import branch_files, file_steps, services
-from sessions_app.models import ChatSession, Entry, FileStep
+from sessions_app.models import ChatSession, Entry, FileStep, ToolUse
+from sessions_app.services import tool_index
 from sessions_app.services.reconcile import reconcile_session
 from tests.factories import FILES_HEADER, session_file, tool_turn, user_message
 
@@ -330,3 +331,45 @@ def test_an_import_without_its_texts_at_hand_reads_its_lines_back(
     assert read_back == [lost.pk]
     assert _steps(lost) == _steps(kept)
     assert answers(lost) == walked(lost)
+
+
+def _tool_rows(session: ChatSession) -> list[tuple[Any, ...]]:
+    columns = ("call_seq", "call_id", "tool", "path", "absolute", "command", "result_seq", "failed")
+    return sorted(
+        ToolUse.objects.filter(session=session).values_list(*columns),
+        key=lambda row: tuple("" if v is None else str(v) for v in row),
+    )
+
+
+@pytest.mark.parametrize("spool_rows", [2000, 3, 1])
+def test_an_import_indexes_its_tool_calls_as_appending_them_one_by_one_does(
+    owner: Any, spool_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index of work an import writes while reading its lines (calls paired with their results and
+    ``spool_rows`` rows at a time kept on disk) is the one appends build entry by entry: a result without
+    its call, a call never answered and a call id used twice included."""
+    monkeypatch.setattr(tool_index, "SPOOL_ROWS", spool_rows)
+    entries = random_tree(9, turns=30)
+    stray = tool_turn("stray", entries[-1]["id"], "read", {"path": "a.txt"})
+    stray[1]["message"]["toolCallId"] = "no-such-call"  # answers nothing
+    again = tool_turn("again", stray[1]["id"], "read", {"path": "src/b.py"})
+    again[0]["message"]["content"][0]["id"] = "stray"  # the id of a call still unanswered
+    again[1]["message"]["toolCallId"] = "stray"
+    unanswered = tool_turn("open", again[1]["id"], "bash", {"command": "sleep 9"})[0]
+    entries += [*stray, *again, unanswered]
+    whole = imported(owner, entries, name=f"tools-whole-{spool_rows}")
+    one_by_one = imported(owner, entries[:1], name=f"tools-appended-{spool_rows}")
+    for entry in entries[1:]:
+        services.append_entries(session=one_by_one, entries=[entry], actor=owner)
+    rows = _tool_rows(whole)
+    assert rows == _tool_rows(one_by_one)
+    by_call = {(row[0], row[1]): row for row in rows}
+    seqs = {e["id"]: seq for seq, e in enumerate(entries)}
+    assert by_call[seqs["again-a"], "stray"][6] == seqs["again-r"]  # the newer call took the result
+    assert by_call[seqs["stray-a"], "stray"][6] is None
+    assert by_call[seqs["open-a"], _call_id(unanswered)][6] is None
+    assert not any(row[6] == seqs["stray-r"] for row in rows)
+
+
+def _call_id(assistant: dict[str, Any]) -> str:
+    return str(assistant["message"]["content"][0]["id"])
