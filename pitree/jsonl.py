@@ -19,7 +19,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pitree.context_sums import OwnColumns, OwnSums
+from pitree.context_sums import OwnColumns
 from pitree.context_sums import own_sums as _own_sums
 from pitree.entries import Entry, entry_from_value
 from pitree.jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
@@ -376,7 +376,6 @@ class ScannedFile:
     line_numbers: Sequence[int]
     needs_migration: bool
     kept_bytes: int = 0
-    own_sums: Sequence[OwnSums] = field(default_factory=list)  # each kept entry's share of the running sums
 
 
 def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
@@ -391,7 +390,6 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     light = _LightPayloads()
     kinds: dict[str, str] = {}
     entries: list[Entry] = []
-    own = OwnColumns()
     line_numbers = array("q")  # 8 bytes a line, not an int object each
     skipped = SkipReport()
     header: dict[str, Any] | None = None
@@ -442,8 +440,6 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
         # The payload kept below is light, so the key fields are measured here, on the whole line.
         check_fields(value, f"line {line_no}")
         entry = entry_from_value(len(entries), value)
-        # What the entry adds to the context's running sums needs the whole message: measured now.
-        own.append(_own_sums(entry))
         # One string per entry type, not one per line (100k "message"s held 5.6 MB).
         kind = entry.type if entry.type is None else kinds.setdefault(entry.type, entry.type)
         entries.append(
@@ -466,7 +462,7 @@ def scan_lines(lines: Iterable[bytes]) -> ScannedFile:
     loaded = LoadedFile(
         True, header, [], count, header.get("version"), False, not last_ended, skipped, header_raw=header_raw
     )
-    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes, own)
+    return ScannedFile(loaded, entries, line_numbers, False, kept_bytes)
 
 
 _BLANK: Any = object()  # a blank line; distinct from a "null" line, which is reported as skipped
@@ -487,11 +483,14 @@ def iter_kept_lines(
     lines: Iterable[bytes],
     line_numbers: Sequence[int],
     tools: Callable[[int, str | None, Facts], None] | None = None,
+    own: OwnColumns | None = None,
 ) -> Iterator[tuple[str, Any, str]]:
     """Yield (verbatim text, timestamp, search text) of the kept lines on a second read of the same file.
 
-    ``tools`` is told (seq, entry id, facts) of each kept line that says anything about tools, as it
-    is read: the index of work needs the whole line, which the scan's light payloads do not keep.
+    What needs the whole line, which the scan's light payloads do not keep, is worked out as each line
+    is read (an importer copies the lines meanwhile, and waits on the database more than it works):
+    ``tools`` is told (seq, entry id, facts) of each line that says anything about tools, and ``own``
+    gets each line's share of the context's running sums.
     """
     import orjson
 
@@ -509,6 +508,8 @@ def iter_kept_lines(
             facts = tool_facts(value)
             if facts[0] or facts[1] is not None or facts[2] is not None:
                 tools(seq, entry_from_value(seq, value).id, facts)
+        if own is not None:
+            own.append(_own_sums(entry_from_value(seq, value)))
         seq += 1
         yield text, stamp, search_text(value)
         target = next(wanted, None)

@@ -18,7 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from actionlog.facade import record_action
 from core import realtime
 from core.actors import Actor, SystemActor, user_of
-from pitree.context_sums import OwnSums
+from pitree.context_sums import OwnColumns
 from pitree.entries import Entry as DomainEntry
 from pitree.entries import entry_from_value
 from pitree.jsjson import parse_json
@@ -97,27 +97,30 @@ def import_stream(
     """
     author = author if author is not None else author_of(actor, imported=True)
     owner = _owner(actor, owner)
-    loaded, entries, lines, kept_bytes, own = _read(stream)
+    loaded, entries, lines, kept_bytes, light = _read(stream)
     header = loaded.header or {}
     _check_file(len(entries))
     check_storable([header.get(k) for k in ("id", "cwd", "timestamp", "parentSession")], "the session header")
     with transaction.atomic():
         existing = ChatSession.objects.select_for_update().filter(owner=owner, pi_id=header["id"]).first()
         if existing is not None:
-            appended, ahead = _import_into_existing(existing, (raw for raw, _, _ in lines(None)), author)
+            appended, ahead = _import_into_existing(
+                existing, (raw for raw, _, _ in lines(None, None)), author
+            )
             result = ImportResult(existing, False, appended, loaded.skipped, loaded.migrated, ahead)
         else:
             session = create_session_row(
                 owner=owner, header=header, header_raw=loaded.header_raw, filename=filename
             )
-            # Lines scanned light: what they say about tools is read with them, as they are copied in
-            # (a migrated file's entries are whole, and say it themselves).
-            tools = tool_index.Spool() if own is not None else None
+            # Lines scanned light: what they say about tools and their context sums are read with them,
+            # as they are copied in (a migrated file's entries are whole, and say it themselves).
+            tools = tool_index.Spool() if light else None
+            own = OwnColumns() if light else None
             try:
                 entry_store().insert_all(
                     session,
                     entries,
-                    lines(tools.add if tools is not None else None),
+                    lines(tools.add if tools is not None else None, own),
                     size=kept_bytes,
                     own=own,
                     tools=tools,
@@ -267,11 +270,14 @@ def _check_file(entries: int) -> None:
 
 
 # The kept lines read again: (line, timestamp, search text) each; what they say about tools is told to the
-# callback given, if any (it is not when the entries hold whole payloads).
-Lines = Callable[[Callable[[int, str | None, Facts], None] | None], Iterable[tuple[str, Any, str]]]
-# What a scan gives: the load, its entries, the kept lines, the kept bytes and each entry's own context
-# sums when its entries hold light payloads (None: whole payloads, computed while storing).
-Read = tuple[LoadedFile, Sequence[DomainEntry], Lines, int, Sequence[OwnSums] | None]
+# callback given and their own context sums go to the columns given, if any (none are when the entries
+# hold whole payloads).
+Lines = Callable[
+    [Callable[[int, str | None, Facts], None] | None, OwnColumns | None], Iterable[tuple[str, Any, str]]
+]
+# What a scan gives: the load, its entries, the kept lines, the kept bytes, and whether its entries hold
+# light payloads (what needs the whole line is then worked out as the lines are read again).
+Read = tuple[LoadedFile, Sequence[DomainEntry], Lines, int, bool]
 
 
 def _read(stream: IO[bytes]) -> Read:
@@ -295,13 +301,15 @@ def _read(stream: IO[bytes]) -> Read:
             (line.raw, entries[i].timestamp, search_text(line.value)) for i, line in enumerate(loaded.entries)
         ]
         kept_bytes = sum(len(raw.encode("utf-8", "surrogatepass")) for raw, _, _ in lines)
-        return loaded, entries, lambda _tools: lines, kept_bytes, None
+        return loaded, entries, lambda _tools, _own: lines, kept_bytes, False
 
-    def again(tools: Callable[[int, str | None, Facts], None] | None) -> Iterable[tuple[str, Any, str]]:
+    def again(
+        tools: Callable[[int, str | None, Facts], None] | None, own: OwnColumns | None
+    ) -> Iterable[tuple[str, Any, str]]:
         stream.seek(0)
-        return iter_kept_lines(stream, scanned.line_numbers, tools)
+        return iter_kept_lines(stream, scanned.line_numbers, tools, own)
 
-    return loaded, scanned.entries, again, scanned.kept_bytes, scanned.own_sums
+    return loaded, scanned.entries, again, scanned.kept_bytes, True
 
 
 def _import_into_existing(session: ChatSession, raws: Iterator[str], author: Author) -> tuple[int, int]:

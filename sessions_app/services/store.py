@@ -192,8 +192,8 @@ class EntryStore:
         ``checked=False`` skips the field caps for entries measured before (copied from stored ones, or
         by an import's scan); ``copied_authors`` (entry id → author row) keeps the authors of copied
         entries, the rest are ``author``'s. ``own`` is each entry's share of the running sums when
-        ``entries`` hold light payloads (an import's scan), ``tools`` what their lines say about tools
-        (told to it as ``lines`` are read) for the same reason."""
+        ``entries`` hold light payloads (an import's scan), ``tools`` what their lines say about tools,
+        for the same reason: both are filled in as ``lines`` are read, and read once they are stored."""
         raise NotImplementedError
 
 
