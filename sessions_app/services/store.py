@@ -16,6 +16,7 @@ Every method runs inside the caller's transaction (or opens one) and checks no a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from functools import cache, partial
 from typing import Any
 
@@ -27,12 +28,13 @@ from actionlog.facade import PendingAction
 from core import realtime
 from pitree import placement
 from pitree.attribution import Author
-from pitree.context_sums import OwnSums
+from pitree.context_sums import OwnColumns, OwnSums, own_sums
 from pitree.entries import Entry as DomainEntry
 from pitree.entries import entry_from_value
 from pitree.jsjson import js_stringify
 from pitree.searchable import search_text
 from pitree.storable import Unstorable
+from pitree.tool_uses import tool_facts
 from pitree.tree import SessionTree
 from sessions_app import file_steps, signals
 from sessions_app.attribution import author_pk
@@ -350,11 +352,23 @@ class PortableStore(EntryStore):
                 first.setdefault(segs[seq], seq)
 
         steps = file_steps.NewSteps(session, ((s.index, s.parent_segment, s.start_depth) for s in segments))
+        # Whole payloads (a sync, a fork): what they say about tools and the context's size is worked out
+        # as they are copied in too, while the database is the one working.
+        whole = tools is None
+        spool = tool_index.Spool() if tools is None else tools
+        measured = OwnColumns()
+        sums = measured if own is None else own
 
         def rows() -> Iterator[tuple[Any, ...]]:
             for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
                 if checked:
                     check_line(entry, f"entry {seq + 1}")
+                if whole:
+                    facts = tool_facts(entry.payload)
+                    if facts[0] or facts[1] is not None or facts[2] is not None:
+                        spool.add(seq, entry.id, facts)
+                if own is None:
+                    measured.append(own_sums(entry))
                 parent = None if tree.parent[seq] == -1 else tree.parent[seq]
                 kind, entry_role = entry.type or "", role(entry)
                 in_tree = depths[seq] >= 0
@@ -382,14 +396,11 @@ class PortableStore(EntryStore):
                     copied.get(entry.id, writer) if entry.id is not None else writer,
                 )
 
-        with steps:
+        with steps, closing(spool):
             self._write_all(rows())
             steps.stored(len(entries))  # before the next writes, so what it holds is freed
-        if tools is None:
-            tool_index.record_entries(session, ((seq, e.id, e.payload) for seq, e in enumerate(entries)))
-        else:
-            tool_index.record_spooled(session, tools)
-        context_sums.record_tree(session, entries, tree.parent, own)
+            tool_index.record_spooled(session, spool)
+        context_sums.record_tree(session, entries, tree.parent, sums)
         Segment.objects.bulk_create(
             [
                 Segment(
