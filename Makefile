@@ -100,9 +100,10 @@ $(PI_STAMP): bench/package.json bench/package-lock.json
 	npm ci --prefix bench --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Long real-time tests (marked `background`: sockets idle for a minute, the ten-minute soak) run in a
-# second pytest process beside the suite, on a database and a Redis db of their own, so they overlap the
-# suite instead of adding to it. PYTEST_BACKGROUND=0 skips them.
+# Long real-time tests (marked `background`: sockets idle for a minute, the ten-minute soak, and the fault
+# tests that mostly wait, for a visibility timeout, a beat window or a restart) run in a second pytest
+# process beside the suite, on a database and a Redis db of their own, so they overlap the suite instead
+# of adding to it. PYTEST_BACKGROUND=0 skips them.
 PYTEST_BACKGROUND ?= 1
 # The suite runs on this many workers (pytest-xdist; 0: one process), a file's tests on one worker. Each
 # worker has a test database (pytest-django), a Redis database (tests/worker_env.py) and ports of its own.

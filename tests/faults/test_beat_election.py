@@ -21,7 +21,7 @@ from tests.procs import wait_until
 
 from .stack import VENV_BIN, Service, Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(180)]
 
 LEASE_SECONDS = 3
 SENT = b"Sending due task governance-retention"

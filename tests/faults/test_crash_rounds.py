@@ -24,7 +24,7 @@ from tests.procs import wait_until
 
 from .stack import VISIBILITY_TIMEOUT, Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(420)]
 
 ROUNDS = 20
 SEED = 20260729

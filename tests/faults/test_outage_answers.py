@@ -25,7 +25,7 @@ from tests.procs import wait_until
 
 from .stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(150)]
 
 WRITERS = 4
 

@@ -23,7 +23,7 @@ from tests.procs import wait_until
 
 from .stack import Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(240)]
 
 PASSWORD = "pw-for-faults"
 VIEWERS = 3

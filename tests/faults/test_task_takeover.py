@@ -19,7 +19,7 @@ from tests.procs import wait_until
 
 from .stack import VENV_BIN, Service, Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(180)]
 
 VISIBILITY = 6  # seconds: long enough that the live worker's task is not handed out before the kill
 

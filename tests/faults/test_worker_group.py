@@ -21,7 +21,7 @@ from tests.procs import wait_until
 
 from .stack import Service, Stack
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.background, pytest.mark.timeout(180)]
 
 STALE_SECONDS = 3  # how long readiness waits for a worker's heartbeat before it counts the worker gone
 ENDED = ("succeeded", "failed", "aborted")

@@ -34,6 +34,7 @@ __all__ = ["provider", "stack"]
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.slow,
+    pytest.mark.background,
     pytest.mark.timeout(300),
     pytest.mark.skipif(not pi_installed(), reason="Pi is not installed: run `npm ci --prefix bench`"),
 ]
