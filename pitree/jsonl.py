@@ -25,7 +25,7 @@ from pitree.entries import Entry, entry_from_value
 from pitree.jsjson import INVALID, JS_WHITESPACE, js_stringify, js_truthy, parse_json
 from pitree.searchable import search_text
 from pitree.storable import check_fields
-from pitree.tool_uses import Facts, tool_facts
+from pitree.tool_uses import Facts, says_anything, tool_facts
 
 CURRENT_VERSION = 3
 
@@ -504,12 +504,12 @@ def iter_kept_lines(
             continue
         value, text = _parse_chunk(chunk, orjson.loads, orjson.JSONDecodeError)
         stamp = value.get("timestamp") if isinstance(value, dict) else None
-        if tools is not None:
-            facts = tool_facts(value)
-            if facts[0] or facts[1] is not None or facts[2] is not None:
-                tools(seq, entry_from_value(seq, value).id, facts)
-        if own is not None:
-            own.append(_own_sums(entry_from_value(seq, value)))
+        if tools is not None or own is not None:
+            entry = entry_from_value(seq, value)
+            if tools is not None and says_anything(facts := tool_facts(value)):
+                tools(seq, entry.id, facts)
+            if own is not None:
+                own.append(_own_sums(entry))
         seq += 1
         yield text, stamp, search_text(value)
         target = next(wanted, None)

@@ -26,7 +26,16 @@ from typing import Any
 
 from pitree.files import normalize_path
 
-__all__ = ["PATH_TOOLS", "ToolCall", "ToolResult", "UserCommand", "calls_of", "shown_path", "tool_facts"]
+__all__ = [
+    "PATH_TOOLS",
+    "ToolCall",
+    "ToolResult",
+    "UserCommand",
+    "calls_of",
+    "says_anything",
+    "shown_path",
+    "tool_facts",
+]
 
 PATH_TOOLS = frozenset({"read", "edit", "write"})
 MAX_TOOL_CHARS = 200  # a tool name past this is not a name any tool has; kept cut
@@ -89,6 +98,12 @@ def tool_facts(value: Any) -> Facts:
     if role == "bashExecution" and isinstance(message.get("command"), str):
         return [], None, UserCommand(_storable(message["command"], MAX_COMMAND_CHARS))
     return _NONE
+
+
+def says_anything(facts: Facts) -> bool:
+    """Whether an entry's facts name a call, a result or a user command (most entries name none)."""
+    calls, result, command = facts
+    return bool(calls) or result is not None or command is not None
 
 
 def calls_of(message: Mapping[str, Any]) -> list[ToolCall]:

@@ -34,7 +34,7 @@ from pitree.entries import entry_from_value
 from pitree.jsjson import js_stringify
 from pitree.searchable import search_text
 from pitree.storable import Unstorable
-from pitree.tool_uses import tool_facts
+from pitree.tool_uses import says_anything, tool_facts
 from pitree.tree import SessionTree
 from sessions_app import file_steps, signals
 from sessions_app.attribution import author_pk
@@ -363,10 +363,8 @@ class PortableStore(EntryStore):
             for seq, (entry, (raw, stamp, text)) in enumerate(zip(entries, lines, strict=True)):
                 if checked:
                     check_line(entry, f"entry {seq + 1}")
-                if whole:
-                    facts = tool_facts(entry.payload)
-                    if facts[0] or facts[1] is not None or facts[2] is not None:
-                        spool.add(seq, entry.id, facts)
+                if whole and says_anything(facts := tool_facts(entry.payload)):
+                    spool.add(seq, entry.id, facts)
                 if own is None:
                     measured.append(own_sums(entry))
                 parent = None if tree.parent[seq] == -1 else tree.parent[seq]

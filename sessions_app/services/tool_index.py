@@ -22,7 +22,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from pitree.jsjson import parse_json
-from pitree.tool_uses import Facts, ToolResult, shown_path, tool_facts
+from pitree.tool_uses import Facts, ToolResult, says_anything, shown_path, tool_facts
 from sessions_app.models import ChatSession, ToolUse
 
 __all__ = [
@@ -68,9 +68,8 @@ def facts_of(items: Iterable[tuple[int, str | None, Any]]) -> list[Said]:
     """Return the facts of the entries (seq, entry id, parsed line) that say anything about tools."""
     out: list[Said] = []
     for seq, entry_id, value in items:
-        calls, result, command = tool_facts(value)
-        if calls or result is not None or command is not None:
-            out.append((seq, entry_id, (calls, result, command)))
+        if says_anything(facts := tool_facts(value)):
+            out.append((seq, entry_id, facts))
     return out
 
 
@@ -183,13 +182,10 @@ class Spool:
 
 
 def record_spooled(session: ChatSession, spool: Spool) -> None:
-    """Index a whole new session's spooled rows, in its transaction, and close the spool."""
-    try:
-        _copy(_shown(session.pk, session.cwd, spool.rows()))
-        for seq, entry_id, result in spool.pairing.leftover:
-            _complete(session.pk, seq, entry_id, result)
-    finally:
-        spool.close()
+    """Index a whole new session's spooled rows, in its transaction (the caller closes the spool)."""
+    _copy(_shown(session.pk, session.cwd, spool.rows()))
+    for seq, entry_id, result in spool.pairing.leftover:
+        _complete(session.pk, seq, entry_id, result)
 
 
 def record(session: ChatSession, said: Sequence[Said]) -> None:
